@@ -1,0 +1,85 @@
+// The environment interface shared by every environment (SPEC §8) and by the trial runner.
+
+export interface Observation {
+  /** What the model is shown. */
+  text: string;
+  /** The raw environment state the next action is taken in (no prompt, no history): GiGPO's step-level key. */
+  anchor: string;
+}
+
+export interface StepResult {
+  observation: Observation;
+  reward: number;
+  done: boolean;
+  won: boolean;
+  /** The response parsed into a valid action. Invalid responses are a no-op with the env's invalid reward. */
+  valid: boolean;
+  info: Record<string, unknown>;
+}
+
+/** `full`: natural-language prompts for a pretrained LLM. `compact`: short regular text for tiny models. */
+export type PromptStyle = 'full' | 'compact';
+
+/** One step of an episode's trajectory as shown in prompts. */
+export interface TrajectoryStep {
+  /** The action as parsed (or the raw text inside <action>, when it did not parse). */
+  action: string;
+  /** The observation text that followed it. */
+  observation: string;
+}
+
+export interface PlayPromptInput {
+  style: PromptStyle;
+  /** The initial observation of the task (the same for every episode of a trial). */
+  initial: Observation;
+  /** Memory blocks H(n), already formatted by the agent (one per earlier episode); empty in episode 0. */
+  memory: string[];
+  /** 0-based episode index n; the prompt says "Currently you are on trial #n+1". */
+  episode: number;
+  /** Actions taken so far in this episode with the observations that followed. */
+  steps: TrajectoryStep[];
+  /** Steps shown in full; older observations are elided as `...`. Default 7. */
+  window?: number;
+}
+
+export interface ReflectPromptInput {
+  style: PromptStyle;
+  initial: Observation;
+  /** The last failed episode's trajectory. */
+  steps: TrajectoryStep[];
+  /** 0-based index of the episode that failed. */
+  episode: number;
+}
+
+export interface Reflection {
+  /** Text between <remark> and </remark>, truncated to 2000 characters; empty when the tags are missing. */
+  text: string;
+  valid: boolean;
+}
+
+export interface Environment {
+  readonly name: string;
+  /** Max turns per episode. */
+  readonly maxTurns: number;
+  /** Start a new task from a seed; deterministic. */
+  reset(seed: number): Observation;
+  /** Back to exactly the initial state of the current task. */
+  restart(): Observation;
+  /** Parse a model response, apply it, and report what happened. Never throws on bad text. */
+  step(response: string): StepResult;
+  /** Actions that are valid now, as the text that goes inside <action>. */
+  admissibleActions(): string[];
+  /** Task type for per-type pass@k (ALFWorld task types, WebShop categories); undefined when the env has none. */
+  taskType(): string | undefined;
+  playPrompt(input: PlayPromptInput): string;
+  reflectPrompt(input: ReflectPromptInput): string;
+  parseReflection(response: string): Reflection;
+}
+
+/** A scripted player used for demonstrations (supervised warm start) and tests. */
+export interface Expert {
+  /** A full response (reasoning and <action>...</action>) that moves the current state toward a win. */
+  act(): string;
+  /** A full reflection response (<remark>...</remark>) stating what went wrong in `steps` and the plan. */
+  reflect(steps: TrajectoryStep[]): string;
+}

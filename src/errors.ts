@@ -1,0 +1,28 @@
+// Errors that cross the public API carry a stable `code`, so callers can branch on it without parsing messages.
+
+export type ErrorCode =
+  | 'E_TORCH' // libtorch raised (shape mismatch, bad dtype, ...)
+  | 'E_OOM' // out of memory (host or device)
+  | 'E_ARG' // a bad argument to an API call
+  | 'E_DISPOSED' // a disposed object was used
+  | 'E_NATIVE' // the addon could not be loaded, or another native failure
+  | 'E_CHECKPOINT' // a checkpoint file or config is malformed
+  | 'E_SAFETENSORS' // a safetensors file is malformed
+  | 'E_ROWS' // a row table is malformed
+  | 'E_ENV' // an environment was misused
+  | 'E_CONFIG' // a configuration value is invalid
+  | 'E_IO'; // a file could not be read or written
+
+export class LamerError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LamerError';
+    this.code = code;
+  }
+}
+
+/** True when `e` is an Error carrying the given stable code (native errors are plain Errors with `code`). */
+export function hasCode(e: unknown, code: ErrorCode): boolean {
+  return e instanceof Error && (e as Error & { code?: unknown }).code === code;
+}

@@ -1,0 +1,78 @@
+// Seeded pseudo-random numbers for everything that must be reproducible from a seed (environments, task
+// sampling, shuffles). splitmix32 to spread the seed, then xoshiro128** for the stream: fast, 2^128 period, and
+// fully determined by the 32-bit seed, so the same seed gives the same numbers on every machine.
+
+function splitmix32(state: number): [number, number] {
+  state = (state + 0x9e3779b9) | 0;
+  let z = state;
+  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+  return [state, (z ^ (z >>> 16)) >>> 0];
+}
+
+export class Rng {
+  private s0: number;
+  private s1: number;
+  private s2: number;
+  private s3: number;
+
+  constructor(seed: number) {
+    if (!Number.isFinite(seed)) throw new RangeError(`Rng seed must be a finite number, got ${seed}`);
+    // Fold seeds beyond 32 bits so distinct large seeds still give distinct streams.
+    let st = (seed >>> 0) ^ Math.floor(seed / 0x100000000);
+    let v: number;
+    [st, v] = splitmix32(st);
+    this.s0 = v;
+    [st, v] = splitmix32(st);
+    this.s1 = v;
+    [st, v] = splitmix32(st);
+    this.s2 = v;
+    [st, v] = splitmix32(st);
+    this.s3 = v | 1;
+  }
+
+  /** Uniform 32-bit unsigned integer. */
+  nextU32(): number {
+    const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0;
+    const t = this.s1 << 9;
+    this.s2 ^= this.s0;
+    this.s3 ^= this.s1;
+    this.s1 ^= this.s2;
+    this.s0 ^= this.s3;
+    this.s2 ^= t;
+    this.s3 = rotl(this.s3, 11);
+    return result;
+  }
+
+  /** Uniform float in [0, 1). */
+  next(): number {
+    return this.nextU32() / 4294967296;
+  }
+
+  /** Uniform integer in [0, n). */
+  int(n: number): number {
+    if (!(n > 0)) throw new RangeError(`Rng.int needs n > 0, got ${n}`);
+    return Math.floor(this.next() * n);
+  }
+
+  /** A uniformly chosen element of a non-empty array. */
+  pick<T>(items: readonly T[]): T {
+    if (items.length === 0) throw new RangeError('Rng.pick on an empty array');
+    return items[this.int(items.length)];
+  }
+
+  /** Fisher-Yates shuffle in place; returns the same array. */
+  shuffle<T>(items: T[]): T[] {
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = this.int(i + 1);
+      const tmp = items[i];
+      items[i] = items[j];
+      items[j] = tmp;
+    }
+    return items;
+  }
+}
+
+function rotl(x: number, k: number): number {
+  return (x << k) | (x >>> (32 - k));
+}

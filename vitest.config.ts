@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 600_000,
+    globalSetup: [],
+  },
+});
