@@ -1,0 +1,105 @@
+#include "bridge/executor.h"
+
+#include <map>
+#include <utility>
+
+namespace lamer {
+
+Executor& Executor::ForDevice(Napi::Env env, const std::string& device) {
+  // Executors live as long as their JS environment (main thread or a worker_threads Worker). Each registers its
+  // cleanup hook after creating its thread-safe function, so (hooks run in reverse order) it shuts down and joins
+  // its thread before Node finalizes that function.
+  static thread_local std::map<std::pair<napi_env, std::string>, Executor*> executors;
+  napi_env raw = env;
+  auto key = std::make_pair(raw, device);
+  auto it = executors.find(key);
+  if (it != executors.end()) return *it->second;
+  auto* ex = new Executor(env, device);
+  executors.emplace(key, ex);
+  env.AddCleanupHook([key, ex]() {
+    executors.erase(key);
+    delete ex;
+  });
+  return *ex;
+}
+
+Executor::Executor(Napi::Env env, std::string device) : device_(std::move(device)) {
+  tsfn_ = Tsfn::New(env, "lamer-executor-" + device_, 0, 1, this);
+  // An idle executor must not keep the process alive; Submit refs it while jobs are pending.
+  tsfn_.Unref(env);
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Executor::~Executor() { Shutdown(); }
+
+void Executor::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  tsfn_.Abort();
+}
+
+Napi::Promise Executor::Submit(Napi::Env env, Work work) {
+  auto* job = new Job(env, std::move(work));
+  Napi::Promise promise = job->deferred.Promise();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      delete job;
+      throw NativeError("E_NATIVE", "the " + device_ + " executor is shut down");
+    }
+    queue_.push_back(job);
+  }
+  if (pending_++ == 0) tsfn_.Ref(env);
+  cv_.notify_one();
+  return promise;
+}
+
+void Executor::Loop() {
+  for (;;) {
+    Job* job = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      job = queue_.front();
+      queue_.pop_front();
+    }
+    try {
+      job->completion = job->work();
+    } catch (...) {
+      job->failed = true;
+      job->error = CurrentErrorInfo();
+    }
+    job->work = nullptr;  // release captured tensors on this thread, before handing back
+    if (tsfn_.NonBlockingCall(job) != napi_ok) {
+      // The environment is gone; nobody can observe the result.
+      delete job;
+    }
+  }
+}
+
+void Executor::Settle(Napi::Env env, Napi::Function, Executor* self, Job* job) {
+  if (env != nullptr) {
+    Napi::HandleScope scope(env);
+    if (job->failed) {
+      job->deferred.Reject(MakeError(env, job->error).Value());
+    } else {
+      try {
+        job->deferred.Resolve(job->completion ? job->completion(env) : env.Undefined());
+      } catch (const Napi::Error& e) {
+        job->deferred.Reject(e.Value());
+      } catch (...) {
+        job->deferred.Reject(MakeError(env, CurrentErrorInfo()).Value());
+      }
+    }
+    if (--self->pending_ == 0) self->tsfn_.Unref(env);
+  }
+  delete job;
+}
+
+}  // namespace lamer
