@@ -1,0 +1,56 @@
+// The one place that loads the native addon. Other modules call `addon()` and get the typed exports.
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LamerError } from '../errors.js';
+import type { NativeAddon } from './types.js';
+
+export type { NativeAddon, NativeBuildInfo, NativeDType, NativeTensor } from './types.js';
+
+const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Where the built addon is looked for: $LAMER_ADDON, else the cmake-js Release and Debug outputs. */
+export function addonCandidates(): string[] {
+  const fromEnv = process.env.LAMER_ADDON;
+  return fromEnv
+    ? [fromEnv]
+    : [join(projectRoot, 'build', 'Release', 'lamer.node'), join(projectRoot, 'build', 'Debug', 'lamer.node')];
+}
+
+let loaded: NativeAddon | undefined;
+
+/** The native addon, loaded on first use. Throws E_NATIVE with what to do when it is missing or broken. */
+export function addon(): NativeAddon {
+  if (loaded) return loaded;
+  const candidates = addonCandidates();
+  const path = candidates.find((p) => existsSync(p));
+  if (!path) {
+    throw new LamerError(
+      'E_NATIVE',
+      `the native addon is not built (looked for ${candidates.join(', ')}); run \`npm run setup\` in ${projectRoot}`,
+    );
+  }
+  const require = createRequire(import.meta.url);
+  try {
+    loaded = require(path) as NativeAddon;
+  } catch (e) {
+    throw new LamerError(
+      'E_NATIVE',
+      `could not load the native addon ${path}: ${(e as Error).message}. ` +
+        'Rebuild it with `npm run setup`; `ldd` on the file shows which libraries fail to resolve.',
+      { cause: e },
+    );
+  }
+  return loaded;
+}
+
+/** True when the addon can be loaded; for code that has a pure-TS fallback. */
+export function addonAvailable(): boolean {
+  try {
+    addon();
+    return true;
+  } catch {
+    return false;
+  }
+}
