@@ -19,3 +19,4 @@ export type {
 } from './framing.js';
 export { EVAL_SEEDS, TRAIN_SEEDS, seedRange, seedSplitOf, taskSeed } from './seeds.js';
 export type { SeedRange, SeedSplit } from './seeds.js';
+export { checkSeed, intOption, rejectUnknownOptions } from './options.js';

@@ -1,0 +1,241 @@
+// The MineSweeper environment (SPEC §8): a seeded mine layout and a seeded first reveal (the same for every trial of a
+// task), one cell opened per turn, blank cells cascade, and the rewards of SPEC §8.
+
+import { LamerError } from '../../errors.js';
+import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
+import { extractAction, extractRemark } from '../common/tags.js';
+import type {
+  Environment,
+  Observation,
+  PlayPromptInput,
+  ReflectPromptInput,
+  Reflection,
+  StepResult,
+} from '../types.js';
+import { parseCellAction } from './parse.js';
+import { mineSweeperPlayPrompt, mineSweeperReflectPrompt } from './prompts.js';
+import {
+  allSafeOpened,
+  cellLabel,
+  makeBoard,
+  reveal,
+  seededLayout,
+  type MineBoard,
+  type VisibleBoard,
+} from './solver.js';
+
+export interface MineSweeperOptions {
+  rows?: number;
+  cols?: number;
+  mines?: number;
+  maxTurns?: number;
+}
+
+export type MineSweeperSettings = Required<MineSweeperOptions>;
+
+export const MINESWEEPER_DEFAULTS: MineSweeperSettings = Object.freeze({ rows: 6, cols: 6, mines: 3, maxTurns: 7 });
+
+export const MINESWEEPER_REWARDS = Object.freeze({
+  win: 10,
+  mine: -0.1,
+  openOne: 0.5,
+  openSeveral: 2.0,
+  /** Already open, off the board, or unparsable. */
+  other: -1.0,
+});
+
+export function mineSweeperSettings(options?: MineSweeperOptions): MineSweeperSettings {
+  const o = options as Record<string, unknown> | undefined;
+  rejectUnknownOptions('minesweeper', o, Object.keys(MINESWEEPER_DEFAULTS));
+  const d = MINESWEEPER_DEFAULTS;
+  const rows = intOption('minesweeper', o, 'rows', d.rows, 2, 30);
+  const cols = intOption('minesweeper', o, 'cols', d.cols, 2, 30);
+  // At least two safe cells: one for the first reveal and one still to open.
+  const mines = intOption('minesweeper', o, 'mines', d.mines, 1, rows * cols - 2);
+  const maxTurns = intOption('minesweeper', o, 'maxTurns', d.maxTurns, 1, 1000);
+  return { rows, cols, mines, maxTurns };
+}
+
+interface MineTask {
+  board: MineBoard;
+  firstReveal: number;
+}
+
+export class MineSweeperEnv implements Environment {
+  readonly name = 'minesweeper';
+  readonly maxTurns: number;
+  readonly settings: MineSweeperSettings;
+  private task: MineTask | null = null;
+  private opened = new Uint8Array(0);
+  private turnsTaken = 0;
+  private finished = false;
+
+  constructor(options?: MineSweeperOptions) {
+    this.settings = mineSweeperSettings(options);
+    this.maxTurns = this.settings.maxTurns;
+  }
+
+  reset(seed: number): Observation {
+    checkSeed('minesweeper', seed);
+    const { rows, cols, mines } = this.settings;
+    this.task = seededLayout(seed, rows, cols, mines);
+    return this.restart();
+  }
+
+  /** Start a hand-built task: mine cells (0-based row-major) and the first reveal; for tests and custom boards. */
+  load(mineCells: readonly number[], firstReveal: number): Observation {
+    const { rows, cols } = this.settings;
+    const board = makeBoard(rows, cols, mineCells);
+    if (!Number.isInteger(firstReveal) || firstReveal < 0 || firstReveal >= rows * cols || board.mines[firstReveal]) {
+      throw new LamerError('E_ENV', `minesweeper.load: first reveal ${firstReveal} must be a safe cell on the board`);
+    }
+    this.task = { board, firstReveal };
+    return this.restart();
+  }
+
+  restart(): Observation {
+    const task = this.requireTask('restart');
+    this.opened = new Uint8Array(task.board.rows * task.board.cols);
+    reveal(task.board, this.opened, task.firstReveal);
+    this.turnsTaken = 0;
+    this.finished = false;
+    return this.observe();
+  }
+
+  step(response: string): StepResult {
+    const task = this.requireTask('step');
+    if (this.finished) {
+      throw new LamerError('E_ENV', 'minesweeper.step: the episode is over; call restart() or reset(seed) first');
+    }
+    const { rows, cols } = this.settings;
+    this.turnsTaken++;
+    const outOfTurns = this.turnsTaken >= this.maxTurns;
+    const actionText = extractAction(typeof response === 'string' ? response : '');
+    const cell = actionText === null ? null : parseCellAction(actionText);
+    if (cell === null) {
+      const note = actionText === null ? 'No <action>...</action> found.' : 'No (row, col) found in the action.';
+      return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, false, note, { error: note });
+    }
+    const label = `(${cell.row}, ${cell.col})`;
+    if (cell.row < 1 || cell.col < 1 || cell.row > rows || cell.col > cols) {
+      const note = `${label} is off the board.`;
+      return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, true, note, { error: note });
+    }
+    const index = (cell.row - 1) * cols + (cell.col - 1);
+    if (this.opened[index] === 1) {
+      const note = `${label} is already open.`;
+      return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, true, note, { error: note, cell: index });
+    }
+    if (task.board.mines[index] === 1) {
+      return this.result(MINESWEEPER_REWARDS.mine, true, false, true, `${label} was a mine. Game over.`, {
+        cell: index,
+        mine: true,
+      });
+    }
+    const newly = reveal(task.board, this.opened, index);
+    if (allSafeOpened(task.board, this.opened)) {
+      return this.result(MINESWEEPER_REWARDS.win, true, true, true, 'Every safe cell is open. You won.', {
+        cell: index,
+        opened: newly.length,
+      });
+    }
+    const reward = newly.length > 1 ? MINESWEEPER_REWARDS.openSeveral : MINESWEEPER_REWARDS.openOne;
+    return this.result(reward, outOfTurns, false, true, null, { cell: index, opened: newly.length });
+  }
+
+  admissibleActions(): string[] {
+    const cols = this.settings.cols;
+    if (this.task === null) return [];
+    const out: string[] = [];
+    this.opened.forEach((o, i) => {
+      if (o === 0) out.push(cellLabel(cols, i));
+    });
+    return out;
+  }
+
+  taskType(): string | undefined {
+    return undefined;
+  }
+
+  playPrompt(input: PlayPromptInput): string {
+    return mineSweeperPlayPrompt(input, this.settings);
+  }
+
+  reflectPrompt(input: ReflectPromptInput): string {
+    return mineSweeperReflectPrompt(input, this.settings);
+  }
+
+  parseReflection(response: string): Reflection {
+    return extractRemark(typeof response === 'string' ? response : '');
+  }
+
+  // ---- read access for players, experts and tests ----
+
+  /** The true board (mines and counts): for the expert that is told the mines, and for tests. */
+  get board(): MineBoard {
+    return this.requireTask('board').board;
+  }
+
+  get firstReveal(): number {
+    return this.requireTask('firstReveal').firstReveal;
+  }
+
+  /** A copy of the opened-cell mask (1 = opened). */
+  get openedCells(): Uint8Array {
+    this.requireTask('openedCells');
+    return this.opened.slice();
+  }
+
+  /** What a player sees: -1 unopened, else the count shown. */
+  visible(): VisibleBoard {
+    const board = this.requireTask('visible').board;
+    const out = new Int8Array(this.opened.length).fill(-1);
+    this.opened.forEach((o, i) => {
+      if (o === 1) out[i] = board.counts[i];
+    });
+    return out;
+  }
+
+  get done(): boolean {
+    return this.finished;
+  }
+
+  private result(
+    reward: number,
+    done: boolean,
+    won: boolean,
+    valid: boolean,
+    note: string | null,
+    info: Record<string, unknown>,
+  ): StepResult {
+    this.finished = done;
+    const observation = this.observe();
+    if (note !== null) observation.text = `${observation.text}\n${note}`;
+    return { observation, reward, done, won, valid, info };
+  }
+
+  private observe(): Observation {
+    const { rows, cols } = this.settings;
+    const counts = (this.task as MineTask).board.counts;
+    const lines: string[] = [];
+    for (let r = 0; r < rows; r++) {
+      const cells: string[] = [];
+      for (let c = 0; c < cols; c++) {
+        const i = r * cols + c;
+        cells.push(this.opened[i] === 0 ? '?' : counts[i] === 0 ? '.' : String(counts[i]));
+      }
+      lines.push(`Row ${r + 1}: ${cells.join(' ')}`);
+    }
+    const text = lines.join('\n');
+    return { text, anchor: text };
+  }
+
+  private requireTask(what: string): MineTask {
+    if (this.task === null) throw new LamerError('E_ENV', `minesweeper.${what}: call reset(seed) first`);
+    return this.task;
+  }
+}
+
+export function createMineSweeperEnv(options?: MineSweeperOptions): MineSweeperEnv {
+  return new MineSweeperEnv(options);
+}

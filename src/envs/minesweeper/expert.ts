@@ -1,0 +1,133 @@
+// MineSweeper players. `MineSweeperExpert` is told the mines: it always opens the safe cell that opens the most, so it
+// wins every board (within the turn limit on the default sizes; the tests check that). `MineSweeperLogicPlayer` sees
+// only the board: it opens a cell proven safe by single-cell deductions, else guesses with a seeded Rng, and can
+// remember mines and safe cells from earlier episodes of a trial (the "memory" of SPEC §10).
+// Both write the same scripted reflection: only what the failed episode showed (the mine hit, the cells opened
+// safely), so a model trained on these reflections learns to carry observed facts, not to invent them.
+
+import { Rng } from '../../util/rng.js';
+import type { Expert, TrajectoryStep } from '../types.js';
+import type { MineSweeperEnv } from './env.js';
+import { parseCellAction } from './parse.js';
+import { allSafeOpened, bestKnownClick, cellLabel, deduce, reveal } from './solver.js';
+
+function answer(reason: string, cols: number, cell: number): string {
+  return `${reason}\n<action>${cellLabel(cols, cell)}</action>`;
+}
+
+/** What the failed episode showed, replayed from the initial board: the mine hit (if any) and the safe clicks. */
+export function mineSweeperReflectionText(env: MineSweeperEnv, steps: readonly TrajectoryStep[]): string {
+  const { board } = env;
+  const { rows, cols } = env.settings;
+  const opened = new Uint8Array(rows * cols);
+  reveal(board, opened, env.firstReveal);
+  const safeClicks: number[] = [];
+  let mineHit = -1;
+  let wasted = 0;
+  for (const step of steps) {
+    const cell = parseCellAction(step.action);
+    if (cell === null || cell.row < 1 || cell.col < 1 || cell.row > rows || cell.col > cols) {
+      wasted++;
+      continue;
+    }
+    const i = (cell.row - 1) * cols + (cell.col - 1);
+    if (opened[i] === 1) {
+      wasted++;
+      continue;
+    }
+    if (board.mines[i] === 1) {
+      mineHit = i;
+      break;
+    }
+    reveal(board, opened, i);
+    safeClicks.push(i);
+    if (allSafeOpened(board, opened)) break;
+  }
+  const safeList = safeClicks.length > 0 ? safeClicks.map((i) => cellLabel(cols, i)).join(', ') : 'none';
+  const parts: string[] = [];
+  if (mineHit >= 0) parts.push(`mine at ${cellLabel(cols, mineHit)}; safe cells: ${safeList}.`);
+  else parts.push(`no mine hit but turns ran out (${wasted} wasted); safe cells: ${safeList}.`);
+  parts.push(
+    mineHit >= 0
+      ? `Plan: open the safe cells first, never ${cellLabel(cols, mineHit)}, then only cells the numbers prove safe.`
+      : 'Plan: open the safe cells first, prefer cells that open blank areas, never repeat an open cell.',
+  );
+  return parts.join(' ');
+}
+
+export class MineSweeperExpert implements Expert {
+  constructor(readonly env: MineSweeperEnv) {}
+
+  act(): string {
+    const cols = this.env.settings.cols;
+    const cell = bestKnownClick(this.env.board, this.env.openedCells);
+    if (cell < 0) return answer('Every safe cell is already open.', cols, 0);
+    return answer('This cell is safe and opens the most cells.', cols, cell);
+  }
+
+  reflect(steps: TrajectoryStep[]): string {
+    return `I review the trial.\n<remark>${mineSweeperReflectionText(this.env, steps)}</remark>`;
+  }
+}
+
+export interface LogicPlayerOptions {
+  /** Seed of the guesses. */
+  seed?: number;
+  /** Carry mines hit and cells found safe into later episodes (call `endEpisode()` between episodes). */
+  memory?: boolean;
+}
+
+export class MineSweeperLogicPlayer implements Expert {
+  private readonly rng: Rng;
+  private readonly rememberedMines = new Set<number>();
+  /** Cells seen open in earlier episodes, with the number they showed (0 = blank, which re-opens a whole area). */
+  private readonly rememberedSafe = new Map<number, number>();
+  readonly memory: boolean;
+
+  constructor(
+    readonly env: MineSweeperEnv,
+    options: LogicPlayerOptions = {},
+  ) {
+    this.rng = new Rng(options.seed ?? 0);
+    this.memory = options.memory ?? false;
+  }
+
+  /** The cell this player opens next, from what it sees (and remembers). */
+  chooseCell(): number {
+    const { rows, cols } = this.env.settings;
+    const visible = this.env.visible();
+    const known = deduce(rows, cols, visible, this.memory ? this.rememberedMines : []);
+    if (this.memory) {
+      const remembered = [...this.rememberedSafe].filter(([i]) => visible[i] < 0).sort((a, b) => a[1] - b[1]);
+      if (remembered.length > 0) return remembered[0][0];
+    }
+    if (known.safe.length > 0) return known.safe[0];
+    const mines = new Set([...known.mines, ...(this.memory ? this.rememberedMines : [])]);
+    const candidates: number[] = [];
+    visible.forEach((v, i) => {
+      if (v < 0 && !mines.has(i)) candidates.push(i);
+    });
+    return candidates.length > 0 ? this.rng.pick(candidates) : 0;
+  }
+
+  act(): string {
+    return answer('The numbers shown decide this cell (or it is my best guess).', this.env.settings.cols, this.chooseCell());
+  }
+
+  /** Record what an episode showed (the last step's result and the opened cells) for the next episode. */
+  endEpisode(lastCell: number, hitMine: boolean): void {
+    if (!this.memory) return;
+    if (hitMine) this.rememberedMines.add(lastCell);
+    this.env.visible().forEach((v, i) => {
+      if (v >= 0) this.rememberedSafe.set(i, v);
+    });
+  }
+
+  reflect(steps: TrajectoryStep[]): string {
+    return `I review the trial.\n<remark>${mineSweeperReflectionText(this.env, steps)}</remark>`;
+  }
+}
+
+export function createMineSweeperExpert(env: MineSweeperEnv): MineSweeperExpert {
+  return new MineSweeperExpert(env);
+}

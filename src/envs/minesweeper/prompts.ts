@@ -1,0 +1,63 @@
+// MineSweeper prompt texts (SPEC §2, §8): rules, answer format and the compact board form; the framing (memory,
+// trial line, trajectory) is common to all environments.
+
+import { composePlayPrompt, composeReflectPrompt, type CompactObservation } from '../common/framing.js';
+import type { PlayPromptInput, ReflectPromptInput } from '../types.js';
+
+export interface MineSweeperPromptSettings {
+  rows: number;
+  cols: number;
+  mines: number;
+  maxTurns: number;
+}
+
+export function mineSweeperRules(s: MineSweeperPromptSettings): string {
+  return [
+    `You are an expert agent playing MineSweeper on a ${s.rows}x${s.cols} board with ${s.mines} hidden mines.`,
+    'Symbols: ? unopened cell, . opened cell with no mine around it, 1-8 opened cell showing how many of its 8',
+    'neighbours are mines. Rows and columns are numbered from 1, starting at the top left.',
+    'Goal: open every cell that is not a mine.',
+    'Rules: each turn you open one cell. Opening a mine ends the game. Opening a cell with no mine around it also',
+    'opens its neighbours, spreading across the blank area. One cell is already opened for you at the start.',
+    'Rewards: +10 for opening every safe cell, -0.1 for a mine, +0.5 for opening one cell, +2 for opening several at',
+    `once, -1 for a cell that is already open, off the board, or an unreadable answer. You have ${s.maxTurns} turns.`,
+  ].join('\n');
+}
+
+export function mineSweeperAnswerFormat(): string {
+  return (
+    'First reason about which unopened cells the numbers prove safe, and which are mines. Then give the one cell to' +
+    ' open as (row, col) inside <action> and </action>, for example: <action>(2, 3)</action>'
+  );
+}
+
+const REFLECT_HINT =
+  'Say where the mine you hit was, which cells turned out safe, and the order of cells to open next time.';
+
+/** Compact board: `Row r:` prefixes dropped, rows joined by ` / `; a message line (e.g. a mine hit) stays last. */
+export const compactMineBoard: CompactObservation = (text) =>
+  text
+    .split('\n')
+    .map((line) => line.replace(/^\s*Row\s+\d+\s*:\s*/, '').trim())
+    .filter((line) => line.length > 0)
+    .join(' / ');
+
+export function mineSweeperPlayPrompt(input: PlayPromptInput, s: MineSweeperPromptSettings): string {
+  return composePlayPrompt({
+    input,
+    rules: mineSweeperRules(s),
+    answerFormat: mineSweeperAnswerFormat(),
+    compactTag: 'mine',
+    compactObservation: compactMineBoard,
+  });
+}
+
+export function mineSweeperReflectPrompt(input: ReflectPromptInput, s: MineSweeperPromptSettings): string {
+  return composeReflectPrompt({
+    input,
+    rules: mineSweeperRules(s),
+    reflectHint: REFLECT_HINT,
+    compactTag: 'mine',
+    compactObservation: compactMineBoard,
+  });
+}

@@ -1,0 +1,71 @@
+// Sokoban expert: plays the exact solver's shortest plan three moves per turn, and writes reflections that name what
+// went wrong (the move that got a box stuck, or the turns that ran out) and the shortest solution from the start —
+// everything a reflection needs to win the same room in the next episode.
+
+import type { Expert, TrajectoryStep } from '../types.js';
+import type { SokobanEnv } from './env.js';
+import { parseSokobanMoves } from './parse.js';
+import { applyMove, boxesOnTargets, cellName, isSolved, type Move, type SokobanState } from './solver.js';
+
+export class SokobanExpert implements Expert {
+  constructor(readonly env: SokobanEnv) {}
+
+  act(): string {
+    const plan = this.env.planFromCurrent();
+    if (plan === null || plan.length === 0) {
+      // Dead or already solved: there is nothing useful to do, but the answer stays well-formed.
+      return 'No move can place every box from here.\n<action>up</action>';
+    }
+    const next = plan.slice(0, this.env.settings.movesPerTurn);
+    return (
+      `The shortest solution from this state takes ${plan.length} move(s): ${plan.join(', ')}. ` +
+      `I play the next ${next.length}.\n<action>${next.join(', ')}</action>`
+    );
+  }
+
+  reflect(steps: TrajectoryStep[]): string {
+    return `I review the trial.\n<remark>${this.reflectionText(steps)}</remark>`;
+  }
+
+  /** What went wrong in a trajectory replayed from the initial state, and the plan for the next trial. */
+  reflectionText(steps: readonly TrajectoryStep[]): string {
+    const env = this.env;
+    const { room, graph } = env;
+    let state: SokobanState = env.initialState;
+    let moveCount = 0;
+    let problem: string | null = null;
+    replay: for (const step of steps) {
+      for (const move of parseSokobanMoves(step.action, env.settings.movesPerTurn)) {
+        if (moveCount >= env.settings.maxMoves) break replay;
+        const out = applyMove(room, state, move);
+        moveCount++;
+        state = out.state;
+        if (isSolved(room, state)) break replay;
+        if (out.pushedTo >= 0 && graph.distanceToGoal(state) === -1) {
+          problem =
+            `Move ${moveCount} (${move}) pushed the box to ${cellName(room, out.pushedTo)}, where it got stuck: ` +
+            `from there no sequence of moves puts every box on a target.`;
+          break replay;
+        }
+      }
+    }
+    if (problem === null) {
+      const placed = boxesOnTargets(room, state);
+      problem =
+        `I made ${moveCount} move(s) and ran out of turns with ${placed} of ${state.boxes.length} box(es) on targets; ` +
+        `my moves did not follow a shortest route.`;
+    }
+    const plan = graph.shortestPlan(env.initialState) ?? [];
+    return `${problem} Plan: from the start play ${describePlan(plan, env.settings.movesPerTurn)}.`;
+  }
+}
+
+function describePlan(plan: readonly Move[], perTurn: number): string {
+  const turns: string[] = [];
+  for (let i = 0; i < plan.length; i += perTurn) turns.push(plan.slice(i, i + perTurn).join(', '));
+  return `${turns.join(' | ')} (${plan.length} moves, ${perTurn} per turn)`;
+}
+
+export function createSokobanExpert(env: SokobanEnv): SokobanExpert {
+  return new SokobanExpert(env);
+}

@@ -1,0 +1,66 @@
+// Sokoban prompt texts (SPEC §2, §8). The framing (memory, trial line, trajectory) is common to all environments;
+// this file holds only what is Sokoban's own: rules, answer format, and the compact board form.
+
+import { composePlayPrompt, composeReflectPrompt, type CompactObservation } from '../common/framing.js';
+import type { PlayPromptInput, ReflectPromptInput } from '../types.js';
+
+export interface SokobanPromptSettings {
+  width: number;
+  height: number;
+  boxes: number;
+  movesPerTurn: number;
+  maxMoves: number;
+  maxTurns: number;
+}
+
+export function sokobanRules(s: SokobanPromptSettings): string {
+  return [
+    `You are an expert agent playing Sokoban on a ${s.height}x${s.width} grid with ${s.boxes} box(es).`,
+    'Symbols: # wall, _ floor, O target, X box, √ box on a target, P you (the player), S you standing on a target.',
+    'Rows are numbered from the top; columns count from the left.',
+    'Goal: push every box onto a target.',
+    'Rules: you move up, down, left or right. Walking into a box pushes it one cell if the cell behind it is free',
+    '(floor or target); you cannot pull a box, push two boxes at once, or walk through walls. A box pushed into a',
+    'corner, or against a wall with no target along it, is stuck for good and ends the episode.',
+    `Rewards: each move -0.1, a box pushed onto a target +1, off a target -1, all boxes placed +10.`,
+    `Each turn you give ${s.movesPerTurn} moves; the episode ends after ${s.maxMoves} moves or ${s.maxTurns} turns.`,
+  ].join('\n');
+}
+
+export function sokobanAnswerFormat(s: SokobanPromptSettings): string {
+  return (
+    `First reason about where each box must go and which moves get it there. Then give your next ${s.movesPerTurn}` +
+    ` moves, separated by commas, inside <action> and </action>, for example: <action>up, left, left</action>`
+  );
+}
+
+const REFLECT_HINT =
+  'Name the box that got stuck (or the moves that were wasted) and write the sequence of moves to try from the start.';
+
+/** Compact board: rows without their numbers, cells space-separated, rows joined by ` / `. */
+export const compactSokobanBoard: CompactObservation = (text) =>
+  text
+    .split('\n')
+    .map((line) => line.replace(/^\s*\d+\s*:\s*/, '').trim())
+    .filter((line) => line.length > 0)
+    .join(' / ');
+
+export function sokobanPlayPrompt(input: PlayPromptInput, s: SokobanPromptSettings): string {
+  return composePlayPrompt({
+    input,
+    rules: sokobanRules(s),
+    answerFormat: sokobanAnswerFormat(s),
+    compactTag: 'sok',
+    compactObservation: compactSokobanBoard,
+  });
+}
+
+export function sokobanReflectPrompt(input: ReflectPromptInput, s: SokobanPromptSettings): string {
+  return composeReflectPrompt({
+    input,
+    rules: sokobanRules(s),
+    reflectHint: REFLECT_HINT,
+    compactTag: 'sok',
+    compactObservation: compactSokobanBoard,
+  });
+}
