@@ -1,0 +1,141 @@
+// Shared helpers: tag extraction, remark truncation, prompt framing and windowing, memory blocks, seed ranges and
+// option checks, each against hand-written expected text.
+
+import { describe, expect, it } from 'vitest';
+import { hasCode } from '../../src/errors.js';
+import {
+  EVAL_SEEDS,
+  REMARK_MAX_CHARS,
+  TRAIN_SEEDS,
+  composePlayPrompt,
+  composeReflectPrompt,
+  extractAction,
+  extractRemark,
+  formatMemoryBlock,
+  formatTrajectory,
+  intOption,
+  seedSplitOf,
+  taskSeed,
+  trialLine,
+} from '../../src/envs/common/index.js';
+import type { TrajectoryStep } from '../../src/envs/types.js';
+
+const steps = (n: number): TrajectoryStep[] =>
+  Array.from({ length: n }, (_, i) => ({ action: `a${i + 1}`, observation: `o${i + 1}` }));
+
+describe('tags', () => {
+  it('extracts the first complete <action> pair, case-insensitively, trimmed', () => {
+    expect(extractAction('think... <action> up, left </action>')).toBe('up, left');
+    expect(extractAction('<ACTION>x</Action> then <action>y</action>')).toBe('x');
+    expect(extractAction('<action>never closed')).toBeNull();
+    expect(extractAction('</action>backwards<action>')).toBeNull();
+    expect(extractAction('no tags')).toBeNull();
+    expect(extractAction('<action></action>')).toBe('');
+  });
+
+  it('keeps the remark text, cut to 2000 characters; missing or empty tags are invalid', () => {
+    expect(extractRemark('why... <remark>mine at (1, 2)</remark>')).toEqual({ text: 'mine at (1, 2)', valid: true });
+    expect(extractRemark('<remark>unfinished')).toEqual({ text: '', valid: false });
+    expect(extractRemark('<remark>  </remark>')).toEqual({ text: '', valid: false });
+    const long = extractRemark(`<remark>${'x'.repeat(5000)}</remark>`);
+    expect(REMARK_MAX_CHARS).toBe(2000);
+    expect(long.text).toHaveLength(2000);
+    expect(long.valid).toBe(true);
+  });
+});
+
+describe('framing', () => {
+  it('says "Currently you are on trial #n+1"', () => {
+    expect(trialLine(0, 'full')).toBe('Currently you are on trial #1.');
+    expect(trialLine(2, 'full')).toBe('Currently you are on trial #3.');
+    expect(trialLine(2, 'compact')).toBe('T3');
+  });
+
+  it('shows the last 7 observations and elides older ones as ...', () => {
+    const text = formatTrajectory(steps(9), { style: 'full' });
+    expect(text.split('\n')).toHaveLength(27);
+    expect(text).toContain('Step 1: action: a1\nObservation:\n...\nStep 2: action: a2\nObservation:\n...\nStep 3: action: a3\nObservation:\no3');
+    expect(text.endsWith('Step 9: action: a9\nObservation:\no9')).toBe(true);
+    expect(formatTrajectory(steps(3), { style: 'compact', window: 2 })).toBe('... ; a2 ; a3');
+  });
+
+  it('formats memory blocks for the three memory modes', () => {
+    const s = steps(1);
+    expect(formatMemoryBlock({ style: 'full', mode: 'reflection_only', episode: 0, reflection: 'R' })).toBe(
+      'On trial #1 the task was NOT completed. Your reflection was: R',
+    );
+    expect(formatMemoryBlock({ style: 'full', mode: 'history_only', episode: 1, steps: s })).toBe(
+      'On trial #2 you took these steps:\nStep 1: action: a1\nObservation:\no1\nOn trial #2 the task was NOT completed.',
+    );
+    expect(formatMemoryBlock({ style: 'full', mode: 'history_and_reflection', episode: 0, steps: s, reflection: 'R' })).toBe(
+      'On trial #1 you took these steps:\nStep 1: action: a1\nObservation:\no1\nOn trial #1 the task was NOT completed. Your reflection was: R',
+    );
+    expect(formatMemoryBlock({ style: 'compact', mode: 'history_and_reflection', episode: 0, steps: s, reflection: 'R' })).toBe(
+      'T1 fail acts: a1 note: R',
+    );
+  });
+
+  it('assembles the play prompt in SPEC order (full) and as one short line (compact)', () => {
+    const input = {
+      initial: { text: 'I1\nI2', anchor: 'I' },
+      memory: ['M1', 'M2'],
+      episode: 1,
+      steps: steps(2),
+    };
+    const parts = { rules: 'RULES', answerFormat: 'FORMAT', compactTag: 'env' };
+    expect(composePlayPrompt({ ...parts, input: { ...input, style: 'full' } })).toBe(
+      [
+        'RULES',
+        'Initial state:\nI1\nI2',
+        'Memory of your earlier trials on this same task:\nM1\n\nM2',
+        'Currently you are on trial #2. You have taken 2 step(s) in this trial. Your actions and the observations that ' +
+          'followed (older observations are shown as ...):\nStep 1: action: a1\nObservation:\no1\nStep 2: action: a2\nObservation:\no2',
+        'Current state:\no2',
+        'FORMAT',
+      ].join('\n\n'),
+    );
+    expect(composePlayPrompt({ ...parts, input: { ...input, style: 'compact' } })).toBe(
+      'env T2 | mem: M1 ; M2 | acts: a1 ; a2 | now: o2 | act:',
+    );
+    expect(composePlayPrompt({ ...parts, input: { ...input, memory: [], steps: [], episode: 0, style: 'compact' } })).toBe(
+      'env T1 | now: I1 / I2 | act:',
+    );
+  });
+
+  it('assembles the reflect prompt around the failed episode and asks for <remark>', () => {
+    const input = { initial: { text: 'I', anchor: 'I' }, steps: steps(1), episode: 0 };
+    const full = composeReflectPrompt({ input: { ...input, style: 'full' }, rules: 'RULES', compactTag: 'env' });
+    expect(full.startsWith('RULES\n\nInitial state:\nI\n\nThis was your trial #1.')).toBe(true);
+    expect(full).toContain('The task was NOT completed.');
+    expect(full).toContain('<remark>');
+    expect(composeReflectPrompt({ input: { ...input, style: 'compact' }, rules: 'RULES', compactTag: 'env' })).toBe(
+      'env R1 | init: I | acts: a1 | end: o1 | fail | remark:',
+    );
+  });
+});
+
+describe('seeds', () => {
+  it('train and eval ranges are disjoint and taskSeed stays inside its split', () => {
+    expect(TRAIN_SEEDS.end <= EVAL_SEEDS.start || EVAL_SEEDS.end <= TRAIN_SEEDS.start).toBe(true);
+    expect(taskSeed('train', 0)).toBe(0);
+    expect(taskSeed('eval', 0)).toBe(1_000_000_000);
+    for (const i of [0, 1, 127, 999_999_999]) {
+      expect(seedSplitOf(taskSeed('train', i))).toBe('train');
+      expect(seedSplitOf(taskSeed('eval', i))).toBe('eval');
+    }
+    expect(EVAL_SEEDS.end).toBeLessThanOrEqual(2 ** 32);
+    const bad = [() => taskSeed('train', -1), () => taskSeed('eval', 1e9), () => taskSeed('test' as never, 0)];
+    for (const f of bad) expect(() => f()).toThrow(expect.objectContaining({ code: 'E_ENV' }));
+  });
+
+  it('intOption names the option, the range and the value it got', () => {
+    try {
+      intOption('sokoban', { width: 3.5 }, 'width', 6, 4, 12);
+      expect.unreachable();
+    } catch (e) {
+      expect(hasCode(e, 'E_ENV')).toBe(true);
+      expect((e as Error).message).toBe('sokoban option width: expected an integer in [4, 12], found 3.5');
+    }
+    expect(intOption('x', undefined, 'width', 6, 4, 12)).toBe(6);
+  });
+});
