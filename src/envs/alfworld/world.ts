@@ -1,0 +1,296 @@
+// Procedurally generated ALFWorld-style households: one room (kitchen, living room, bedroom or bathroom) with
+// numbered receptacles ("cabinet 3") and numbered objects ("apple 1") placed in them, and one task of the six
+// ALFWorld task types. Generation is fully determined by the seed and the allowed task types.
+
+import { LamerError } from '../../errors.js';
+import { Rng } from '../../util/rng.js';
+import { TASK_TYPES, goalText, prepositionFor, type Task, type TaskType } from './tasks.js';
+
+export type RoomKind = 'kitchen' | 'livingroom' | 'bedroom' | 'bathroom';
+
+export interface Receptacle {
+  id: string;
+  type: string;
+  openable: boolean;
+  /** False only for floor lamps: a place to stand at, not to put things in. */
+  canHold: boolean;
+}
+
+export interface Thing {
+  id: string;
+  type: string;
+  /** Lamps stay where they are; everything else can be picked up. */
+  takeable: boolean;
+}
+
+/** Everything that changes during an episode. */
+export interface WorldState {
+  /** Receptacle id the agent stands at, or null in the middle of the room. */
+  location: string | null;
+  /** Object id in hand (one at a time, as in ALFWorld), or null. */
+  holding: string | null;
+  /** Receptacle id to the object ids in it, in the order they are listed. */
+  contents: Record<string, string[]>;
+  open: Record<string, boolean>;
+  clean: Record<string, boolean>;
+  hot: Record<string, boolean>;
+  cool: Record<string, boolean>;
+  lampOn: Record<string, boolean>;
+}
+
+export interface Household {
+  room: RoomKind;
+  receptacles: Receptacle[];
+  things: Thing[];
+  task: Task;
+  /** The goal sentence shown after "Your task is to:". */
+  goal: string;
+  initial: WorldState;
+}
+
+export const OPENABLE_TYPES = new Set(['cabinet', 'drawer', 'fridge', 'microwave', 'safe']);
+/** Receptacles one puts things *in* (the rest are surfaces one puts things *on*). */
+export const CONTAINER_TYPES = new Set([
+  'cabinet', 'drawer', 'fridge', 'microwave', 'safe', 'garbagecan', 'sinkbasin', 'bathtubbasin',
+]);
+export const LAMP_TYPES = new Set(['desklamp', 'floorlamp']);
+
+interface RoomSpec {
+  /** Receptacle type to [min, max] count. */
+  receptacles: Record<string, [number, number]>;
+  /** Object types that may appear as distractors or pick targets. */
+  objects: readonly string[];
+}
+
+const ROOMS: Record<RoomKind, RoomSpec> = {
+  kitchen: {
+    receptacles: {
+      cabinet: [2, 6], countertop: [1, 3], diningtable: [0, 1], drawer: [1, 4], fridge: [1, 1],
+      garbagecan: [1, 1], microwave: [1, 1], shelf: [0, 2], sinkbasin: [1, 1], stoveburner: [2, 4],
+    },
+    objects: [
+      'apple', 'bread', 'butterknife', 'bowl', 'cup', 'dishsponge', 'egg', 'fork', 'kettle', 'knife', 'ladle',
+      'lettuce', 'mug', 'pan', 'peppershaker', 'plate', 'pot', 'potato', 'saltshaker', 'spatula', 'spoon', 'tomato',
+      'winebottle',
+    ],
+  },
+  livingroom: {
+    receptacles: {
+      armchair: [0, 1], cabinet: [0, 2], coffeetable: [1, 1], drawer: [1, 3], garbagecan: [1, 1], shelf: [1, 3],
+      sidetable: [1, 2], sofa: [1, 1], tvstand: [0, 1],
+    },
+    objects: [
+      'book', 'box', 'cd', 'cellphone', 'creditcard', 'keychain', 'laptop', 'newspaper', 'pen', 'pencil', 'pillow',
+      'remotecontrol', 'statue', 'vase', 'watch',
+    ],
+  },
+  bedroom: {
+    receptacles: {
+      bed: [1, 1], desk: [1, 1], drawer: [2, 5], dresser: [0, 1], garbagecan: [1, 1], safe: [0, 1], shelf: [0, 3],
+      sidetable: [1, 2],
+    },
+    objects: [
+      'alarmclock', 'book', 'bowl', 'cd', 'cellphone', 'creditcard', 'keychain', 'laptop', 'mug', 'pen', 'pencil',
+      'pillow', 'watch',
+    ],
+  },
+  bathroom: {
+    receptacles: {
+      bathtubbasin: [0, 1], cabinet: [2, 4], countertop: [1, 1], drawer: [0, 3], garbagecan: [1, 1], shelf: [0, 2],
+      sinkbasin: [1, 2], toilet: [1, 1], towelholder: [1, 1],
+    },
+    objects: ['candle', 'cloth', 'dishsponge', 'soapbar', 'soapbottle', 'spraybottle', 'tissuebox', 'toiletpaper'],
+  },
+};
+
+/** Which objects each task type may ask for, and where it may ask them to be put. */
+const CLEANABLE = new Set([
+  'apple', 'bowl', 'butterknife', 'cloth', 'cup', 'dishsponge', 'egg', 'fork', 'knife', 'ladle', 'lettuce', 'mug',
+  'pan', 'plate', 'pot', 'potato', 'soapbar', 'spatula', 'spoon', 'tomato',
+]);
+const HEATABLE = new Set(['apple', 'bread', 'cup', 'egg', 'mug', 'plate', 'potato', 'tomato']);
+const COOLABLE = new Set(['apple', 'bowl', 'bread', 'cup', 'egg', 'lettuce', 'mug', 'pan', 'plate', 'pot', 'potato', 'tomato', 'winebottle']);
+const LOOKABLE = new Set([
+  'alarmclock', 'book', 'bowl', 'box', 'cd', 'cellphone', 'creditcard', 'keychain', 'laptop', 'mug', 'newspaper',
+  'pen', 'pencil', 'pillow', 'remotecontrol', 'statue', 'vase', 'watch',
+]);
+/** Receptacles that appliance tasks never target: the appliance itself would be a trivial or odd goal. */
+const NOT_A_TARGET = new Set(['stoveburner', 'sinkbasin', 'bathtubbasin', 'floorlamp']);
+/** Where lamps stand. */
+const DESK_LAMP_SURFACES = ['desk', 'sidetable', 'dresser'];
+
+function rooms(type: TaskType): RoomKind[] {
+  switch (type) {
+    case 'look_at_obj_in_light':
+      return ['livingroom', 'bedroom'];
+    case 'pick_clean_then_place':
+      return ['kitchen', 'bathroom'];
+    case 'pick_heat_then_place':
+    case 'pick_cool_then_place':
+      return ['kitchen'];
+    default:
+      return ['kitchen', 'livingroom', 'bedroom', 'bathroom'];
+  }
+}
+
+function objectFits(type: TaskType, obj: string): boolean {
+  switch (type) {
+    case 'pick_clean_then_place':
+      return CLEANABLE.has(obj);
+    case 'pick_heat_then_place':
+      return HEATABLE.has(obj);
+    case 'pick_cool_then_place':
+      return COOLABLE.has(obj);
+    case 'look_at_obj_in_light':
+      return LOOKABLE.has(obj);
+    default:
+      return true;
+  }
+}
+
+function targetFits(type: TaskType, recType: string): boolean {
+  if (NOT_A_TARGET.has(recType)) return false;
+  // The appliance a task uses is not also its destination (a hot apple put back into the microwave).
+  if (type === 'pick_heat_then_place' && recType === 'microwave') return false;
+  if (type === 'pick_cool_then_place' && recType === 'fridge') return false;
+  // Two trips to a closed receptacle would not fit in the 10-turn training budget; ALFWorld's pick-two goals are
+  // mostly open surfaces too.
+  if (type === 'pick_two_obj_and_place' && OPENABLE_TYPES.has(recType)) return false;
+  return true;
+}
+
+function int(rng: Rng, [lo, hi]: [number, number]): number {
+  return lo + rng.int(hi - lo + 1);
+}
+
+/** Generate one household with a task of one of `taskTypes` (uniformly), from `seed`. */
+export function generateHousehold(seed: number, taskTypes: readonly TaskType[] = TASK_TYPES): Household {
+  if (taskTypes.length === 0) throw new LamerError('E_ENV', 'alfworld: no task types to sample from');
+  const rng = new Rng(seed);
+  const taskType = rng.pick(taskTypes);
+  // Retry layouts until the task is posable (e.g. a living room that drew no cabinet cannot host "put in cabinet");
+  // the retries consume the same stream, so the result stays a function of the seed.
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const house = tryHousehold(rng, taskType);
+    if (house !== null) return house;
+  }
+  throw new LamerError('E_ENV', `alfworld: could not generate a ${taskType} household for seed ${seed}`);
+}
+
+function tryHousehold(rng: Rng, taskType: TaskType): Household | null {
+  const room = rng.pick(rooms(taskType));
+  const spec = ROOMS[room];
+  const receptacles: Receptacle[] = [];
+  for (const [type, range] of Object.entries(spec.receptacles)) {
+    const n = int(rng, range);
+    for (let i = 1; i <= n; i++) {
+      receptacles.push({ id: `${type} ${i}`, type, openable: OPENABLE_TYPES.has(type), canHold: true });
+    }
+  }
+  // Lamps: living rooms and bedrooms have a desk lamp on a surface and sometimes a floor lamp (a place to stand).
+  const things: Thing[] = [];
+  const placement: Array<[string, string]> = [];
+  if (room === 'livingroom' || room === 'bedroom') {
+    const surfaces = receptacles.filter((r) => DESK_LAMP_SURFACES.includes(r.type));
+    const withDeskLamp = surfaces.length > 0 && rng.next() < 0.75;
+    if (withDeskLamp) {
+      things.push({ id: 'desklamp 1', type: 'desklamp', takeable: false });
+      placement.push(['desklamp 1', rng.pick(surfaces).id]);
+    }
+    if (!withDeskLamp || rng.next() < 0.3) {
+      receptacles.push({ id: 'floorlamp 1', type: 'floorlamp', openable: false, canHold: false });
+    }
+  }
+  const lamps = [...things.map((t) => t.type), ...receptacles.filter((r) => r.type === 'floorlamp').map((r) => r.type)];
+
+  // The task: an object type the room has and the task allows, and (except look) a destination type.
+  const objectChoices = spec.objects.filter((o) => objectFits(taskType, o));
+  if (objectChoices.length === 0) return null;
+  const objectType = rng.pick(objectChoices);
+  const recTypes = [...new Set(receptacles.filter((r) => r.canHold).map((r) => r.type))];
+  let receptacleType: string | undefined;
+  let lampType: string | undefined;
+  if (taskType === 'look_at_obj_in_light') {
+    if (lamps.length === 0) return null;
+    lampType = rng.pick(lamps);
+  } else {
+    const targets = recTypes.filter((t) => targetFits(taskType, t));
+    if (targets.length === 0) return null;
+    receptacleType = rng.pick(targets);
+  }
+  if (taskType === 'pick_clean_then_place' && !recTypes.includes('sinkbasin')) return null;
+  if (taskType === 'pick_heat_then_place' && !recTypes.includes('microwave')) return null;
+  if (taskType === 'pick_cool_then_place' && !recTypes.includes('fridge')) return null;
+
+  // Objects: the task's objects (two for pick-two, sometimes a spare), then distractors of other types.
+  const counts = new Map<string, number>();
+  const addThing = (type: string): string => {
+    const n = (counts.get(type) ?? 0) + 1;
+    counts.set(type, n);
+    const id = `${type} ${n}`;
+    things.push({ id, type, takeable: true });
+    return id;
+  };
+  const needed = taskType === 'pick_two_obj_and_place' ? 2 : 1;
+  const targetIds: string[] = [];
+  for (let i = 0; i < needed + (rng.next() < 0.35 ? 1 : 0); i++) targetIds.push(addThing(objectType));
+  const distractorTypes = spec.objects.filter((o) => o !== objectType);
+  const distractors = 5 + rng.int(9);
+  for (let i = 0; i < distractors; i++) addThing(rng.pick(distractorTypes));
+
+  // Task objects never start where the task wants them (the goal must not hold at the start).
+  const holders = receptacles.filter((r) => r.canHold);
+  const startFor = holders.filter((r) => r.type !== receptacleType && r.type !== 'stoveburner');
+  if (startFor.length === 0) return null;
+  for (const id of targetIds) placement.push([id, rng.pick(startFor).id]);
+  for (const t of things) {
+    if (!t.takeable || targetIds.includes(t.id)) continue;
+    const where = t.type === 'pan' || t.type === 'pot' || t.type === 'kettle' ? holders : holders.filter((r) => r.type !== 'stoveburner');
+    placement.push([t.id, rng.pick(where).id]);
+  }
+
+  const initial: WorldState = { location: null, holding: null, contents: {}, open: {}, clean: {}, hot: {}, cool: {}, lampOn: {} };
+  for (const r of receptacles) {
+    initial.contents[r.id] = [];
+    if (r.openable) initial.open[r.id] = false;
+  }
+  // List contents in id order, so descriptions do not leak the order of generation.
+  placement.sort((a, b) => compareIds(a[0], b[0]));
+  for (const [thing, rec] of placement) initial.contents[rec].push(thing);
+  for (const t of things) {
+    if (LAMP_TYPES.has(t.type)) initial.lampOn[t.id] = false;
+  }
+  if (receptacles.some((r) => r.id === 'floorlamp 1')) initial.lampOn['floorlamp 1'] = false;
+
+  const task: Task = { type: taskType, objectType, receptacleType, lampType };
+  receptacles.sort((a, b) => compareIds(a.id, b.id));
+  const goal = goalText(task, prepositionFor(receptacleType ?? '', CONTAINER_TYPES), rng.int(2));
+  return { room, receptacles, things, task, goal, initial };
+}
+
+/** "cabinet 2" before "cabinet 10": by type, then number. */
+export function compareIds(a: string, b: string): number {
+  const [ta, na] = splitId(a);
+  const [tb, nb] = splitId(b);
+  return ta < tb ? -1 : ta > tb ? 1 : na - nb;
+}
+
+function splitId(id: string): [string, number] {
+  const i = id.lastIndexOf(' ');
+  return [id.slice(0, i), Number(id.slice(i + 1))];
+}
+
+export function cloneState(s: WorldState): WorldState {
+  const contents: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(s.contents)) contents[k] = v.slice();
+  return {
+    location: s.location,
+    holding: s.holding,
+    contents,
+    open: { ...s.open },
+    clean: { ...s.clean },
+    hot: { ...s.hot },
+    cool: { ...s.cool },
+    lampOn: { ...s.lampOn },
+  };
+}
