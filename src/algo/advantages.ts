@@ -34,7 +34,7 @@ export function computeAdvantages(table: RowTable, options: AdvantageOptions = {
     validateRowColumns(table); // names the anchor column's problem
   }
   const clusters = stepClusters(table, resolved);
-  return nativeAdvantages(table, clusters ?? table.anchorId, resolved);
+  return nativeAdvantages({ ...table, stepKey: clusters ?? table.anchorId }, resolved);
 }
 
 function stepClusters(table: RowTable, options: ResolvedAdvantageOptions): Int32Array | undefined {

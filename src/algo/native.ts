@@ -1,14 +1,80 @@
-// The native backend of computeAdvantages. Placeholder until the addon bridge (src/native) is ready.
+// The native backend of computeAdvantages: the C++ kernel in native/algo, called synchronously over the table's
+// typed arrays (lent for the call only, no copies; see native/algo/binding.cpp for why synchronous).
 
-import { LamerError } from '../errors.js';
+import { addon } from '../native/addon.js';
 import type { RowColumns } from '../rollout/rows.js';
 import type { ResolvedAdvantageOptions } from './options.js';
 import type { AdvantageResult } from './reference.js';
 
-export function nativeAdvantages(
-  _columns: Omit<RowColumns, 'anchor'>,
-  _stepKey: Int32Array,
-  _options: ResolvedAdvantageOptions,
-): AdvantageResult {
-  throw new LamerError('E_NATIVE', "the native advantage kernel is not built yet; pass backend: 'reference'");
+/** The columns the kernel reads; `stepKey` is the interned anchor id or a similarity cluster id. */
+export interface KernelColumns extends Omit<RowColumns, 'anchor' | 'won'> {
+  stepKey: Int32Array;
+}
+
+interface KernelParams {
+  estimator: 0 | 1;
+  returns: 0 | 1;
+  gammaStep: number;
+  gammaTraj: number;
+  invalidPenalty: number;
+  divideByStd: boolean;
+  omega: number;
+  eps: number;
+}
+
+interface AlgoNative {
+  computeAdvantages(columns: KernelColumns, params: KernelParams, out: AdvantageResult): void;
+  /** Present only in CUDA builds: the same computation through kernels/advantages.cu. */
+  computeAdvantagesCuda?: (columns: KernelColumns, params: KernelParams, out: AdvantageResult) => void;
+}
+
+function algoNative(): AlgoNative {
+  return addon() as unknown as AlgoNative;
+}
+
+function kernelParams(o: ResolvedAdvantageOptions): KernelParams {
+  return {
+    estimator: o.estimator === 'gigpo' ? 0 : 1,
+    returns: o.returns === 'recursive' ? 0 : 1,
+    gammaStep: o.gammaStep,
+    gammaTraj: o.gammaTraj,
+    invalidPenalty: o.invalidPenalty,
+    divideByStd: o.estimator === 'gigpo' ? o.mode === 'mean_std_norm' : o.normByStd,
+    omega: o.omega,
+    eps: o.eps,
+  };
+}
+
+function outputsFor(rows: number, out?: AdvantageResult): AdvantageResult {
+  return (
+    out ?? {
+      episodeReward: new Float32Array(rows),
+      stepReturn: new Float32Array(rows),
+      advantage: new Float32Array(rows),
+    }
+  );
+}
+
+/**
+ * Runs the CPU kernel. The kernel validates the rows (E_ROWS naming column and row). `out`, when given, receives the
+ * results in place (its arrays must have one element per row), so a caller running every iteration can reuse them.
+ */
+export function nativeAdvantages(columns: KernelColumns, options: ResolvedAdvantageOptions, out?: AdvantageResult): AdvantageResult {
+  const result = outputsFor(columns.group.length, out);
+  algoNative().computeAdvantages(columns, kernelParams(options), result);
+  return result;
+}
+
+/** True when the addon was built with CUDA (the GPU kernel exists; a GPU may still be absent at run time). */
+export function cudaKernelCompiled(): boolean {
+  return typeof algoNative().computeAdvantagesCuda === 'function';
+}
+
+/** The CUDA kernel from host arrays (copies to the GPU and back); for checking it against the CPU kernel. */
+export function nativeAdvantagesCuda(columns: KernelColumns, options: ResolvedAdvantageOptions): AdvantageResult {
+  const fn = algoNative().computeAdvantagesCuda;
+  if (!fn) throw new Error('the addon was built without CUDA');
+  const result = outputsFor(columns.group.length);
+  fn(columns, kernelParams(options), result);
+  return result;
 }

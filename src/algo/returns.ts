@@ -73,14 +73,12 @@ function paperReturns(table: RowTable, start: number, end: number, gammaStep: nu
     }
     g0.push(within.get(rows[0])!);
   }
-  const later = (n: number): number => {
-    let sum = 0;
-    for (let m = n + 1; m < episodes.length; m++) sum += gammaTraj ** (m - n) * g0[m];
-    return sum;
-  };
+  // tail[n] = sum_{m>n} gamma_traj^(m-n) g_0(m), evaluated in Horner form from the last episode backwards
+  // (tail[n] = gamma_traj * (g_0(n+1) + tail[n+1])), the same order of operations the native kernel uses.
+  const tail = new Array<number>(episodes.length).fill(0);
+  for (let n = episodes.length - 2; n >= 0; n--) tail[n] = gammaTraj * (g0[n + 1] + tail[n + 1]);
   for (let n = 0; n < episodes.length; n++) {
-    const tail = later(n);
-    for (const t of episodes[n]) out[t] = within.get(t)! + tail;
+    for (const t of episodes[n]) out[t] = within.get(t)! + tail[n];
   }
   // A reflect row gets G_0 of the next episode, i.e. g_0(m) + its own later terms; 0 when none follows.
   for (let t = start; t < end; t++) {

@@ -1,0 +1,156 @@
+// N-API binding of the advantage kernel: reads the row columns and output arrays in place and runs the CPU kernel
+// synchronously on the JS thread. Synchronous on purpose: the work is O(rows) arithmetic (a rollout of a few thousand
+// rows takes well under a millisecond, a million rows tens of milliseconds), far less than copying the columns out of
+// the JS heap and scheduling a worker would cost. The typed arrays are only lent for the duration of the call; no
+// pointer is kept after it returns.
+#include <napi.h>
+
+#include <string>
+#include <type_traits>
+
+#include "algo/advantages.h"
+#include "algo/kernels/advantages_cuda.h"
+#include "bridge/errors.h"
+#include "bridge/registry.h"
+
+namespace {
+
+using lamer::Fail;
+using lamer::algo::AdvantageOutputs;
+using lamer::algo::AdvantageParams;
+using lamer::algo::RowView;
+
+template <typename T>
+struct TypedArrayName;
+template <>
+struct TypedArrayName<int32_t> {
+  static constexpr const char* value = "Int32Array";
+};
+template <>
+struct TypedArrayName<uint8_t> {
+  static constexpr const char* value = "Uint8Array";
+};
+template <>
+struct TypedArrayName<float> {
+  static constexpr const char* value = "Float32Array";
+};
+
+// The data of `obj[name]`, which must be a typed array of T with `rows` elements (or sets `rows` when it is -1).
+template <typename T>
+T* Column(const Napi::Object& obj, const char* name, int64_t& rows) {
+  Napi::Value v = obj.Get(name);
+  if (!v.IsTypedArray()) {
+    Fail("E_ROWS", std::string("row table: column '") + name + "' must be a " + TypedArrayName<T>::value);
+  }
+  Napi::TypedArray typed = v.As<Napi::TypedArray>();
+  napi_typedarray_type expected = std::is_same_v<T, int32_t>   ? napi_int32_array
+                                  : std::is_same_v<T, uint8_t> ? napi_uint8_array
+                                                               : napi_float32_array;
+  if (typed.TypedArrayType() != expected) {
+    Fail("E_ROWS", std::string("row table: column '") + name + "' must be a " + TypedArrayName<T>::value);
+  }
+  const int64_t length = static_cast<int64_t>(typed.ElementLength());
+  if (rows < 0) {
+    rows = length;
+  } else if (length != rows) {
+    Fail("E_ROWS", std::string("row table: column '") + name + "' has " + std::to_string(length) +
+                       " rows but column 'group' has " + std::to_string(rows) + "; all columns must have the same length");
+  }
+  return typed.As<Napi::TypedArrayOf<T>>().Data();
+}
+
+double NumberField(const Napi::Object& obj, const char* name) {
+  Napi::Value v = obj.Get(name);
+  if (!v.IsNumber()) Fail("E_ROWS", std::string("advantage option '") + name + "' must be a number");
+  return v.As<Napi::Number>().DoubleValue();
+}
+
+// columns: { group, trial, episode, turn, phase, reward, valid, stepKey }, params: { estimator: 0 gigpo | 1 grpo,
+// returns: 0 recursive | 1 paper, gammaStep, gammaTraj, invalidPenalty, divideByStd, omega, eps },
+// out: { episodeReward, stepReturn, advantage } (Float32Array, one per row, written in place).
+void ReadArgs(const Napi::CallbackInfo& info, RowView& rows, AdvantageParams& params, AdvantageOutputs& out) {
+  if (info.Length() < 3 || !info[0].IsObject() || !info[1].IsObject() || !info[2].IsObject()) {
+    Fail("E_ARG", "computeAdvantages(columns, params, outputs): three objects expected");
+  }
+  Napi::Object columns = info[0].As<Napi::Object>();
+  Napi::Object p = info[1].As<Napi::Object>();
+  Napi::Object o = info[2].As<Napi::Object>();
+  int64_t n = -1;
+  rows.group = Column<int32_t>(columns, "group", n);
+  rows.trial = Column<int32_t>(columns, "trial", n);
+  rows.episode = Column<int32_t>(columns, "episode", n);
+  rows.turn = Column<int32_t>(columns, "turn", n);
+  rows.phase = Column<uint8_t>(columns, "phase", n);
+  rows.reward = Column<float>(columns, "reward", n);
+  rows.valid = Column<uint8_t>(columns, "valid", n);
+  rows.step_key = Column<int32_t>(columns, "stepKey", n);
+  rows.rows = n;
+  out.episode_reward = Column<float>(o, "episodeReward", n);
+  out.step_return = Column<float>(o, "stepReturn", n);
+  out.advantage = Column<float>(o, "advantage", n);
+
+  const double estimator = NumberField(p, "estimator");
+  const double returns = NumberField(p, "returns");
+  if (estimator != 0 && estimator != 1) Fail("E_ROWS", "advantage option 'estimator': expected 0 (gigpo) or 1 (grpo)");
+  if (returns != 0 && returns != 1) Fail("E_ROWS", "advantage option 'returns': expected 0 (recursive) or 1 (paper)");
+  params.estimator = estimator == 0 ? lamer::algo::Estimator::kGiGPO : lamer::algo::Estimator::kGRPO;
+  params.returns = returns == 0 ? lamer::algo::ReturnsFormula::kRecursive : lamer::algo::ReturnsFormula::kPaper;
+  params.gamma_step = NumberField(p, "gammaStep");
+  params.gamma_traj = NumberField(p, "gammaTraj");
+  params.invalid_penalty = NumberField(p, "invalidPenalty");
+  Napi::Value divide = p.Get("divideByStd");
+  if (!divide.IsBoolean()) Fail("E_ROWS", "advantage option 'divideByStd' must be a boolean");
+  params.divide_by_std = divide.As<Napi::Boolean>().Value();
+  params.omega = NumberField(p, "omega");
+  params.eps = NumberField(p, "eps");
+}
+
+// Rows errors carry code E_ROWS; anything else goes through the bridge's classification.
+template <typename Fn>
+Napi::Value RowsGuarded(Napi::Env env, Fn&& fn) {
+  return lamer::Guarded(env, [&]() -> Napi::Value {
+    try {
+      fn();
+    } catch (const lamer::algo::RowsError& e) {
+      Fail("E_ROWS", e.what());
+    }
+    return env.Undefined();
+  });
+}
+
+Napi::Value ComputeAdvantages(const Napi::CallbackInfo& info) {
+  return RowsGuarded(info.Env(), [&] {
+    RowView rows;
+    AdvantageParams params;
+    AdvantageOutputs out;
+    ReadArgs(info, rows, params, out);
+    lamer::algo::compute_advantages(rows, params, out);
+  });
+}
+
+#ifdef LAMER_WITH_CUDA
+// The same computation on the GPU (kernels/advantages.cu), from and to host arrays: validates on the host, copies
+// the columns to the device, runs, copies back. For checking the CUDA kernel against the CPU one.
+Napi::Value ComputeAdvantagesCuda(const Napi::CallbackInfo& info) {
+  return RowsGuarded(info.Env(), [&] {
+    RowView rows;
+    AdvantageParams params;
+    AdvantageOutputs out;
+    ReadArgs(info, rows, params, out);
+    lamer::algo::validate_rows(rows);
+    const std::string error = lamer::algo::cuda::compute_advantages_from_host(rows, params, out);
+    if (!error.empty()) Fail("E_NATIVE", "CUDA advantage kernel: " + error);
+  });
+}
+#endif
+
+void RegisterAlgo(Napi::Env env, Napi::Object exports) {
+  exports.Set("computeAdvantages", Napi::Function::New(env, ComputeAdvantages, "computeAdvantages"));
+#ifdef LAMER_WITH_CUDA
+  exports.Set("computeAdvantagesCuda", Napi::Function::New(env, ComputeAdvantagesCuda, "computeAdvantagesCuda"));
+#endif
+}
+
+}  // namespace
+
+LAMER_REGISTER(algo, RegisterAlgo, 100)
