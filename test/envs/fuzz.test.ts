@@ -131,3 +131,26 @@ describe('fuzzing all environments', () => {
     });
   }
 });
+
+describe('registry', () => {
+  const SEED = 13;
+  it('creates every named environment, with its expert, and refuses unknown names with E_ENV', async () => {
+    const { createExpert } = await import('../../src/envs/registry.js');
+    for (const name of ENV_NAMES) {
+      const env = createEnv(name);
+      expect(env.name).toBe(name);
+      env.reset(SEED);
+      const expert = createExpert(env);
+      let r;
+      let turns = 0;
+      do {
+        r = env.step(expert.act());
+        turns++;
+      } while (!r.done && turns < env.maxTurns);
+      // SEED's MineSweeper board can be cleared in 7 turns (not all can: see minesweeper.test.ts); every expert must win it.
+      expect(r.won, name).toBe(true);
+    }
+    expect(() => createEnv('chess')).toThrow(expect.objectContaining({ code: 'E_ENV' }));
+    expect(() => createEnv('sokoban', { width: 2 })).toThrow(expect.objectContaining({ code: 'E_ENV' }));
+  });
+});
