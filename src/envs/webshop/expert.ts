@@ -19,21 +19,26 @@ function say(reason: string, action: string): string {
 }
 
 export class WebShopExpert implements Expert {
-  /** Per task: which catalog products can score 1 (computed once per goal). */
-  private perfectFor: { goal: Goal; perfect: Set<number> } | null = null;
+  /** Per task: which catalog products can score 1, judged lazily (only listed products are ever asked about). */
+  private judged: { goal: Goal; perfect: Map<number, boolean> } | null = null;
 
   constructor(private readonly env: WebShopEnv) {}
 
-  private perfectProducts(): Set<number> {
+  private perfectProducts(): { has(index: number): boolean } {
     const goal = this.env.goal;
-    if (this.perfectFor?.goal !== goal) {
-      const perfect = new Set<number>();
-      this.env.products.forEach((p, i) => {
-        if (canScorePerfectly(p, goal)) perfect.add(i);
-      });
-      this.perfectFor = { goal, perfect };
-    }
-    return this.perfectFor.perfect;
+    if (this.judged?.goal !== goal) this.judged = { goal, perfect: new Map() };
+    const memo = this.judged.perfect;
+    const products = this.env.products;
+    return {
+      has(index: number): boolean {
+        let ok = memo.get(index);
+        if (ok === undefined) {
+          ok = canScorePerfectly(products[index], goal);
+          memo.set(index, ok);
+        }
+        return ok;
+      },
+    };
   }
 
   act(): string {

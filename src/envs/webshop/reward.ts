@@ -24,9 +24,54 @@ function phraseText(text: string): string {
   return ` ${words(text).join(' ')} `;
 }
 
-function containsPhrase(haystack: string, phrase: string): boolean {
-  const needle = phraseText(phrase);
-  return needle.trim().length > 0 && haystack.includes(needle);
+/** Per-product text prepared once: products are immutable and scored many times (by the expert in particular). */
+interface PreparedProduct {
+  segments: Set<string>;
+  titleWords: Set<string>;
+  listedAttributes: Set<string>;
+  text: string;
+}
+const prepared = new WeakMap<Product, PreparedProduct>();
+
+function prepare(product: Product): PreparedProduct {
+  let p = prepared.get(product);
+  if (p === undefined) {
+    p = {
+      segments: breadcrumbSegments(product.productCategory),
+      titleWords: new Set(words(product.name)),
+      listedAttributes: new Set(product.attributes.map(normalizeOption)),
+      text: phraseText([product.name, product.features.join(' '), product.description].join(' ')),
+    };
+    prepared.set(product, p);
+  }
+  return p;
+}
+
+function breadcrumbSegments(path: string): Set<string> {
+  return new Set(path.split('›').map((s) => s.trim().toLowerCase()).filter(Boolean));
+}
+
+/** The goal side, prepared once per goal for the same reason. */
+interface PreparedGoal {
+  segments: Set<string>;
+  typeWords: string[];
+  attributes: Array<{ key: string; phrase: string }>;
+  options: string[];
+}
+const preparedGoals = new WeakMap<Goal, PreparedGoal>();
+
+function prepareGoal(goal: Goal): PreparedGoal {
+  let g = preparedGoals.get(goal);
+  if (g === undefined) {
+    g = {
+      segments: breadcrumbSegments(goal.productCategory),
+      typeWords: [...new Set(goal.typeWords)],
+      attributes: goal.attributes.map((a) => ({ key: normalizeOption(a), phrase: phraseText(a) })),
+      options: goal.options.map(normalizeOption),
+    };
+    preparedGoals.set(goal, g);
+  }
+  return g;
 }
 
 /** Option values compare after lower-casing and collapsing punctuation ("Navy/Blue" equals "navy blue"). */
@@ -40,13 +85,13 @@ export function normalizeOption(value: string): string {
  */
 export function typeReward(product: Product, goal: Goal): Pick<ScoreParts, 'typeScore' | 'titleScore' | 'queryMatch' | 'categoryMatch'> {
   const queryMatch = product.query === goal.query;
-  const segments = (path: string) => new Set(path.split('›').map((s) => s.trim().toLowerCase()).filter(Boolean));
-  const goalSegments = segments(goal.productCategory);
+  const p = prepare(product);
+  const g = prepareGoal(goal);
   let shared = 0;
-  for (const s of segments(product.productCategory)) if (goalSegments.has(s)) shared++;
+  for (const s of p.segments) if (g.segments.has(s)) shared++;
   const categoryMatch = shared >= 2;
-  const titleWords = new Set(words(product.name));
-  const wanted = [...new Set(goal.typeWords)];
+  const titleWords = p.titleWords;
+  const wanted = g.typeWords;
   // No type words at all: neutral evidence, as in WebShop (enough to keep r_type above zero, not to confirm it).
   const titleScore = wanted.length === 0 ? 0.2 : wanted.filter((w) => titleWords.has(w)).length / wanted.length;
   let typeScore = 1;
@@ -58,11 +103,10 @@ export function typeReward(product: Product, goal: Goal): Pick<ScoreParts, 'type
 
 /** A goal attribute is matched by the product's attribute list, or by its title, features or description. */
 export function attributeMatches(product: Product, goal: Goal): number {
-  const listed = new Set(product.attributes.map(normalizeOption));
-  const text = phraseText([product.name, product.features.join(' '), product.description].join(' '));
+  const { listedAttributes: listed, text } = prepare(product);
   let matched = 0;
-  for (const attr of goal.attributes) {
-    if (listed.has(normalizeOption(attr)) || containsPhrase(text, attr)) matched++;
+  for (const { key, phrase } of prepareGoal(goal).attributes) {
+    if (listed.has(key) || (phrase.trim().length > 0 && text.includes(phrase))) matched++;
   }
   return matched;
 }
@@ -70,7 +114,7 @@ export function attributeMatches(product: Product, goal: Goal): number {
 /** A goal option is matched when one of the chosen option values equals it. */
 export function optionMatches(selected: Record<string, string>, goal: Goal): number {
   const chosen = new Set(Object.values(selected).map(normalizeOption));
-  return goal.options.filter((o) => chosen.has(normalizeOption(o))).length;
+  return prepareGoal(goal).options.filter((o) => chosen.has(o)).length;
 }
 
 /** The WebShop score of buying `product` with the option values `selected` (option name to value). */
