@@ -12,7 +12,7 @@ export type {
   TrajectoryStep,
 } from './types.js';
 export { ENV_NAMES, createEnv, createExpert, isEnvName } from './registry.js';
-export type { AlfWorldEnvOptions, EnvName, EnvOptionsByName, WebShopEnvOptions } from './registry.js';
+export type { AlfWorldEnvOptions, EnvName, EnvOptionsByName, ExpertOptions, WebShopEnvOptions } from './registry.js';
 export * from './common/index.js';
 
 export { SOKOBAN_DEFAULTS, SOKOBAN_REWARDS, SokobanEnv, createSokobanEnv, generateSokobanTask } from './sokoban/env.js';

@@ -6,7 +6,7 @@ import { MineSweeperEnv, type MineSweeperOptions } from './minesweeper/env.js';
 import { MineSweeperExpert } from './minesweeper/expert.js';
 import { SokobanEnv, type SokobanOptions } from './sokoban/env.js';
 import { SokobanExpert } from './sokoban/expert.js';
-import type { Environment, Expert } from './types.js';
+import type { Environment, Expert, PromptStyle } from './types.js';
 import { createWebShopEnv, createWebShopExpert } from './webshop/index.js';
 
 export const ENV_NAMES = ['sokoban', 'minesweeper', 'webshop', 'alfworld'] as const;
@@ -45,13 +45,18 @@ export function createEnv(name: string, options?: object): Environment {
   }
 }
 
+export interface ExpertOptions {
+  /** Reflection style: `compact` gives terse reflections for tiny models. Sokoban and MineSweeper honour it. */
+  style?: PromptStyle;
+}
+
 /**
  * The scripted expert of an environment made by createEnv: it reads the environment's current task, so it follows
  * reset() and restart() of that same environment object.
  */
-export function createExpert(env: Environment): Expert {
-  if (env instanceof SokobanEnv) return new SokobanExpert(env);
-  if (env instanceof MineSweeperEnv) return new MineSweeperExpert(env);
+export function createExpert(env: Environment, options: ExpertOptions = {}): Expert {
+  if (env instanceof SokobanEnv) return new SokobanExpert(env, options);
+  if (env instanceof MineSweeperEnv) return new MineSweeperExpert(env, options);
   switch (env?.name) {
     case 'webshop':
       return createWebShopExpert(env as Parameters<typeof createWebShopExpert>[0]);

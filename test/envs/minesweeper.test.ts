@@ -234,6 +234,8 @@ describe('minesweeper players', () => {
     const remark = env.parseReflection(new MineSweeperExpert(env).reflect(steps));
     expect(remark.valid).toBe(true);
     expect(remark.text).toContain('mine at (1, 1); safe cells: (1, 2).');
+    const terse = env.parseReflection(new MineSweeperExpert(env, { style: 'compact' }).reflect(steps));
+    expect(terse.text).toBe('mine (1, 1); safe (1, 2)');
   });
 
   it('builds full and compact prompts', () => {

@@ -297,6 +297,16 @@ describe('sokoban expert reflection and prompts', () => {
     expect(result?.won).toBe(true);
   });
 
+  it('writes a terse reflection in compact style with the same shortest plan', () => {
+    const env = loaded(ROOM_DEAD);
+    const r = env.step(act('left'));
+    const remark = env.parseReflection(
+      new SokobanExpert(env, { style: 'compact' }).reflect([{ action: 'left', observation: r.observation.text }]),
+    );
+    expect(remark.text.startsWith('stuck: move 1 left box row 3, column 2. plan: ')).toBe(true);
+    expect(parseSokobanMoves(remark.text.split('plan: ')[1]).length).toBe(referenceShortest(ROOM_DEAD));
+  });
+
   it('builds full and compact play and reflect prompts with the SPEC framing', () => {
     const env = new SokobanEnv();
     const initial = env.reset(11);

@@ -6,7 +6,7 @@
 // safely), so a model trained on these reflections learns to carry observed facts, not to invent them.
 
 import { Rng } from '../../util/rng.js';
-import type { Expert, TrajectoryStep } from '../types.js';
+import type { Expert, PromptStyle, TrajectoryStep } from '../types.js';
 import type { MineSweeperEnv } from './env.js';
 import { parseCellAction } from './parse.js';
 import { allSafeOpened, bestKnownClick, cellLabel, deduce, reveal } from './solver.js';
@@ -16,7 +16,11 @@ function answer(reason: string, cols: number, cell: number): string {
 }
 
 /** What the failed episode showed, replayed from the initial board: the mine hit (if any) and the safe clicks. */
-export function mineSweeperReflectionText(env: MineSweeperEnv, steps: readonly TrajectoryStep[]): string {
+export function mineSweeperReflectionText(
+  env: MineSweeperEnv,
+  steps: readonly TrajectoryStep[],
+  style: PromptStyle = 'full',
+): string {
   const { board } = env;
   const { rows, cols } = env.settings;
   const opened = new Uint8Array(rows * cols);
@@ -44,6 +48,10 @@ export function mineSweeperReflectionText(env: MineSweeperEnv, steps: readonly T
     if (allSafeOpened(board, opened)) break;
   }
   const safeList = safeClicks.length > 0 ? safeClicks.map((i) => cellLabel(cols, i)).join(', ') : 'none';
+  if (style === 'compact') {
+    // Terse form for tiny models: the two facts that carry over to the next episode.
+    return `${mineHit >= 0 ? `mine ${cellLabel(cols, mineHit)}` : 'out of turns'}; safe ${safeList}`;
+  }
   const parts: string[] = [];
   if (mineHit >= 0) parts.push(`mine at ${cellLabel(cols, mineHit)}; safe cells: ${safeList}.`);
   else parts.push(`no mine hit but turns ran out (${wasted} wasted); safe cells: ${safeList}.`);
@@ -55,8 +63,20 @@ export function mineSweeperReflectionText(env: MineSweeperEnv, steps: readonly T
   return parts.join(' ');
 }
 
+export interface ExpertOptions {
+  /** `compact` writes terse reflections for tiny models (the compact prompt style); default `full`. */
+  style?: PromptStyle;
+}
+
 export class MineSweeperExpert implements Expert {
-  constructor(readonly env: MineSweeperEnv) {}
+  readonly style: PromptStyle;
+
+  constructor(
+    readonly env: MineSweeperEnv,
+    options: ExpertOptions = {},
+  ) {
+    this.style = options.style ?? 'full';
+  }
 
   act(): string {
     const cols = this.env.settings.cols;
@@ -66,13 +86,15 @@ export class MineSweeperExpert implements Expert {
   }
 
   reflect(steps: TrajectoryStep[]): string {
-    return `I review the trial.\n<remark>${mineSweeperReflectionText(this.env, steps)}</remark>`;
+    return `I review the trial.\n<remark>${mineSweeperReflectionText(this.env, steps, this.style)}</remark>`;
   }
 }
 
 export interface LogicPlayerOptions {
   /** Seed of the guesses. */
   seed?: number;
+  /** Reflection style, as for MineSweeperExpert. */
+  style?: PromptStyle;
   /** Carry mines hit and cells found safe into later episodes (call `endEpisode()` between episodes). */
   memory?: boolean;
 }
@@ -83,6 +105,7 @@ export class MineSweeperLogicPlayer implements Expert {
   /** Cells seen open in earlier episodes, with the number they showed (0 = blank, which re-opens a whole area). */
   private readonly rememberedSafe = new Map<number, number>();
   readonly memory: boolean;
+  readonly style: PromptStyle;
 
   constructor(
     readonly env: MineSweeperEnv,
@@ -90,6 +113,7 @@ export class MineSweeperLogicPlayer implements Expert {
   ) {
     this.rng = new Rng(options.seed ?? 0);
     this.memory = options.memory ?? false;
+    this.style = options.style ?? 'full';
   }
 
   /** The cell this player opens next, from what it sees (and remembers). */
@@ -124,10 +148,10 @@ export class MineSweeperLogicPlayer implements Expert {
   }
 
   reflect(steps: TrajectoryStep[]): string {
-    return `I review the trial.\n<remark>${mineSweeperReflectionText(this.env, steps)}</remark>`;
+    return `I review the trial.\n<remark>${mineSweeperReflectionText(this.env, steps, this.style)}</remark>`;
   }
 }
 
-export function createMineSweeperExpert(env: MineSweeperEnv): MineSweeperExpert {
-  return new MineSweeperExpert(env);
+export function createMineSweeperExpert(env: MineSweeperEnv, options?: ExpertOptions): MineSweeperExpert {
+  return new MineSweeperExpert(env, options);
 }

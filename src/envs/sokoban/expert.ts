@@ -2,13 +2,25 @@
 // went wrong (the move that got a box stuck, or the turns that ran out) and the shortest solution from the start —
 // everything a reflection needs to win the same room in the next episode.
 
-import type { Expert, TrajectoryStep } from '../types.js';
+import type { Expert, PromptStyle, TrajectoryStep } from '../types.js';
 import type { SokobanEnv } from './env.js';
 import { parseSokobanMoves } from './parse.js';
 import { applyMove, boxesOnTargets, cellName, isSolved, type Move, type SokobanState } from './solver.js';
 
+export interface ExpertOptions {
+  /** `compact` writes terse reflections for tiny models (the compact prompt style); default `full`. */
+  style?: PromptStyle;
+}
+
 export class SokobanExpert implements Expert {
-  constructor(readonly env: SokobanEnv) {}
+  readonly style: PromptStyle;
+
+  constructor(
+    readonly env: SokobanEnv,
+    options: ExpertOptions = {},
+  ) {
+    this.style = options.style ?? 'full';
+  }
 
   act(): string {
     const plan = this.env.planFromCurrent();
@@ -33,6 +45,7 @@ export class SokobanExpert implements Expert {
     const { room, graph } = env;
     let state: SokobanState = env.initialState;
     let moveCount = 0;
+    const compact = this.style === 'compact';
     let problem: string | null = null;
     replay: for (const step of steps) {
       for (const move of parseSokobanMoves(step.action, env.settings.movesPerTurn)) {
@@ -42,20 +55,23 @@ export class SokobanExpert implements Expert {
         state = out.state;
         if (isSolved(room, state)) break replay;
         if (out.pushedTo >= 0 && graph.distanceToGoal(state) === -1) {
-          problem =
-            `Move ${moveCount} (${move}) pushed the box to ${cellName(room, out.pushedTo)}, where it got stuck: ` +
-            `from there no sequence of moves puts every box on a target.`;
+          problem = compact
+            ? `stuck: move ${moveCount} ${move} box ${cellName(room, out.pushedTo)}.`
+            : `Move ${moveCount} (${move}) pushed the box to ${cellName(room, out.pushedTo)}, where it got stuck: ` +
+              `from there no sequence of moves puts every box on a target.`;
           break replay;
         }
       }
     }
     if (problem === null) {
       const placed = boxesOnTargets(room, state);
-      problem =
-        `I made ${moveCount} move(s) and ran out of turns with ${placed} of ${state.boxes.length} box(es) on targets; ` +
-        `my moves did not follow a shortest route.`;
+      problem = compact
+        ? `out of turns: ${placed}/${state.boxes.length} placed.`
+        : `I made ${moveCount} move(s) and ran out of turns with ${placed} of ${state.boxes.length} box(es) on ` +
+          `targets; my moves did not follow a shortest route.`;
     }
     const plan = graph.shortestPlan(env.initialState) ?? [];
+    if (compact) return `${problem} plan: ${plan.join(', ')}`;
     return `${problem} Plan: from the start play ${describePlan(plan, env.settings.movesPerTurn)}.`;
   }
 }
@@ -66,6 +82,6 @@ function describePlan(plan: readonly Move[], perTurn: number): string {
   return `${turns.join(' | ')} (${plan.length} moves, ${perTurn} per turn)`;
 }
 
-export function createSokobanExpert(env: SokobanEnv): SokobanExpert {
-  return new SokobanExpert(env);
+export function createSokobanExpert(env: SokobanEnv, options?: ExpertOptions): SokobanExpert {
+  return new SokobanExpert(env, options);
 }
