@@ -37,7 +37,7 @@ export interface MoveOutcome {
   targetChange: number;
 }
 
-export function moveOffset(room: SokobanRoom, move: Move): [number, number] {
+export function moveOffset(move: Move): [number, number] {
   switch (move) {
     case 'up':
       return [-1, 0];
@@ -52,7 +52,7 @@ export function moveOffset(room: SokobanRoom, move: Move): [number, number] {
 
 /** The neighbouring cell in a direction, or -1 off the grid. */
 export function neighbour(room: SokobanRoom, cell: number, move: Move): number {
-  const [dr, dc] = moveOffset(room, move);
+  const [dr, dc] = moveOffset(move);
   const r = Math.floor(cell / room.width) + dr;
   const c = (cell % room.width) + dc;
   if (r < 0 || c < 0 || r >= room.height || c >= room.width) return -1;
