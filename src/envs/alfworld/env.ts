@@ -250,6 +250,21 @@ export class AlfWorldEnv implements Environment {
     return this.restart();
   }
 
+  /** Start a given household (hand-built scenarios, saved tasks) instead of a generated one. */
+  resetTo(house: Household): Observation {
+    const ids = new Set(house.receptacles.map((r) => r.id));
+    for (const rec of Object.keys(house.initial.contents)) {
+      if (!ids.has(rec)) throw new LamerError('E_ENV', `alfworld.resetTo: contents name unknown receptacle ${rec}`);
+    }
+    for (const r of house.receptacles) {
+      if (!Array.isArray(house.initial.contents[r.id])) {
+        throw new LamerError('E_ENV', `alfworld.resetTo: initial.contents lacks receptacle ${r.id}`);
+      }
+    }
+    this.house = house;
+    return this.restart();
+  }
+
   restart(): Observation {
     const house = this.requireHouse();
     this.current = cloneState(house.initial);
