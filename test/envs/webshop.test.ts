@@ -206,6 +206,7 @@ describe('webshop pages and actions', () => {
     }
     expect(turns).toBe(12);
     expect(r.won).toBe(false);
+    expect(r.info.score).toBe(0);
     expect(r.reward).toBe(0);
     expect(() => env.step('more')).toThrow(/restart/);
   });

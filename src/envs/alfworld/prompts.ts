@@ -40,7 +40,7 @@ const REFLECT_HINT =
 export const compactAlfWorldObservation: CompactObservation = (text) =>
   text
     .split('\n')
-    .map((line) => line.trim().replace(/^Admissible actions: /, 'acts: '))
+    .map((line) => line.trim().replace(/^Admissible actions: /, 'can: '))
     .filter((line) => line.length > 0)
     .join(' / ');
 

@@ -192,9 +192,11 @@ export class WebShopEnv implements Environment {
     const { action } = parseWebShopResponse(typeof response === 'string' ? response : '');
     const outcome = action === null ? null : this.apply(action, goal);
     const timeUp = this.turn >= this.maxTurns;
+    // An episode that runs out of turns bought nothing: its WebShop score is 0.
+    const endInfo = () => (timeUp ? { ...this.info(), score: 0 } : this.info());
     if (outcome === null) {
       this.finished = timeUp;
-      return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: false, info: this.info() };
+      return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: false, info: endInfo() };
     }
     if (outcome.purchase !== undefined) {
       this.finished = true;
@@ -204,7 +206,7 @@ export class WebShopEnv implements Environment {
       return { observation: { text, anchor: text }, reward: won ? 10 : 0, done: true, won, valid: true, info };
     }
     this.finished = timeUp;
-    return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: true, info: this.info() };
+    return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: true, info: endInfo() };
   }
 
   admissibleActions(): string[] {

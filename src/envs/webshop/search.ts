@@ -11,6 +11,9 @@ const STOP_WORDS = new Set([
   'be', 'are', 'this', 'which', 'have', 'has', 'get', 'would', 'like', 'also', 'color', 'size',
 ]);
 
+const MAX_QUERY_CHARS = 500;
+const MAX_FUZZY_TERM = 20;
+
 interface IndexedProduct {
   id: number;
   name: string;
@@ -37,7 +40,8 @@ export class ProductSearch {
         boost: { name: 3, type: 2, attributes: 1.5 },
         combineWith: 'OR',
         // Forgive small typos in longer words (a model misspelling "moisturizer" should still find moisturizers).
-        fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
+        // Long garbage terms are skipped: fuzzy matching costs grow with term length and no product word is that long.
+        fuzzy: (term) => (term.length >= 6 && term.length <= MAX_FUZZY_TERM ? 0.15 : false),
         processTerm,
       },
     });
@@ -53,9 +57,13 @@ export class ProductSearch {
     );
   }
 
-  /** Indices into the catalog of the best `limit` matches, best first; ties keep catalog order (deterministic). */
+  /**
+   * Indices into the catalog of the best `limit` matches, best first; ties keep catalog order (deterministic).
+   * Queries are cut to their first MAX_QUERY_CHARS characters, like a search box: a model that writes a whole essay
+   * into search[...] should not make a step cost seconds.
+   */
   search(query: string, limit: number): number[] {
-    const hits = this.index.search(query);
+    const hits = this.index.search(query.slice(0, MAX_QUERY_CHARS));
     hits.sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number));
     return hits.slice(0, limit).map((h) => h.id as number);
   }
