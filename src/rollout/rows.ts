@@ -117,7 +117,14 @@ export function validateRowColumns(columns: RowColumns): void {
     }
   }
   const { group, trial, episode, turn, phase, reward, valid, won } = columns;
-  const finishedTrials = new Set<string>();
+  // Trials already left behind, per group (numeric keys: a string key per trial costs more than the whole check).
+  const finishedTrials = new Map<number, Set<number>>();
+  const isFinished = (g: number, t: number) => finishedTrials.get(g)?.has(t) === true;
+  const finish = (g: number, t: number) => {
+    let trials = finishedTrials.get(g);
+    if (!trials) finishedTrials.set(g, (trials = new Set()));
+    trials.add(t);
+  };
   let prevPlayEpisode = -1;
   let prevPlayTurn = -1;
   let reflectSincePlay = false;
@@ -137,8 +144,8 @@ export function validateRowColumns(columns: RowColumns): void {
 
     const newTrial = i === 0 || group[i] !== group[i - 1] || trial[i] !== trial[i - 1];
     if (newTrial) {
-      if (i > 0) finishedTrials.add(`${group[i - 1]}:${trial[i - 1]}`);
-      if (finishedTrials.has(`${group[i]}:${trial[i]}`)) {
+      if (i > 0) finish(group[i - 1], trial[i - 1]);
+      if (isFinished(group[i], trial[i])) {
         throw rowsError(
           `column 'trial' row ${i}: rows of trial ${trial[i]} (group ${group[i]}) are not contiguous; ` +
             `store each trial's rows together in chronological order`,
