@@ -3,4 +3,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
+process.env.LAMER_CLI_ENTRY = '1';
 await import('../src/cli/main.ts');

@@ -2,13 +2,23 @@
 // Builds the native addon with cmake-js against the libtorch that scripts/setup.sh found.
 // Incremental: cmake only recompiles what changed, so a re-run with nothing to do takes a few seconds.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const torchDir = process.env.LAMER_TORCH_DIR ?? process.env.Torch_DIR;
+// The libtorch of the last configure (kept in CMake's cache) or the project-local one, unless told otherwise.
+function cachedTorchDir() {
+  const cache = join(root, 'build', 'CMakeCache.txt');
+  if (existsSync(cache)) {
+    const m = /^Torch_DIR:[A-Z]+=(.*)$/m.exec(readFileSync(cache, 'utf8'));
+    if (m && existsSync(join(m[1], 'TorchConfig.cmake'))) return m[1];
+  }
+  const local = join(root, 'libtorch', 'share', 'cmake', 'Torch');
+  return existsSync(join(local, 'TorchConfig.cmake')) ? local : undefined;
+}
+const torchDir = process.env.LAMER_TORCH_DIR ?? process.env.Torch_DIR ?? cachedTorchDir();
 if (!torchDir || !existsSync(join(torchDir, 'TorchConfig.cmake'))) {
   console.error(
     '[build] no libtorch: run `npm run setup` (it finds or fetches libtorch), or set Torch_DIR to the folder holding TorchConfig.cmake',
@@ -25,7 +35,7 @@ const args = [
   '--parallel',
   parallel,
   `--CDTorch_DIR=${torchDir}`,
-  `--CDLAMER_TORCH_SOURCE=${process.env.LAMER_TORCH_SOURCE ?? 'Torch_DIR'}`,
+  ...(process.env.LAMER_TORCH_SOURCE ? [`--CDLAMER_TORCH_SOURCE=${process.env.LAMER_TORCH_SOURCE}`] : []),
 ];
 if (process.env.LAMER_CUDA === '0') args.push('--CDLAMER_CUDA=OFF');
 console.log('[build] building the native addon (first build takes a few minutes)');

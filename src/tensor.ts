@@ -22,10 +22,23 @@ export interface TypedArrayByDType {
 export type TypedArrayFor<D extends DType> = TypedArrayByDType[D];
 export type TensorSource = Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array | Uint16Array;
 
-export interface TensorOptions {
-  dtype?: DType;
+export interface TensorOptions<D extends DType = DType> {
+  dtype?: D;
   device?: DeviceName;
 }
+
+/** The dtype a typed array maps to when none is given. */
+export type DTypeOfSource<S> = S extends Float32Array
+  ? 'float32'
+  : S extends Float64Array
+    ? 'float64'
+    : S extends Int32Array
+      ? 'int32'
+      : S extends BigInt64Array
+        ? 'int64'
+        : S extends Uint8Array
+          ? 'uint8'
+          : DType;
 
 let warnedCopy = false;
 
@@ -50,24 +63,27 @@ export class Tensor<D extends DType = DType> {
   }
 
   /** A new CPU tensor holding a copy of `data` (JS memory is only lent to native code for the call). */
-  static from<S extends TensorSource>(data: S, options: { shape?: number[]; dtype?: DType } = {}): Tensor {
+  static from<S extends TensorSource, D extends DType = DTypeOfSource<S>>(
+    data: S,
+    options: { shape?: number[]; dtype?: D } = {},
+  ): Tensor<D> {
     const dtype = options.dtype ?? inferDType(data);
     const shape = options.shape ?? [data.length];
-    return new Tensor(addon().tensorFromTypedArray(data, shape, dtype));
+    return new Tensor<D>(addon().tensorFromTypedArray(data, shape, dtype));
   }
 
   /** A tensor of `shape` filled with `value`. */
-  static full(shape: number[], value: number, options: TensorOptions = {}): Tensor {
-    return new Tensor(addon().full(shape, value, options.dtype ?? 'float32', options.device ?? 'cpu'));
+  static full<D extends DType = 'float32'>(shape: number[], value: number, options: TensorOptions<D> = {}): Tensor<D> {
+    return new Tensor<D>(addon().full(shape, value, options.dtype ?? 'float32', options.device ?? 'cpu'));
   }
 
-  static zeros(shape: number[], options: TensorOptions = {}): Tensor {
-    return Tensor.full(shape, 0, options);
+  static zeros<D extends DType = 'float32'>(shape: number[], options: TensorOptions<D> = {}): Tensor<D> {
+    return Tensor.full<D>(shape, 0, options);
   }
 
   /** Standard normal samples; the same seed gives the same values. */
-  static randn(shape: number[], options: TensorOptions & { seed?: number } = {}): Tensor {
-    return new Tensor(addon().randn(shape, options.dtype ?? 'float32', options.device ?? 'cpu', options.seed ?? 0));
+  static randn<D extends DType = 'float32'>(shape: number[], options: TensorOptions<D> & { seed?: number } = {}): Tensor<D> {
+    return new Tensor<D>(addon().randn(shape, options.dtype ?? 'float32', options.device ?? 'cpu', options.seed ?? 0));
   }
 
   /** @internal The native handle, for other wrappers of the addon. */
@@ -117,8 +133,8 @@ export class Tensor<D extends DType = DType> {
   }
 
   /** The same values on another device and/or dtype (a new tensor; this one is unchanged). */
-  async to(device: DeviceName, dtype?: DType): Promise<Tensor> {
-    return new Tensor(await addon().toDevice(this.#native, device, dtype));
+  async to<D2 extends DType = D>(device: DeviceName, dtype?: D2): Promise<Tensor<D2>> {
+    return new Tensor<D2>(await addon().toDevice(this.#native, device, dtype));
   }
 
   clone(): Tensor<D> {

@@ -68,6 +68,11 @@ Napi::Value Clone(const Napi::CallbackInfo& info) {
   });
 }
 
+// alias(t): a second handle on the same tensor (same memory); disposing one leaves the other usable.
+Napi::Value Alias(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value { return TensorWrap::Wrap(info.Env(), TensorWrap::Get(info[0])); });
+}
+
 // sum(t): the sum of all elements as a JS number (float64 accumulation).
 Napi::Value Sum(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
@@ -147,6 +152,7 @@ void RegisterOps(Napi::Env env, Napi::Object exports) {
   exports.Set("full", Napi::Function::New(env, Full, "full"));
   exports.Set("randn", Napi::Function::New(env, Randn, "randn"));
   exports.Set("clone", Napi::Function::New(env, Clone, "clone"));
+  exports.Set("alias", Napi::Function::New(env, Alias, "alias"));
   exports.Set("sum", Napi::Function::New(env, Sum, "sum"));
   exports.Set("fill_", Napi::Function::New(env, Fill, "fill_"));
   exports.Set("mulScalar_", Napi::Function::New(env, MulScalar, "mulScalar_"));

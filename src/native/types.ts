@@ -48,6 +48,7 @@ export interface NativeAddon {
   full(shape: number[], value: number, dtype: NativeDType, device: string): NativeTensor;
   randn(shape: number[], dtype: NativeDType, device: string, seed: number): NativeTensor;
   clone(t: NativeTensor): NativeTensor;
+  alias(t: NativeTensor): NativeTensor;
   sum(t: NativeTensor): number;
   fill_(t: NativeTensor, value: number): void;
   mulScalar_(t: NativeTensor, value: number): void;
