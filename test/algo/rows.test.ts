@@ -84,8 +84,10 @@ describe('bad rows', () => {
   for (const backend of ['reference', 'native'] as const) {
     const run = (table: RowTable, options: AdvantageOptions = {}) => computeAdvantages(table, { backend, ...options });
     describe(backend, () => {
-      it('accepts the good table', () => {
+      it('accepts the good table, and an empty one', () => {
         expect(run(good()).advantage.length).toBe(5);
+        const empty = run(new RowTableBuilder().build());
+        expect([empty.episodeReward.length, empty.stepReturn.length, empty.advantage.length]).toEqual([0, 0, 0]);
       });
       it('columns of different lengths', () => {
         const t = good();
