@@ -334,6 +334,8 @@ size_t assign_step_slots(const RowView& r, const int32_t* group_slot, int32_t* s
 
 // Scratch memory of one call, kept per thread and reused: fresh pages cost more than the whole computation (first-touch
 // page faults of ~30 MB at a million rows), and a trainer calls this once per iteration with similar sizes.
+constexpr int64_t kKeepWorkspaceRows = 4'000'000;
+
 struct Workspace {
   std::vector<double> G, score;
   std::vector<int32_t> group_slot, step_slot, owner, direct;
@@ -402,6 +404,8 @@ void compute_advantages(const RowView& r, const AdvantageParams& p, const Advant
     out.step_return[i] = static_cast<float>(G[i]);
     out.advantage[i] = static_cast<float>(a);
   }
+  // A one-off huge call (hundreds of MB of scratch) should not pin its memory for the life of the thread.
+  if (n > kKeepWorkspaceRows) ws = Workspace{};
 }
 
 }  // namespace lamer::algo
