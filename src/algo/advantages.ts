@@ -11,6 +11,12 @@ import { referenceAdvantages } from './reference.js';
 import { similarityClusters } from './similarity.js';
 import { nativeAdvantages } from './native.js';
 
+/**
+ * Per-row `episodeReward` (undiscounted reward of the row's episode), `stepReturn` (G, SPEC §3) and `advantage`
+ * (SPEC §4; the same value for every response token of the row) of a rollout. Throws `E_ROWS` naming the column and
+ * row of a malformed table, or the option that is unknown or out of range; `E_NATIVE` when the default native backend
+ * is asked for and the addon is not built (`npm run setup`, or pass `backend: 'reference'`).
+ */
 export function computeAdvantages(table: RowTable, options: AdvantageOptions = {}): AdvantageResult {
   const resolved = resolveAdvantageOptions(options);
   if (table === null || typeof table !== 'object' || !(table.group instanceof Int32Array)) {

@@ -23,13 +23,13 @@ export interface AdvantageOptions {
   gammaTraj?: number;
   /** Subtracted from the episode-level score of rows whose response was invalid. Default 0.5. */
   invalidPenalty?: number;
-  /** GiGPO normalisation: `mean_norm` (default) or `mean_std_norm` (unbiased std). */
+  /** GiGPO normalisation at both levels: `mean_norm` (default) or `mean_std_norm` (unbiased std). GiGPO only. */
   mode?: NormMode;
-  /** Weight of the step-level advantage. Default 1. */
+  /** Weight of the step-level advantage. Default 1. GiGPO only. */
   omega?: number;
   /** Added to the std before dividing. Default 1e-6. */
   eps?: number;
-  /** GRPO: divide by the group std (default true); false gives score - mean. */
+  /** Divide by the group std (default true); false gives score - mean. GRPO only. */
   normByStd?: boolean;
   /** Step clusters by exact anchor text (default) or by text similarity at or above `similarityThreshold`. */
   stepGrouping?: StepGrouping;
