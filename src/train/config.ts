@@ -1,0 +1,280 @@
+// The trainer's one typed config object (SPEC §2-§7 defaults), validated at the door. Configs are YAML files in
+// configs/ (a file may `extends:` another by name), overridden from the command line with `--set a.b=c`.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { LamerError } from '../errors.js';
+
+export const METHODS = ['lamer', 'gigpo', 'grpo', 'ppo', 'zero-shot', 'react', 'reflexion'] as const;
+export type Method = (typeof METHODS)[number];
+/** Methods whose weights are trained; the others are prompting baselines on a frozen policy. */
+export const TRAINED_METHODS: readonly Method[] = ['lamer', 'gigpo', 'grpo', 'ppo'];
+
+const positiveInt = z.number().int().positive();
+const unitInterval = z.number().min(0).max(1);
+
+const modelSchema = z
+  .object({
+    /** A Hugging Face checkpoint folder; when absent, `init` creates one in the run folder. */
+    path: z.string().min(1).optional(),
+    init: z
+      .object({
+        preset: z.enum(['tiny', 'small']).default('small'),
+        tokenizer: z.enum(['compact', 'qwen3']).default('compact'),
+        seed: z.number().int().nonnegative().default(0),
+      })
+      .strict()
+      .default({ preset: 'small', tokenizer: 'compact', seed: 0 }),
+    device: z.string().regex(/^(cpu|cuda(:\d+)?)$/, "expected 'cpu', 'cuda' or 'cuda:N'").default('cpu'),
+    dtype: z.enum(['float32', 'bfloat16']).default('float32'),
+    /** `compact` prompts for tiny models trained from scratch; `full` for pretrained LLMs. */
+    promptStyle: z.enum(['compact', 'full']).default('compact'),
+    enableThinking: z.boolean().default(false),
+  })
+  .strict();
+
+const envSchema = z
+  .object({
+    name: z.enum(['sokoban', 'minesweeper', 'webshop', 'alfworld']),
+    /** Passed to createEnv (sizes, limits); validated by the environment itself. */
+    options: z.record(z.string(), z.unknown()).default({}),
+    /** Options that differ at evaluation (e.g. ALFWorld's 30 turns and out-of-distribution split). */
+    evalOptions: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+
+const trialSchema = z
+  .object({
+    /** N: episodes per trial (LaMer). Single-episode methods train with 1 and evaluate with N attempts. */
+    episodes: positiveInt.default(3),
+    memory: z.enum(['reflection_only', 'history_only', 'history_and_reflection']).default('reflection_only'),
+    /** Steps of the current episode shown in full in the play prompt. */
+    historyWindow: positiveInt.default(7),
+  })
+  .strict();
+
+const rolloutSchema = z
+  .object({
+    tasksPerIteration: positiveInt.default(16),
+    /** Trials per task for LaMer; single-episode methods use groupSize x episodes for an equal episode budget. */
+    groupSize: positiveInt.default(8),
+    temperature: z.number().positive().default(1.0),
+    topP: z.number().gt(0).max(1).default(1.0),
+    topK: z.number().int().nonnegative().default(0),
+    maxPromptTokens: positiveInt.default(2048),
+    maxResponseTokens: positiveInt.default(1024),
+    /** Generation slots run together by the engine (continuous batching). */
+    slots: positiveInt.default(64),
+  })
+  .strict();
+
+const advantageSchema = z
+  .object({
+    estimator: z.enum(['gigpo', 'grpo']).default('gigpo'),
+    returns: z.enum(['recursive', 'paper']).default('recursive'),
+    gammaStep: unitInterval.default(0.95),
+    gammaTraj: unitInterval.default(0.6),
+    invalidPenalty: z.number().nonnegative().default(0.5),
+    mode: z.enum(['mean_norm', 'mean_std_norm']).default('mean_norm'),
+    omega: z.number().default(1.0),
+    eps: z.number().positive().default(1e-6),
+    normByStd: z.boolean().default(true),
+    /** GAE (PPO only). */
+    gaeGamma: unitInterval.default(1.0),
+    gaeLambda: unitInterval.default(1.0),
+  })
+  .strict();
+
+const lossSchema = z
+  .object({
+    clipLow: z.number().positive().default(0.2),
+    clipHigh: z.number().positive().default(0.2),
+    dualClip: z.number().gt(1).default(3.0),
+    aggregation: z.enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean']).default('token-mean'),
+    entropyCoef: z.number().nonnegative().default(0.001),
+    kl: z
+      .object({
+        type: z.enum(['none', 'low_var_kl', 'kl', 'mse']).default('none'),
+        coef: z.number().nonnegative().default(0.001),
+      })
+      .strict()
+      .default({ type: 'none', coef: 0.001 }),
+    valueClip: z.number().positive().default(0.5),
+  })
+  .strict();
+
+const optimSchema = z
+  .object({
+    lr: z.number().positive().default(1e-6),
+    weightDecay: z.number().nonnegative().default(0.01),
+    betas: z.tuple([unitInterval, unitInterval]).default([0.9, 0.999]),
+    gradClip: z.number().positive().default(1.0),
+    schedule: z.enum(['constant', 'warmup', 'cosine']).default('constant'),
+    warmupSteps: z.number().int().nonnegative().default(0),
+    /** Rows per optimizer step (one mini-batch). */
+    miniBatchRows: positiveInt.default(64),
+    /** Token budget of one micro-batch (forward+backward); the mini-batch's loss is normalised globally. */
+    microBatchTokens: positiveInt.default(16384),
+    epochs: positiveInt.default(1),
+    gradientCheckpointing: z.boolean().default(false),
+  })
+  .strict();
+
+const trainSchema = z
+  .object({
+    iterations: positiveInt.default(300),
+    evalEvery: z.number().int().nonnegative().default(10),
+    checkpointEvery: z.number().int().nonnegative().default(10),
+  })
+  .strict();
+
+const evalSchema = z
+  .object({
+    tasks: positiveInt.default(128),
+    temperature: z.number().nonnegative().default(0.7),
+    topP: z.number().gt(0).max(1).default(0.8),
+    topK: z.number().int().nonnegative().default(20),
+  })
+  .strict();
+
+const sftSchema = z
+  .object({
+    /** Expert trials used as demonstrations (with scripted reflections) before RL; 0 skips the warm start. */
+    trials: z.number().int().nonnegative().default(0),
+    /** Probability that the demonstrating expert makes a random move, so failed episodes and reflections occur. */
+    noise: unitInterval.default(0.3),
+    steps: z.number().int().nonnegative().default(200),
+    lr: z.number().positive().default(1e-3),
+    batchRows: positiveInt.default(32),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    name: z.string().min(1).default('run'),
+    seed: z.number().int().nonnegative().default(0),
+    /** Where runs are written; the run folder is `${runsDir}/${name}`. */
+    runsDir: z.string().min(1).default('runs'),
+    method: z.enum(METHODS).default('lamer'),
+    model: modelSchema.default(modelSchema.parse({})),
+    env: envSchema,
+    trial: trialSchema.default(trialSchema.parse({})),
+    rollout: rolloutSchema.default(rolloutSchema.parse({})),
+    advantage: advantageSchema.default(advantageSchema.parse({})),
+    loss: lossSchema.default(lossSchema.parse({})),
+    optim: optimSchema.default(optimSchema.parse({})),
+    train: trainSchema.default(trainSchema.parse({})),
+    eval: evalSchema.default(evalSchema.parse({})),
+    sft: sftSchema.default(sftSchema.parse({})),
+  })
+  .strict();
+
+export type TrainerConfig = z.infer<typeof configSchema>;
+/** What a user writes: every field optional except the environment's name. */
+export type TrainerConfigInput = z.input<typeof configSchema>;
+
+const configsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'configs');
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const s = JSON.stringify(value);
+  return s && s.length > 60 ? `${s.slice(0, 57)}...` : (s ?? String(value));
+}
+
+function getPath(obj: unknown, path: readonly PropertyKey[]): unknown {
+  let cur: unknown = obj;
+  for (const k of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[k];
+  }
+  return cur;
+}
+
+/** Validates a config object; the error names every wrong field, what was expected and what was found. */
+export function validateConfig(input: unknown, source = 'config'): TrainerConfig {
+  const r = configSchema.safeParse(input);
+  if (r.success) return r.data;
+  const lines = r.error.issues.map((issue) => {
+    const field = issue.path.length ? issue.path.join('.') : '(top level)';
+    if (issue.code === 'unrecognized_keys') {
+      const where = issue.path.length ? `${field}.` : '';
+      return `unknown field ${issue.keys.map((k) => `'${where}${k}'`).join(', ')}`;
+    }
+    return `field '${field}': ${issue.message}; found ${describe(getPath(input, issue.path))}`;
+  });
+  throw new LamerError('E_CONFIG', `${source}: ${lines.join('; ')}`);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Deep merge: objects merge key by key, everything else (arrays included) is replaced. */
+export function mergeConfig(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    out[k] = isPlainObject(v) && isPlainObject(out[k]) ? mergeConfig(out[k] as Record<string, unknown>, v) : v;
+  }
+  return out;
+}
+
+/** Resolves a config name (`default`, `minesweeper-lamer`) or a path to a YAML file. */
+export function configPath(nameOrPath: string): string {
+  if (nameOrPath.endsWith('.yaml') || nameOrPath.endsWith('.yml') || nameOrPath.includes('/')) {
+    return isAbsolute(nameOrPath) ? nameOrPath : resolve(nameOrPath);
+  }
+  return join(configsDir, `${nameOrPath}.yaml`);
+}
+
+/** Reads a YAML config and the chain of configs it extends, merged (unvalidated). */
+export function readConfigFile(nameOrPath: string, seen: string[] = []): Record<string, unknown> {
+  const path = configPath(nameOrPath);
+  if (seen.includes(path)) throw new LamerError('E_CONFIG', `config ${path}: 'extends' forms a cycle (${[...seen, path].join(' -> ')})`);
+  if (!existsSync(path)) {
+    throw new LamerError('E_CONFIG', `config '${nameOrPath}' not found (looked for ${path}); named configs live in ${configsDir}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new LamerError('E_CONFIG', `config ${path}: not valid YAML: ${(e as Error).message}`);
+  }
+  if (doc == null) doc = {};
+  if (!isPlainObject(doc)) throw new LamerError('E_CONFIG', `config ${path}: expected a mapping at the top level`);
+  const { extends: parent, ...rest } = doc;
+  if (parent === undefined) return rest;
+  if (typeof parent !== 'string') throw new LamerError('E_CONFIG', `config ${path}: field 'extends' must be a config name`);
+  return mergeConfig(readConfigFile(parent, [...seen, path]), rest);
+}
+
+/** Applies `a.b=c` overrides; values are read as YAML scalars (numbers, booleans, lists, strings). */
+export function applyOverrides(config: Record<string, unknown>, overrides: readonly string[]): Record<string, unknown> {
+  let out = config;
+  for (const o of overrides) {
+    const eq = o.indexOf('=');
+    if (eq <= 0) throw new LamerError('E_CONFIG', `--set '${o}': expected FIELD=VALUE, e.g. optim.lr=1e-5`);
+    const keys = o.slice(0, eq).split('.');
+    if (keys.some((k) => k.length === 0)) throw new LamerError('E_CONFIG', `--set '${o}': empty field name`);
+    let value: unknown;
+    try {
+      value = parseYaml(o.slice(eq + 1));
+    } catch {
+      value = o.slice(eq + 1);
+    }
+    const patch: Record<string, unknown> = {};
+    let cur = patch;
+    keys.forEach((k, i) => {
+      if (i === keys.length - 1) cur[k] = value;
+      else cur = cur[k] = {} as Record<string, unknown>;
+    });
+    out = mergeConfig(out, patch);
+  }
+  return out;
+}
+
+/** Loads, overrides and validates: the one way a trainer config is made from files and flags. */
+export function loadConfig(nameOrPath: string, overrides: readonly string[] = []): TrainerConfig {
+  return validateConfig(applyOverrides(readConfigFile(nameOrPath), overrides), configPath(nameOrPath));
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { applyOverrides, loadConfig, validateConfig } from '../../src/train/config.js';
+
+const configsDir = join(import.meta.dirname, '..', '..', 'configs');
+
+describe('trainer config', () => {
+  it('every named config in configs/ validates', () => {
+    const names = readdirSync(configsDir).filter((f) => f.endsWith('.yaml')).map((f) => f.replace(/\.yaml$/, ''));
+    expect(names.length).toBeGreaterThanOrEqual(4 * 8);
+    for (const name of names) expect(() => loadConfig(name), name).not.toThrow();
+  });
+
+  it('named configs carry the paper defaults of SPEC §6', () => {
+    const sokoban = loadConfig('sokoban-gigpo');
+    expect(sokoban.method).toBe('gigpo');
+    expect(sokoban.env.options).toEqual({ maxTurns: 7 });
+    expect(sokoban.rollout.tasksPerIteration).toBe(16);
+    expect(sokoban.advantage.gammaTraj).toBe(0.9);
+    expect(sokoban.train.iterations).toBe(300);
+    const webshop = loadConfig('webshop-lamer');
+    expect(webshop.env.options).toEqual({ maxTurns: 12 });
+    expect(webshop.rollout.tasksPerIteration).toBe(8);
+    expect(webshop.rollout.maxPromptTokens).toBe(8192);
+    const alf = loadConfig('alfworld-reflexion');
+    expect(alf.env.evalOptions).toEqual({ maxTurns: 30, split: 'eval-ood' });
+    expect(loadConfig('minesweeper-grpo').advantage.estimator).toBe('grpo');
+    // Defaults not written in any file come from the schema (SPEC §4, §5).
+    expect(webshop.loss).toMatchObject({ clipLow: 0.2, clipHigh: 0.2, dualClip: 3, entropyCoef: 0.001, aggregation: 'token-mean' });
+    expect(webshop.advantage).toMatchObject({ invalidPenalty: 0.5, mode: 'mean_norm', omega: 1, eps: 1e-6 });
+    expect(webshop.optim).toMatchObject({ weightDecay: 0.01, gradClip: 1, miniBatchRows: 64, betas: [0.9, 0.999] });
+  });
+
+  it('--set overrides parse YAML scalars and nest by dots', () => {
+    const c = loadConfig('minesweeper-lamer', ['optim.lr=3e-4', 'env.options.rows=4', 'model.enableThinking=true', 'name=x y']);
+    expect(c.optim.lr).toBe(3e-4);
+    expect(c.env.options).toEqual({ maxTurns: 7, rows: 4 });
+    expect(c.model.enableThinking).toBe(true);
+    expect(c.name).toBe('x y');
+    expect(() => applyOverrides({}, ['nofield'])).toThrow(expect.objectContaining({ code: 'E_CONFIG' }));
+  });
+
+  it('a wrong value is rejected with the field named, what was expected and what was found', () => {
+    expect(() => loadConfig('sokoban-lamer', ['optim.lr=-1'])).toThrow(/field 'optim\.lr'.*found -1/);
+    expect(() => loadConfig('sokoban-lamer', ['method=dqn'])).toThrow(/field 'method'.*found "dqn"/);
+    expect(() => loadConfig('sokoban-lamer', ['trial.episodes=two'])).toThrow(/field 'trial\.episodes'/);
+    expect(() => loadConfig('sokoban-lamer', ['optim.lrr=1'])).toThrow(/unknown field 'optim\.lrr'/);
+    expect(() => validateConfig({})).toThrow(/field 'env'/);
+    try {
+      loadConfig('sokoban-lamer', ['rollout.topP=2']);
+      expect.unreachable();
+    } catch (e) {
+      expect((e as { code?: string }).code).toBe('E_CONFIG');
+    }
+  });
+
+  it('a missing config says where it looked', () => {
+    expect(() => loadConfig('no-such-config')).toThrow(/not found \(looked for .*no-such-config\.yaml\)/);
+  });
+});
