@@ -1,0 +1,531 @@
+// N-API binding of the model concern: checkpoint loading (memory-mapped, validated against the config), random
+// initialisation, log-probs and logits on the device executor, parameter access, safetensors read/write.
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
+#include <c10/core/InferenceMode.h>
+#include <napi.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "bridge/errors.h"
+#include "bridge/executor.h"
+#include "bridge/registry.h"
+#include "bridge/tensor.h"
+#include "model/decoder.h"
+#include "model/model_wrap.h"
+#include "model/safetensors.h"
+
+namespace lamer::model {
+
+namespace {
+
+thread_local Napi::FunctionReference* gModelClass = nullptr;
+
+std::string ShapeText(at::IntArrayRef shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t IntField(const Napi::Object& o, const char* name, int64_t min) {
+  Napi::Value v = o.Get(name);
+  if (!v.IsNumber()) Fail("E_ARG", std::string("model config: '") + name + "' must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (d != static_cast<double>(static_cast<int64_t>(d)) || d < static_cast<double>(min)) {
+    Fail("E_ARG", std::string("model config: '") + name + "' must be an integer >= " + std::to_string(min));
+  }
+  return static_cast<int64_t>(d);
+}
+
+double NumberField(const Napi::Object& o, const char* name) {
+  Napi::Value v = o.Get(name);
+  if (!v.IsNumber()) Fail("E_ARG", std::string("model config: '") + name + "' must be a number");
+  return v.As<Napi::Number>().DoubleValue();
+}
+
+bool BoolField(const Napi::Object& o, const char* name) {
+  Napi::Value v = o.Get(name);
+  if (!v.IsBoolean()) Fail("E_ARG", std::string("model config: '") + name + "' must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+// The plain config object built by src/model/config.ts (toNativeConfig).
+DecoderConfig ReadConfig(const Napi::Value& value) {
+  if (!value.IsObject()) Fail("E_ARG", "model config must be an object");
+  const Napi::Object o = value.As<Napi::Object>();
+  DecoderConfig c;
+  Napi::Value type = o.Get("modelType");
+  if (!type.IsString()) Fail("E_ARG", "model config: 'modelType' must be a string");
+  c.model_type = type.As<Napi::String>();
+  c.vocab_size = IntField(o, "vocabSize", 1);
+  c.hidden_size = IntField(o, "hiddenSize", 1);
+  c.intermediate_size = IntField(o, "intermediateSize", 1);
+  c.num_hidden_layers = IntField(o, "numHiddenLayers", 0);
+  c.num_attention_heads = IntField(o, "numAttentionHeads", 1);
+  c.num_key_value_heads = IntField(o, "numKeyValueHeads", 1);
+  c.head_dim = IntField(o, "headDim", 2);
+  c.rms_norm_eps = NumberField(o, "rmsNormEps");
+  c.rope_theta = NumberField(o, "ropeTheta");
+  c.tie_word_embeddings = BoolField(o, "tieWordEmbeddings");
+  c.qk_norm = BoolField(o, "qkNorm");
+  c.qkv_bias = BoolField(o, "qkvBias");
+  c.o_bias = BoolField(o, "oBias");
+  c.mlp_bias = BoolField(o, "mlpBias");
+  c.rope_factor = NumberField(o, "ropeFactor");
+  c.rope_low_freq_factor = NumberField(o, "ropeLowFreqFactor");
+  c.rope_high_freq_factor = NumberField(o, "ropeHighFreqFactor");
+  c.rope_original_max_position_embeddings = IntField(o, "ropeOriginalMaxPositionEmbeddings", 1);
+  if (c.num_attention_heads % c.num_key_value_heads != 0) {
+    Fail("E_ARG", "model config: numAttentionHeads must be a multiple of numKeyValueHeads");
+  }
+  if (c.head_dim % 2 != 0) Fail("E_ARG", "model config: headDim must be even (RoPE rotates pairs)");
+  return c;
+}
+
+std::string StringArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  if (info.Length() <= i || !info[i].IsString()) Fail("E_ARG", std::string(what) + " must be a string");
+  return info[i].As<Napi::String>();
+}
+
+// Checks the checkpoint's tensors against the names and shapes the config implies and converts them to the
+// parameter dtype on the device. Same-dtype CPU tensors stay views of the mapped file (no copy).
+std::map<std::string, at::Tensor> ParametersFrom(CheckpointTensors& ckpt, const DecoderConfig& c, at::Device device,
+                                                 at::ScalarType param_dtype, const std::string& dir) {
+  std::map<std::string, at::Tensor> params;
+  for (const auto& [name, shape] : ExpectedParameters(c)) {
+    auto it = ckpt.tensors.find(name);
+    if (it == ckpt.tensors.end()) {
+      Fail("E_CHECKPOINT", dir + ": missing tensor '" + name + "' (expected shape " + ShapeText(shape) + " for a " +
+                               c.model_type + " model with this config.json)");
+    }
+    const at::Tensor& t = it->second;
+    const std::string file = ckpt.file_of[name];
+    if (t.sizes() != at::IntArrayRef(shape)) {
+      Fail("E_CHECKPOINT", file + ": tensor '" + name + "': expected shape " + ShapeText(shape) + " from config.json, found " +
+                               ShapeText(t.sizes()));
+    }
+    if (!at::isFloatingType(t.scalar_type())) {
+      Fail("E_CHECKPOINT", file + ": tensor '" + name + "': expected a floating dtype (F32, F16, BF16), found " +
+                               DTypeName(t.scalar_type()));
+    }
+    params.emplace(name, t.to(device, param_dtype));
+  }
+  for (const auto& [name, t] : ckpt.tensors) {
+    if (params.count(name)) continue;
+    // Tied checkpoints sometimes still carry lm_head.weight (transformers ignores it); old Llama files carry the
+    // RoPE buffer. Anything else means the config and the weights describe different models.
+    if (name == "lm_head.weight" && c.tie_word_embeddings) continue;
+    if (name.size() > 20 && name.compare(name.size() - 20, 20, "rotary_emb.inv_freq") == 0) continue;
+    Fail("E_CHECKPOINT", ckpt.file_of[name] + ": unexpected tensor '" + name + "' (not part of a " + c.model_type +
+                             " model with " + std::to_string(c.num_hidden_layers) + " layers as config.json describes)");
+  }
+  return params;
+}
+
+Napi::Value ModelLoad(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const std::string dir = StringArg(info, 0, "modelLoad(dir, config, device, dtype, paramDtype): dir");
+    const DecoderConfig config = ReadConfig(info[1]);
+    const at::Device device = ParseDevice(StringArg(info, 2, "device"));
+    const at::ScalarType dtype = ParseDType(StringArg(info, 3, "dtype"));
+    const at::ScalarType param_dtype = ParseDType(StringArg(info, 4, "paramDtype"));
+    auto decoder = std::make_shared<std::shared_ptr<Decoder>>();
+    Napi::Env env = info.Env();
+    return Executor::ForDevice(env, device.str()).Submit(env, [=]() -> Executor::Completion {
+      // No-grad, not inference mode: the parameters must stay usable by a later train step.
+      at::NoGradGuard no_grad;
+      CheckpointTensors ckpt = ReadCheckpointTensors(dir);
+      auto params = ParametersFrom(ckpt, config, device, param_dtype, dir);
+      ckpt.tensors.clear();
+      *decoder = std::make_shared<Decoder>(config, std::move(params), device, dtype);
+      return [decoder](Napi::Env env) -> Napi::Value { return ModelWrap::Wrap(env, std::move(*decoder)); };
+    });
+  });
+}
+
+// Random parameters as transformers initialises them: weights ~ N(0, std), biases 0, norm weights 1. Drawn on the
+// CPU from one seeded generator in ExpectedParameters order, so a seed gives the same model on every device.
+Napi::Value ModelInit(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const DecoderConfig config = ReadConfig(info[0]);
+    const at::Device device = ParseDevice(StringArg(info, 1, "modelInit(config, device, dtype, paramDtype, seed, std): device"));
+    const at::ScalarType dtype = ParseDType(StringArg(info, 2, "dtype"));
+    const at::ScalarType param_dtype = ParseDType(StringArg(info, 3, "paramDtype"));
+    if (info.Length() < 6 || !info[4].IsNumber() || !info[5].IsNumber()) Fail("E_ARG", "modelInit: seed and std must be numbers");
+    const uint64_t seed = static_cast<uint64_t>(info[4].As<Napi::Number>().Int64Value());
+    const double std = info[5].As<Napi::Number>().DoubleValue();
+    auto decoder = std::make_shared<std::shared_ptr<Decoder>>();
+    Napi::Env env = info.Env();
+    return Executor::ForDevice(env, device.str()).Submit(env, [=]() -> Executor::Completion {
+      at::NoGradGuard no_grad;
+      at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+      std::map<std::string, at::Tensor> params;
+      for (const auto& [name, shape] : ExpectedParameters(config)) {
+        at::Tensor t;
+        const bool is_norm = name.find("norm.weight") != std::string::npos;
+        const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+        if (is_norm) t = at::ones(shape, at::kFloat);
+        else if (is_bias) t = at::zeros(shape, at::kFloat);
+        else t = at::normal(0.0, std, shape, gen, at::kFloat);
+        params.emplace(name, t.to(device, param_dtype));
+      }
+      *decoder = std::make_shared<Decoder>(config, std::move(params), device, dtype);
+      return [decoder](Napi::Env env) -> Napi::Value { return ModelWrap::Wrap(env, std::move(*decoder)); };
+    });
+  });
+}
+
+// { tensors: {name: NativeTensor}, metadata: {k: v}, order: [names in header order] }; tensors are views of the
+// mapped file. Synchronous: mapping and validating a header is microseconds to milliseconds of work.
+Napi::Value SafetensorsRead(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const std::string path = StringArg(info, 0, "safetensorsRead(path): path");
+    const SafetensorsFile file = SafetensorsFile::Open(path);
+    Napi::Env env = info.Env();
+    Napi::Object out = Napi::Object::New(env);
+    Napi::Object tensors = Napi::Object::New(env);
+    Napi::Array order = Napi::Array::New(env, file.entries().size());
+    uint32_t i = 0;
+    for (const auto& e : file.entries()) {
+      tensors.Set(e.name, TensorWrap::Wrap(env, file.Tensor(e)));
+      order.Set(i++, e.name);
+    }
+    Napi::Object metadata = Napi::Object::New(env);
+    for (const auto& [k, v] : file.metadata()) metadata.Set(k, v);
+    out.Set("tensors", tensors);
+    out.Set("metadata", metadata);
+    out.Set("order", order);
+    return out;
+  });
+}
+
+std::map<std::string, std::string> ReadMetadata(const Napi::Value& v) {
+  std::map<std::string, std::string> metadata;
+  if (v.IsUndefined() || v.IsNull()) return metadata;
+  if (!v.IsObject()) Fail("E_ARG", "metadata must be an object of strings");
+  const Napi::Object o = v.As<Napi::Object>();
+  const Napi::Array keys = o.GetPropertyNames();
+  for (uint32_t i = 0; i < keys.Length(); ++i) {
+    const std::string k = keys.Get(i).As<Napi::String>();
+    const Napi::Value val = o.Get(k);
+    if (!val.IsString()) Fail("E_ARG", "metadata '" + k + "' must be a string");
+    metadata[k] = val.As<Napi::String>();
+  }
+  return metadata;
+}
+
+// safetensorsWrite(path, names, tensors, dtype | null, metadata) -> Promise<void>, on the CPU executor.
+Napi::Value SafetensorsWrite(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const std::string path = StringArg(info, 0, "safetensorsWrite(path, names, tensors, dtype, metadata): path");
+    if (info.Length() < 3 || !info[1].IsArray() || !info[2].IsArray()) Fail("E_ARG", "safetensorsWrite: names and tensors must be arrays");
+    const Napi::Array names = info[1].As<Napi::Array>();
+    const Napi::Array tensors = info[2].As<Napi::Array>();
+    if (names.Length() != tensors.Length()) Fail("E_ARG", "safetensorsWrite: names and tensors differ in length");
+    std::vector<std::pair<std::string, at::Tensor>> items;
+    for (uint32_t i = 0; i < names.Length(); ++i) {
+      if (!names.Get(i).IsString()) Fail("E_ARG", "safetensorsWrite: names must be strings");
+      items.emplace_back(names.Get(i).As<Napi::String>(), TensorWrap::Get(tensors.Get(i), "tensor"));
+    }
+    const at::ScalarType dtype =
+        info.Length() > 3 && info[3].IsString() ? ParseDType(info[3].As<Napi::String>()) : at::ScalarType::Undefined;
+    const auto metadata = ReadMetadata(info.Length() > 4 ? info[4] : info.Env().Undefined());
+    Napi::Env env = info.Env();
+    return Executor::ForDevice(env, "cpu").Submit(env, [=]() -> Executor::Completion {
+      WriteSafetensors(path, items, dtype, metadata);
+      return nullptr;
+    });
+  });
+}
+
+void RegisterModel(Napi::Env env, Napi::Object exports) {
+  ModelWrap::Init(env, exports);
+  exports.Set("modelLoad", Napi::Function::New(env, ModelLoad));
+  exports.Set("modelInit", Napi::Function::New(env, ModelInit));
+  exports.Set("safetensorsRead", Napi::Function::New(env, SafetensorsRead));
+  exports.Set("safetensorsWrite", Napi::Function::New(env, SafetensorsWrite));
+}
+
+}  // namespace
+
+void ModelWrap::Init(Napi::Env env, Napi::Object exports) {
+  Napi::Function fn = DefineClass(env, "NativeModel",
+                                  {
+                                      InstanceMethod<&ModelWrap::Logprobs>("logprobs"),
+                                      InstanceMethod<&ModelWrap::Forward>("forward"),
+                                      InstanceMethod<&ModelWrap::Parameters>("parameters"),
+                                      InstanceMethod<&ModelWrap::SaveShard>("saveShard"),
+                                      InstanceMethod<&ModelWrap::Dispose>("dispose"),
+                                      InstanceAccessor<&ModelWrap::Disposed>("disposed"),
+                                      InstanceAccessor<&ModelWrap::Device>("device"),
+                                      InstanceAccessor<&ModelWrap::DType>("dtype"),
+                                      InstanceAccessor<&ModelWrap::ParamDType>("paramDtype"),
+                                  });
+  auto* ref = new Napi::FunctionReference(Napi::Persistent(fn));
+  gModelClass = ref;
+  env.AddCleanupHook([ref]() {
+    if (gModelClass == ref) gModelClass = nullptr;
+    delete ref;
+  });
+  exports.Set("NativeModel", fn);
+}
+
+Napi::Object ModelWrap::Wrap(Napi::Env env, std::shared_ptr<Decoder> decoder) {
+  if (gModelClass == nullptr) Fail("E_NATIVE", "model class used before the addon was initialised");
+  auto* holder = new std::shared_ptr<Decoder>(std::move(decoder));
+  Napi::Object obj;
+  try {
+    obj = gModelClass->New({Napi::External<std::shared_ptr<Decoder>>::New(env, holder)});
+  } catch (...) {
+    delete holder;
+    throw;
+  }
+  delete holder;
+  return obj;
+}
+
+ModelWrap::ModelWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ModelWrap>(info) {
+  if (info.Length() != 1 || !info[0].IsExternal()) {
+    throw MakeError(info.Env(), {"E_ARG", "NativeModel is created by modelLoad/modelInit; use Policy.load(...) in JS"});
+  }
+  decoder_ = std::move(*info[0].As<Napi::External<std::shared_ptr<Decoder>>>().Data());
+}
+
+std::shared_ptr<Decoder> ModelWrap::Get(const Napi::Value& value, const char* what) {
+  if (gModelClass == nullptr || !value.IsObject() || !value.As<Napi::Object>().InstanceOf(gModelClass->Value())) {
+    Fail("E_ARG", std::string(what) + " must be a NativeModel");
+  }
+  ModelWrap* w = ModelWrap::Unwrap(value.As<Napi::Object>());
+  if (!w->decoder_) Fail("E_DISPOSED", std::string(what) + " was disposed");
+  return w->decoder_;
+}
+
+std::string ModelWrap::ExecutorName(const Decoder& d) { return d.device().str(); }
+
+namespace {
+
+// Copies an array of Int32Array token sequences out of JS memory (only lent for the call).
+std::vector<std::vector<int64_t>> ReadSequences(const Napi::Value& v, int64_t vocab) {
+  if (!v.IsArray()) Fail("E_ARG", "sequences must be an array of Int32Array");
+  const Napi::Array arr = v.As<Napi::Array>();
+  std::vector<std::vector<int64_t>> seqs(arr.Length());
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    const Napi::Value item = arr.Get(i);
+    if (!item.IsTypedArray() || item.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
+      Fail("E_ARG", "sequence " + std::to_string(i) + " must be an Int32Array");
+    }
+    const Napi::Int32Array ids = item.As<Napi::Int32Array>();
+    seqs[i].assign(ids.Data(), ids.Data() + ids.ElementLength());
+    for (size_t t = 0; t < seqs[i].size(); ++t) {
+      if (seqs[i][t] < 0 || seqs[i][t] >= vocab) {
+        Fail("E_ARG", "sequence " + std::to_string(i) + " token " + std::to_string(t) + ": id " + std::to_string(seqs[i][t]) +
+                          " outside the vocabulary [0, " + std::to_string(vocab) + ")");
+      }
+    }
+  }
+  return seqs;
+}
+
+struct PaddedBatch {
+  at::Tensor ids, mask, positions;  // [B, T]
+  int64_t T = 0;
+};
+
+// Left-pads `seqs[index[..]]` into one batch; positions count real tokens only (cumsum(mask) - 1), so a padded row
+// sees the same positions as it would alone.
+PaddedBatch LeftPad(const std::vector<std::vector<int64_t>>& seqs, const std::vector<size_t>& index) {
+  PaddedBatch b;
+  for (size_t j : index) b.T = std::max<int64_t>(b.T, static_cast<int64_t>(seqs[j].size()));
+  const int64_t B = static_cast<int64_t>(index.size());
+  b.ids = at::zeros({B, b.T}, at::kLong);
+  b.mask = at::zeros({B, b.T}, at::kLong);
+  auto ids = b.ids.accessor<int64_t, 2>();
+  auto mask = b.mask.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < B; ++r) {
+    const auto& s = seqs[index[r]];
+    const int64_t off = b.T - static_cast<int64_t>(s.size());
+    for (size_t t = 0; t < s.size(); ++t) {
+      ids[r][off + t] = s[t];
+      mask[r][off + t] = 1;
+    }
+  }
+  b.positions = (b.mask.cumsum(1) - 1).clamp_min(0);
+  return b;
+}
+
+// Groups sequence indices (longest first) into micro-batches of at most `budget` padded tokens.
+std::vector<std::vector<size_t>> MicroBatches(const std::vector<std::vector<int64_t>>& seqs, int64_t budget) {
+  std::vector<size_t> order(seqs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].size() > seqs[b].size(); });
+  std::vector<std::vector<size_t>> batches;
+  int64_t longest = 0;
+  for (size_t j : order) {
+    if (seqs[j].empty()) continue;
+    const int64_t len = static_cast<int64_t>(seqs[j].size());
+    if (batches.empty() || static_cast<int64_t>(batches.back().size() + 1) * longest > budget) {
+      batches.emplace_back();
+      longest = len;
+    }
+    batches.back().push_back(j);
+  }
+  return batches;
+}
+
+}  // namespace
+
+// logprobs(sequences: Int32Array[], starts: number[], temperature, tokenBudget) -> Promise<Float32Array[]>:
+// result[j][t - starts[j]] = log softmax(logits / temperature) of token seq[t] given seq[0..t-1], for t >= starts[j].
+Napi::Value ModelWrap::Logprobs(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    std::shared_ptr<Decoder> d = Get(Value());
+    auto seqs = ReadSequences(info[0], d->config().vocab_size);
+    if (info.Length() < 4 || !info[1].IsArray() || !info[2].IsNumber() || !info[3].IsNumber()) {
+      Fail("E_ARG", "logprobs(sequences, starts, temperature, tokenBudget)");
+    }
+    const Napi::Array starts_arr = info[1].As<Napi::Array>();
+    if (starts_arr.Length() != seqs.size()) Fail("E_ARG", "logprobs: one start per sequence expected");
+    std::vector<int64_t> starts(seqs.size());
+    for (size_t j = 0; j < seqs.size(); ++j) {
+      const Napi::Value s = starts_arr.Get(static_cast<uint32_t>(j));
+      if (!s.IsNumber()) Fail("E_ARG", "logprobs: starts must be numbers");
+      starts[j] = s.As<Napi::Number>().Int64Value();
+      if (starts[j] < 1 || starts[j] > static_cast<int64_t>(seqs[j].size())) {
+        Fail("E_ARG", "logprobs: start " + std::to_string(starts[j]) + " of sequence " + std::to_string(j) +
+                          " must be in [1, " + std::to_string(seqs[j].size()) + "] (the first token has no prediction)");
+      }
+    }
+    const double temperature = info[2].As<Napi::Number>().DoubleValue();
+    if (!(temperature > 0)) Fail("E_ARG", "logprobs: temperature must be > 0");
+    const int64_t budget = std::max<int64_t>(1, info[3].As<Napi::Number>().Int64Value());
+    auto result = std::make_shared<std::vector<std::vector<float>>>(seqs.size());
+    Napi::Env env = info.Env();
+    return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, seqs = std::move(seqs), starts, temperature, budget, result]() -> Executor::Completion {
+      c10::InferenceMode guard;
+      for (const auto& index : MicroBatches(seqs, budget)) {
+        const PaddedBatch b = LeftPad(seqs, index);
+        const at::Tensor hidden = d->Hidden(b.ids, b.positions, b.mask);
+        const int64_t H = hidden.size(-1);
+        // The hidden state at padded column c predicts the token at column c + 1.
+        std::vector<int64_t> rows, targets;
+        for (size_t r = 0; r < index.size(); ++r) {
+          const auto& s = seqs[index[r]];
+          const int64_t off = b.T - static_cast<int64_t>(s.size());
+          for (int64_t t = starts[index[r]]; t < static_cast<int64_t>(s.size()); ++t) {
+            rows.push_back(static_cast<int64_t>(r) * b.T + off + t - 1);
+            targets.push_back(s[t]);
+          }
+        }
+        if (rows.empty()) continue;
+        const at::Tensor row_index = at::tensor(rows, at::kLong).to(d->device());
+        const at::Tensor picked = hidden.reshape({-1, H}).index_select(0, row_index);
+        const at::Tensor lp = d->TokenLogprobs(picked, at::tensor(targets, at::kLong), temperature).to(at::kCPU).contiguous();
+        const float* p = lp.data_ptr<float>();
+        for (size_t r = 0; r < index.size(); ++r) {
+          const size_t n = seqs[index[r]].size() - starts[index[r]];
+          (*result)[index[r]].assign(p, p + n);
+          p += n;
+        }
+      }
+      return [result](Napi::Env env) -> Napi::Value {
+        Napi::Array out = Napi::Array::New(env, result->size());
+        for (size_t j = 0; j < result->size(); ++j) {
+          const auto& v = (*result)[j];
+          Napi::Float32Array a = Napi::Float32Array::New(env, v.size());
+          std::copy(v.begin(), v.end(), a.Data());
+          out.Set(static_cast<uint32_t>(j), a);
+        }
+        return out;
+      };
+    });
+  });
+}
+
+// forward(sequences: Int32Array[]) -> Promise<NativeTensor>: fp32 logits [B, T, vocab] of the left-padded batch.
+Napi::Value ModelWrap::Forward(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    std::shared_ptr<Decoder> d = Get(Value());
+    auto seqs = ReadSequences(info[0], d->config().vocab_size);
+    if (seqs.empty()) Fail("E_ARG", "forward: at least one sequence expected");
+    for (const auto& s : seqs) {
+      if (s.empty()) Fail("E_ARG", "forward: sequences must not be empty");
+    }
+    auto logits = std::make_shared<at::Tensor>();
+    Napi::Env env = info.Env();
+    return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, seqs = std::move(seqs), logits]() -> Executor::Completion {
+      c10::InferenceMode guard;
+      std::vector<size_t> index(seqs.size());
+      std::iota(index.begin(), index.end(), 0);
+      const PaddedBatch b = LeftPad(seqs, index);
+      *logits = d->Logits(d->Hidden(b.ids, b.positions, b.mask)).to(at::kCPU).contiguous();
+      return [logits](Napi::Env env) -> Napi::Value { return TensorWrap::Wrap(env, std::move(*logits)); };
+    });
+  });
+}
+
+Napi::Value ModelWrap::Parameters(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    std::shared_ptr<Decoder> d = Get(Value());
+    Napi::Object out = Napi::Object::New(info.Env());
+    for (const auto& [name, t] : d->parameters()) out.Set(name, TensorWrap::Wrap(info.Env(), t));
+    return out;
+  });
+}
+
+// saveShard(path, names, dtype | null, metadata) -> Promise<void>: writes the named parameters, on the model's
+// executor so a save never interleaves with a job that updates the parameters.
+Napi::Value ModelWrap::SaveShard(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    std::shared_ptr<Decoder> d = Get(Value());
+    const std::string path = StringArg(info, 0, "saveShard(path, names, dtype, metadata): path");
+    if (info.Length() < 2 || !info[1].IsArray()) Fail("E_ARG", "saveShard: names must be an array");
+    const Napi::Array arr = info[1].As<Napi::Array>();
+    std::vector<std::string> names;
+    for (uint32_t i = 0; i < arr.Length(); ++i) {
+      if (!arr.Get(i).IsString()) Fail("E_ARG", "saveShard: names must be strings");
+      names.push_back(arr.Get(i).As<Napi::String>());
+      if (!d->parameters().count(names.back())) Fail("E_ARG", "saveShard: no parameter '" + names.back() + "'");
+    }
+    const at::ScalarType dtype =
+        info.Length() > 2 && info[2].IsString() ? ParseDType(info[2].As<Napi::String>()) : at::ScalarType::Undefined;
+    const auto metadata = ReadMetadata(info.Length() > 3 ? info[3] : info.Env().Undefined());
+    Napi::Env env = info.Env();
+    return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, path, names, dtype, metadata]() -> Executor::Completion {
+      at::NoGradGuard no_grad;
+      std::vector<std::pair<std::string, at::Tensor>> items;
+      for (const auto& n : names) items.emplace_back(n, d->parameters().at(n));
+      WriteSafetensors(path, items, dtype, metadata);
+      return nullptr;
+    });
+  });
+}
+
+// Drops this handle's reference; jobs already queued keep theirs, and the parameters (and the mapped file) are
+// freed when the last of them finishes.
+Napi::Value ModelWrap::Dispose(const Napi::CallbackInfo& info) {
+  decoder_.reset();
+  return info.Env().Undefined();
+}
+
+Napi::Value ModelWrap::Disposed(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), !decoder_); }
+
+Napi::Value ModelWrap::Device(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value { return Napi::String::New(info.Env(), Get(Value())->device().str()); });
+}
+
+Napi::Value ModelWrap::DType(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    return Napi::String::New(info.Env(), DTypeName(Get(Value())->compute_dtype()));
+  });
+}
+
+Napi::Value ModelWrap::ParamDType(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    return Napi::String::New(info.Env(), DTypeName(Get(Value())->param_dtype()));
+  });
+}
+
+LAMER_REGISTER(model, RegisterModel, 110)
+
+}  // namespace lamer::model

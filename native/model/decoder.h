@@ -1,0 +1,98 @@
+// The decoder-only transformer of Qwen3, Qwen2 and Llama checkpoints (SPEC §9). Parameters live in one map keyed
+// by the checkpoint's own tensor names, so loading, saving, the generation engine and the train step all address
+// them the same way.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace lamer::model {
+
+// The numbers the decoder needs, parsed and validated from config.json on the TS side (src/model/config.ts).
+struct DecoderConfig {
+  std::string model_type;  // "qwen3" | "qwen2" | "llama"
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_hidden_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;
+  int64_t head_dim = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  bool tie_word_embeddings = false;
+  bool qk_norm = false;    // Qwen3: per-head RMSNorm on q and k before RoPE
+  bool qkv_bias = false;   // Qwen2 (always), Llama/Qwen3 with attention_bias
+  bool o_bias = false;     // Llama/Qwen3 with attention_bias
+  bool mlp_bias = false;   // Llama with mlp_bias
+  // llama3 RoPE scaling (rope_type "llama3"); off when rope_factor == 0.
+  double rope_factor = 0.0;
+  double rope_low_freq_factor = 1.0;
+  double rope_high_freq_factor = 4.0;
+  int64_t rope_original_max_position_embeddings = 8192;
+};
+
+// The shape every parameter must have, by checkpoint name, in load order.
+std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedParameters(const DecoderConfig& c);
+
+// Per-layer past keys and values for incremental decoding: [B, kv_heads, S, head_dim] each, in compute dtype.
+struct KvCache {
+  std::vector<at::Tensor> k, v;
+};
+
+class Decoder {
+ public:
+  // `params` must hold exactly ExpectedParameters(config) (checked by the loader). They are kept in `param_dtype`
+  // on `device`; the forward runs in `compute_dtype` (fp32 on CPU; bf16 on CUDA with fp32 master parameters).
+  Decoder(DecoderConfig config, std::map<std::string, at::Tensor> params, at::Device device,
+          at::ScalarType compute_dtype);
+
+  const DecoderConfig& config() const { return config_; }
+  at::Device device() const { return device_; }
+  at::ScalarType compute_dtype() const { return compute_dtype_; }
+  at::ScalarType param_dtype() const;
+  // The parameters by checkpoint name (no lm_head.weight when the embeddings are tied). Whoever changes them in
+  // place (the train step) must call ParametersChanged() so cached compute-dtype copies are refreshed.
+  std::map<std::string, at::Tensor>& parameters() { return params_; }
+  void ParametersChanged();
+
+  // Final-norm hidden states [B, T, hidden] (compute dtype) for `input_ids` [B, T] (int64), `position_ids` [B, T]
+  // and `attention_mask` [B, T] (1 = token, 0 = left padding; may be undefined for none). With `cache`, the new
+  // keys/values are appended to it and queries attend to the cached ones too.
+  at::Tensor Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask,
+                    KvCache* cache = nullptr);
+  // fp32 logits [..., vocab] of hidden states.
+  at::Tensor Logits(const at::Tensor& hidden);
+  // log_softmax(logits / temperature)[target] for each row of `hidden` [N, hidden] and `targets` [N] (int64), in
+  // chunks of rows so at most about `chunk_bytes` of fp32 logits exist at once (a 151,936 vocabulary is 600 KB a row).
+  at::Tensor TokenLogprobs(const at::Tensor& hidden, const at::Tensor& targets, double temperature,
+                           int64_t chunk_bytes = 256ll << 20);
+
+  // Releases the parameters (dispose).
+  void Clear();
+
+ private:
+  // The parameter `name` in compute dtype (cached while the parameters do not change).
+  at::Tensor W(const std::string& name);
+  at::Tensor RmsNorm(const at::Tensor& x, const std::string& weight);
+  at::Tensor Linear(const at::Tensor& x, const std::string& prefix, bool bias);
+  at::Tensor LmHeadWeight();
+  // cos and sin [B, T, head_dim] for positions [B, T].
+  std::pair<at::Tensor, at::Tensor> Rope(const at::Tensor& position_ids);
+
+  DecoderConfig config_;
+  std::map<std::string, at::Tensor> params_;
+  std::map<std::string, at::Tensor> compute_cache_;
+  at::Device device_;
+  at::ScalarType compute_dtype_;
+  at::Tensor inv_freq_;  // fp32 [head_dim / 2]
+};
+
+// Builds inv_freq exactly as transformers does (float32 powers), with llama3 scaling when configured.
+at::Tensor RopeInvFreq(const DecoderConfig& c);
+
+}  // namespace lamer::model

@@ -1,0 +1,353 @@
+// Policy: a Hugging Face decoder checkpoint (Qwen3 / Qwen2 / Llama) loaded into the native addon, with its
+// tokenizer, chat template and stop ids. Weights are memory-mapped by the addon; heavy calls run on the device's
+// executor thread and return Promises. The native handle (`policy.native`) is what the generation engine and the
+// train step take, so they share these parameters without copies.
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { LamerError } from '../errors.js';
+import { Tensor, type DeviceName } from '../tensor.js';
+import { ChatTemplate, type ChatMessage, type ChatRenderOptions } from './chat.js';
+import { parseModelConfig, toNativeConfig, type CheckpointDType, type ModelConfig } from './config.js';
+import { modelNative, type NativeModel } from './native.js';
+import { TextTokenizer } from './tokenizer.js';
+
+export type ComputeDType = 'float32' | 'bfloat16';
+
+export interface PolicyLoadOptions {
+  /** 'cpu' (default), 'cuda' or 'cuda:N'. */
+  device?: DeviceName;
+  /** Compute dtype of the forward: float32 on CPU by default, bfloat16 on CUDA. */
+  dtype?: ComputeDType;
+  /**
+   * Storage dtype of the parameters. Default: the compute dtype on CPU (an fp32 checkpoint is then used in place,
+   * memory-mapped); float32 master weights on CUDA.
+   */
+  paramDtype?: ComputeDType;
+  /** Padded tokens per forward micro-batch in logprobs (default 8192). */
+  tokenBudget?: number;
+}
+
+export interface PolicyInitOptions extends PolicyLoadOptions {
+  seed: number;
+  /** Standard deviation of the random weights (transformers' initializer_range; default 0.02). */
+  std?: number;
+  /** Files written next to the weights on save: tokenizer.json, tokenizer_config.json, generation_config.json, ... */
+  assets?: Record<string, string>;
+}
+
+export interface SaveOptions {
+  /** Weights above this many bytes are split into shards with model.safetensors.index.json (default 5 GB). */
+  maxShardBytes?: number;
+  /** Storage dtype of the saved weights (default: the checkpoint's own dtype from config.json). */
+  dtype?: CheckpointDType;
+}
+
+/** What to score: whole sequences (every token after the first), or completions after prompts. */
+export type LogprobsBatch =
+  | ArrayLike<number>[]
+  | { prompts: (string | ArrayLike<number>)[]; completions: (string | ArrayLike<number>)[] };
+
+/** Files copied from the source checkpoint on save (those that exist). */
+const ASSET_FILES = [
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'chat_template.jinja',
+  'special_tokens_map.json',
+  'added_tokens.json',
+  'vocab.json',
+  'merges.txt',
+  'generation_config.json',
+];
+
+function writeAtomic(path: string, data: string): void {
+  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}
+
+function readConfig(dir: string): ModelConfig {
+  const path = join(dir, 'config.json');
+  if (!existsSync(path)) throw new LamerError('E_CHECKPOINT', `${dir}: no config.json (is this a Hugging Face checkpoint folder?)`);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new LamerError('E_CHECKPOINT', `${path}: not valid JSON: ${(e as Error).message}`, { cause: e });
+  }
+  return parseModelConfig(json, path);
+}
+
+function idsFromGenerationConfig(text: string | undefined, file: string): number[] {
+  if (text === undefined) return [];
+  let g: Record<string, unknown>;
+  try {
+    g = JSON.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    throw new LamerError('E_CHECKPOINT', `${file}: not valid JSON: ${(e as Error).message}`, { cause: e });
+  }
+  const v = g.eos_token_id;
+  if (v === undefined || v === null) return [];
+  const list = Array.isArray(v) ? v : [v];
+  if (!list.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 0)) {
+    throw new LamerError('E_CHECKPOINT', `${file}: field 'eos_token_id': expected a token id or a list of them, found ${JSON.stringify(v)}`);
+  }
+  return list as number[];
+}
+
+/** Parameter names in checkpoint order (embeddings, layers by number, final norm, head), for stable sharding. */
+function checkpointOrder(names: string[]): string[] {
+  const key = (n: string): [number, number, string] => {
+    const m = /^model\.layers\.(\d+)\./.exec(n);
+    if (m) return [1, Number(m[1]), n];
+    if (n.startsWith('model.embed_tokens')) return [0, 0, n];
+    if (n.startsWith('model.norm')) return [2, 0, n];
+    return [3, 0, n];
+  };
+  return [...names].sort((a, b) => {
+    const [ga, la, na] = key(a);
+    const [gb, lb, nb] = key(b);
+    return ga - gb || la - lb || (na < nb ? -1 : na > nb ? 1 : 0);
+  });
+}
+
+const BYTES: Record<string, number> = { float32: 4, bfloat16: 2, float16: 2, float64: 8 };
+
+export class Policy {
+  readonly config: ModelConfig;
+  readonly tokenizer: TextTokenizer | null;
+  readonly chatTemplate: ChatTemplate | null;
+  /** Generation stops at any of these ids (generation_config.json's eos_token_id, else config.json's). */
+  readonly stopIds: number[];
+  readonly #assets: Map<string, string>;
+  readonly #tokenBudget: number;
+  #native: NativeModel | null;
+
+  private constructor(
+    native: NativeModel,
+    config: ModelConfig,
+    assets: Map<string, string>,
+    tokenizer: TextTokenizer | null,
+    chatTemplate: ChatTemplate | null,
+    tokenBudget: number,
+  ) {
+    this.#native = native;
+    this.config = config;
+    this.#assets = assets;
+    this.tokenizer = tokenizer;
+    this.chatTemplate = chatTemplate;
+    this.#tokenBudget = tokenBudget;
+    const fromGeneration = idsFromGenerationConfig(assets.get('generation_config.json'), 'generation_config.json');
+    this.stopIds = [...new Set(fromGeneration.length > 0 ? fromGeneration : config.eosTokenIds)];
+  }
+
+  static #dtypes(options: PolicyLoadOptions): { device: DeviceName; dtype: ComputeDType; paramDtype: ComputeDType } {
+    const device = options.device ?? 'cpu';
+    const cuda = device.startsWith('cuda');
+    const dtype = options.dtype ?? (cuda ? 'bfloat16' : 'float32');
+    const paramDtype = options.paramDtype ?? (cuda ? 'float32' : dtype);
+    return { device, dtype, paramDtype };
+  }
+
+  /** Loads a checkpoint folder (config.json, model.safetensors or a sharded index, tokenizer files if present). */
+  static async load(dir: string, options: PolicyLoadOptions = {}): Promise<Policy> {
+    const root = resolve(dir);
+    const config = readConfig(root);
+    const assets = new Map<string, string>();
+    for (const f of ASSET_FILES) {
+      const p = join(root, f);
+      if (existsSync(p)) assets.set(f, readFileSync(p, 'utf8'));
+    }
+    const tokenizer = TextTokenizer.load(root);
+    const chatTemplate = ChatTemplate.load(root);
+    const { device, dtype, paramDtype } = Policy.#dtypes(options);
+    const native = await modelNative().modelLoad(root, toNativeConfig(config), device, dtype, paramDtype);
+    return new Policy(native, config, assets, tokenizer, chatTemplate, options.tokenBudget ?? 8192);
+  }
+
+  /** A randomly initialised model of `config` (for `lamer init-model` and tests). */
+  static async init(config: ModelConfig, options: PolicyInitOptions): Promise<Policy> {
+    const { device, dtype, paramDtype } = Policy.#dtypes(options);
+    const native = await modelNative().modelInit(toNativeConfig(config), device, dtype, paramDtype, options.seed, options.std ?? 0.02);
+    const assets = new Map(Object.entries(options.assets ?? {}));
+    const tokenizerJson = assets.get('tokenizer.json');
+    const tokenizerConfig = JSON.parse(assets.get('tokenizer_config.json') ?? '{}') as Record<string, unknown>;
+    const tokenizer = tokenizerJson ? new TextTokenizer(JSON.parse(tokenizerJson) as Record<string, unknown>, tokenizerConfig) : null;
+    const templateText = assets.get('chat_template.jinja') ?? ChatTemplate.pick(tokenizerConfig.chat_template, 'default');
+    const chatTemplate = templateText ? new ChatTemplate(templateText, tokenizerConfig) : null;
+    return new Policy(native, config, assets, tokenizer, chatTemplate, options.tokenBudget ?? 8192);
+  }
+
+  /** @internal The native model handle, for the generation engine and the train step. */
+  get native(): NativeModel {
+    if (!this.#native) throw new LamerError('E_DISPOSED', 'this Policy was disposed');
+    return this.#native;
+  }
+
+  get device(): string {
+    return this.native.device;
+  }
+
+  get disposed(): boolean {
+    return this.#native === null;
+  }
+
+  #requireTokenizer(): TextTokenizer {
+    if (!this.tokenizer) throw new LamerError('E_ARG', 'this checkpoint has no tokenizer.json; pass token ids instead of text');
+    return this.tokenizer;
+  }
+
+  /** Token ids of `text` (no BOS/EOS added). */
+  encode(text: string): number[] {
+    return this.#requireTokenizer().encode(text);
+  }
+
+  decode(ids: ArrayLike<number>, options: { skipSpecialTokens?: boolean } = {}): string {
+    return this.#requireTokenizer().decode(ids, options);
+  }
+
+  /** The chat template applied to `messages` (text). */
+  renderChat(messages: ChatMessage[], options: ChatRenderOptions = {}): string {
+    if (!this.chatTemplate) throw new LamerError('E_ARG', 'this checkpoint has no chat template');
+    return this.chatTemplate.render(messages, options);
+  }
+
+  /** Ids of the chat-templated prompt, as transformers' apply_chat_template(tokenize=True) gives them. */
+  encodeChat(messages: ChatMessage[], options: ChatRenderOptions = {}): number[] {
+    return this.encode(this.renderChat(messages, options));
+  }
+
+  #ids(x: string | ArrayLike<number>): number[] {
+    return typeof x === 'string' ? this.encode(x) : Array.from(x);
+  }
+
+  /**
+   * Log-probs at `temperature` (log_softmax(logits / T), never with top-k/top-p). For a list of sequences:
+   * result[j][i] = log p(seq[i + 1] | seq[0..i]). For {prompts, completions}: result[j][i] = log p(completion[i] |
+   * prompt, completion[0..i-1]); text is tokenized without special tokens added.
+   */
+  async logprobs(batch: LogprobsBatch, options: { temperature?: number } = {}): Promise<Float32Array[]> {
+    const temperature = options.temperature ?? 1;
+    const seqs: Int32Array[] = [];
+    const starts: number[] = [];
+    if (Array.isArray(batch)) {
+      for (const s of batch as ArrayLike<number>[]) {
+        if (s.length < 1) throw new LamerError('E_ARG', 'logprobs: every sequence needs at least one token');
+        seqs.push(Int32Array.from(s));
+        starts.push(1);
+      }
+    } else {
+      const { prompts, completions } = batch as { prompts: (string | ArrayLike<number>)[]; completions: (string | ArrayLike<number>)[] };
+      if (prompts.length !== completions.length) {
+        throw new LamerError('E_ARG', `logprobs: ${prompts.length} prompts but ${completions.length} completions`);
+      }
+      for (let j = 0; j < prompts.length; j++) {
+        const p = this.#ids(prompts[j]);
+        const c = this.#ids(completions[j]);
+        if (p.length < 1) throw new LamerError('E_ARG', `logprobs: prompt ${j} is empty (the first completion token needs a context)`);
+        seqs.push(Int32Array.from([...p, ...c]));
+        starts.push(p.length);
+      }
+    }
+    if (seqs.length === 0) return [];
+    return this.native.logprobs(seqs, starts, temperature, this.#tokenBudget);
+  }
+
+  /** fp32 logits [B, T, vocab] of the sequences, left-padded to the longest. */
+  async logits(sequences: ArrayLike<number>[]): Promise<Tensor> {
+    return new Tensor(await this.native.forward(sequences.map((s) => Int32Array.from(s))));
+  }
+
+  /**
+   * Writes a checkpoint transformers loads: config.json, model.safetensors (or shards with an index above
+   * maxShardBytes), generation_config.json and the tokenizer files. Every file is written under a temporary name and
+   * renamed into place; weights go first and config.json last, and files of an earlier save that the new one does not
+   * use are removed at the end.
+   */
+  async save(dir: string, options: SaveOptions = {}): Promise<void> {
+    const native = this.native;
+    const root = resolve(dir);
+    mkdirSync(root, { recursive: true });
+    const dtype = options.dtype ?? this.config.dtype;
+    const maxShard = options.maxShardBytes ?? 5e9;
+    const params = native.parameters();
+    const names = checkpointOrder(Object.keys(params));
+    const sizes = names.map((n) => params[n].numel * BYTES[dtype]);
+    for (const t of Object.values(params)) t.dispose();
+    const total = sizes.reduce((a, b) => a + b, 0);
+    const metadata = { format: 'pt' };
+
+    const shards: string[][] = [];
+    if (total <= maxShard) {
+      shards.push(names);
+    } else {
+      let size = 0;
+      names.forEach((n, i) => {
+        if (shards.length === 0 || (size > 0 && size + sizes[i] > maxShard)) {
+          shards.push([]);
+          size = 0;
+        }
+        shards[shards.length - 1].push(n);
+        size += sizes[i];
+      });
+    }
+    const written = new Set<string>();
+    if (shards.length === 1) {
+      await native.saveShard(join(root, 'model.safetensors'), names, dtype, metadata);
+      written.add('model.safetensors');
+    } else {
+      const weightMap: Record<string, string> = {};
+      for (let s = 0; s < shards.length; s++) {
+        const file = `model-${String(s + 1).padStart(5, '0')}-of-${String(shards.length).padStart(5, '0')}.safetensors`;
+        await native.saveShard(join(root, file), shards[s], dtype, metadata);
+        for (const n of shards[s]) weightMap[n] = file;
+        written.add(file);
+      }
+      writeAtomic(join(root, 'model.safetensors.index.json'), `${JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2)}\n`);
+      written.add('model.safetensors.index.json');
+    }
+
+    for (const [file, text] of this.#assets) {
+      if (file === 'generation_config.json') continue;
+      writeAtomic(join(root, file), text);
+      written.add(file);
+    }
+    const generation = this.#assets.get('generation_config.json') ?? `${JSON.stringify(this.#defaultGenerationConfig(), null, 2)}\n`;
+    writeAtomic(join(root, 'generation_config.json'), generation);
+    const raw: Record<string, unknown> = { ...this.config.raw, dtype };
+    delete raw.torch_dtype;
+    writeAtomic(join(root, 'config.json'), `${JSON.stringify(raw, null, 2)}\n`);
+
+    // Weights of an earlier save in the other layout (or with more shards) would confuse loaders: remove them.
+    for (const f of readdirSync(root)) {
+      const stale =
+        (f === 'model.safetensors' || f === 'model.safetensors.index.json' || /^model-\d{5}-of-\d{5}\.safetensors$/.test(f)) &&
+        !written.has(f);
+      if (stale && statSync(join(root, f)).isFile()) rmSync(join(root, f));
+    }
+  }
+
+  #defaultGenerationConfig(): Record<string, unknown> {
+    const c = this.config;
+    const g: Record<string, unknown> = {};
+    if (c.bosTokenId !== null) g.bos_token_id = c.bosTokenId;
+    if (c.eosTokenIds.length > 0) g.eos_token_id = c.eosTokenIds.length === 1 ? c.eosTokenIds[0] : c.eosTokenIds;
+    if (c.padTokenId !== null) g.pad_token_id = c.padTokenId;
+    return g;
+  }
+
+  /** Releases the native model (its parameters and the mapped checkpoint, once queued jobs finish). */
+  dispose(): void {
+    if (this.#native) {
+      this.#native.dispose();
+      this.#native = null;
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}

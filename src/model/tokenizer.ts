@@ -1,0 +1,89 @@
+// The checkpoint's tokenizer (tokenizer.json + tokenizer_config.json) through @huggingface/tokenizers, which
+// implements the same pipeline as the Rust `tokenizers` library transformers uses.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { LamerError } from '../errors.js';
+
+type Json = Record<string, unknown>;
+
+function readJson(path: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new LamerError('E_IO', `${path}: cannot read: ${(e as Error).message}`, { cause: e });
+  }
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object');
+    return v as Json;
+  } catch (e) {
+    throw new LamerError('E_CHECKPOINT', `${path}: not a valid JSON object: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** A special-token field of tokenizer_config.json: a string or an AddedToken object {content}. */
+function tokenText(v: unknown): string | null {
+  if (typeof v === 'string') return v;
+  if (v && typeof v === 'object' && typeof (v as Json).content === 'string') return (v as Json).content as string;
+  return null;
+}
+
+export class TextTokenizer {
+  readonly #tokenizer: Tokenizer;
+  /** tokenizer.json as parsed. */
+  readonly json: Json;
+  /** tokenizer_config.json as parsed ({} when the file is absent). */
+  readonly config: Json;
+
+  constructor(json: Json, config: Json) {
+    this.json = json;
+    this.config = config;
+    try {
+      this.#tokenizer = new Tokenizer(json, config);
+    } catch (e) {
+      throw new LamerError('E_CHECKPOINT', `tokenizer.json could not be built: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** The tokenizer of a checkpoint folder, or null when it has no tokenizer.json. */
+  static load(dir: string): TextTokenizer | null {
+    const path = join(dir, 'tokenizer.json');
+    if (!existsSync(path)) return null;
+    const configPath = join(dir, 'tokenizer_config.json');
+    return new TextTokenizer(readJson(path), existsSync(configPath) ? readJson(configPath) : {});
+  }
+
+  /**
+   * Token ids of `text`. Special tokens written in the text (e.g. `<|im_start|>`) become their ids. By default no
+   * BOS/EOS is added, as transformers does for text that came out of a chat template.
+   */
+  encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
+    return this.#tokenizer.encode(text, { add_special_tokens: options.addSpecialTokens ?? false }).ids;
+  }
+
+  decode(ids: ArrayLike<number>, options: { skipSpecialTokens?: boolean } = {}): string {
+    return this.#tokenizer.decode(Array.from(ids), { skip_special_tokens: options.skipSpecialTokens ?? false });
+  }
+
+  tokenToId(token: string): number | undefined {
+    return this.#tokenizer.token_to_id(token);
+  }
+
+  idToToken(id: number): string | undefined {
+    return this.#tokenizer.id_to_token(id);
+  }
+
+  /** Number of ids the tokenizer can produce (base vocabulary plus added tokens). */
+  get size(): number {
+    let max = -1;
+    for (const id of this.#tokenizer.get_vocab(true).values()) max = Math.max(max, id);
+    return max + 1;
+  }
+
+  /** A special token named in tokenizer_config.json ("eos_token", "pad_token", ...), as text. */
+  specialToken(field: 'bos_token' | 'eos_token' | 'pad_token' | 'unk_token'): string | null {
+    return tokenText(this.config[field]);
+  }
+}
