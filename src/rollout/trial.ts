@@ -1,0 +1,383 @@
+// One LaMer trial (SPEC §2) as plain sequential code: up to N episodes on the same task, a reflection before each
+// episode after a failed one, restart from the same initial state, stop on success. The same loop runs the baselines:
+// `reflect: false` gives N independent attempts (own empty memory, no reflection), and the prompt variant gives
+// ReAct or zero-shot prompting; Reflexion is this loop with a frozen policy.
+//
+// Every model call awaits one `generate`; the runner starts many trials at once, so an engine that batches the calls
+// pending at any moment serves trials in different phases (playing, reflecting) in the same decode steps.
+
+import { agentPlayPrompt, agentReflectPrompt, isPromptVariant, type PromptVariant } from '../agent/prompts.js';
+import { DEFAULT_MEMORY_MODE, TrialMemory, isMemoryMode, memoryUsesReflection, type MemoryMode } from '../agent/memory.js';
+import { extractAction } from '../envs/common/tags.js';
+import type { Environment, Observation, PromptStyle, TrajectoryStep } from '../envs/types.js';
+import { LamerError } from '../errors.js';
+import {
+  policyForTrial,
+  type FinishReason,
+  type GenerateResult,
+  type PolicyClient,
+  type PolicySource,
+  type SamplingOptions,
+  type TrialView,
+} from './policy.js';
+import { REFLECTION_ANCHOR, type Row } from './rows.js';
+
+export interface TrialConfig {
+  /** N: episodes per trial (attempts, for baselines at evaluation). */
+  episodes: number;
+  /**
+   * true: LaMer / Reflexion: memory carries over between episodes (with a reflection phase when the memory mode shows
+   * reflections). false: baselines: every attempt starts with an empty memory and its prompt is that of a first attempt.
+   */
+  reflect: boolean;
+  /** Default `reflection_only`. `history_only` carries trajectories and writes no reflections (nothing would read them). */
+  memoryMode?: MemoryMode;
+  /** `react` (default): reason then act. `zero-shot`: the action directly. */
+  promptVariant?: PromptVariant;
+  /** Default `full`. */
+  style?: PromptStyle;
+  /** Turns per episode; default the environment's own `maxTurns`. */
+  maxTurns?: number;
+  /** Trajectory window in prompts; default the framing's (7 steps). */
+  window?: number;
+  sampling: SamplingOptions;
+}
+
+export type ResolvedTrialConfig = Required<Omit<TrialConfig, 'maxTurns' | 'window'>> &
+  Pick<TrialConfig, 'maxTurns' | 'window'>;
+
+/** One row of SPEC §1 plus what the train step and the logs need. */
+export interface TrialRow extends Row {
+  phase: 'play' | 'reflect';
+  valid: boolean;
+  won: boolean;
+  prompt: string;
+  response: string;
+  promptIds: Int32Array;
+  responseIds: Int32Array;
+  /** Sampling log-probs of the response tokens. */
+  logprobs: Float32Array;
+  finishReason: FinishReason;
+}
+
+export interface TrialResult {
+  group: number;
+  trial: number;
+  /** Task seed. */
+  seed: number;
+  taskType: string | undefined;
+  /** won[k]: episode k was won (false for episodes not played). Length N. */
+  won: boolean[];
+  /** Index of the won episode, or -1. */
+  wonEpisode: number;
+  episodesPlayed: number;
+  /** Undiscounted reward of each played episode. */
+  episodeRewards: number[];
+  /** Reflections written, in order (empty text for an invalid one). */
+  reflections: string[];
+  /** Rows in chronological order. */
+  rows: TrialRow[];
+}
+
+export interface TrialInput {
+  env: Environment;
+  policy: PolicySource;
+  /** Task seed: every trial of a group uses the same one. */
+  seed: number;
+  group: number;
+  trial: number;
+  config: TrialConfig;
+  /** Base of the per-request sampling seeds (each request gets its own, derived from this and its index). */
+  samplingSeed?: number;
+  signal?: AbortSignal;
+  /** Called with each row as soon as it exists (progress). */
+  onRow?: (row: TrialRow) => void;
+}
+
+function argError(message: string): LamerError {
+  return new LamerError('E_ARG', message);
+}
+
+function positiveInt(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw argError(`trial option ${name}: expected a positive integer, found ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function checkSampling(s: SamplingOptions): SamplingOptions {
+  if (s === null || typeof s !== 'object') throw argError('trial option sampling: expected an object');
+  const finite = (name: keyof SamplingOptions, min: number, max: number) => {
+    const v = s[name];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+      throw argError(`trial option sampling.${name}: expected a number in [${min}, ${max}], found ${JSON.stringify(v)}`);
+    }
+  };
+  finite('temperature', 0, 100);
+  finite('topP', 0, 1);
+  finite('topK', -1, Number.MAX_SAFE_INTEGER);
+  positiveInt('sampling.maxNewTokens', s.maxNewTokens);
+  if (s.stop !== undefined && (!Array.isArray(s.stop) || s.stop.some((x) => typeof x !== 'string'))) {
+    throw argError('trial option sampling.stop: expected an array of strings');
+  }
+  return s;
+}
+
+/** Checks a trial config at the door and fills the defaults. */
+export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
+  if (config === null || typeof config !== 'object') throw argError('trial config: expected an object');
+  const episodes = positiveInt('episodes', config.episodes);
+  if (typeof config.reflect !== 'boolean') {
+    throw argError(`trial option reflect: expected true or false, found ${JSON.stringify(config.reflect)}`);
+  }
+  const memoryMode = config.memoryMode ?? DEFAULT_MEMORY_MODE;
+  if (!isMemoryMode(memoryMode)) {
+    throw argError(
+      `trial option memoryMode: expected reflection_only, history_only or history_and_reflection, found ${JSON.stringify(memoryMode)}`,
+    );
+  }
+  const promptVariant = config.promptVariant ?? 'react';
+  if (!isPromptVariant(promptVariant)) {
+    throw argError(`trial option promptVariant: expected react or zero-shot, found ${JSON.stringify(promptVariant)}`);
+  }
+  const style = config.style ?? 'full';
+  if (style !== 'full' && style !== 'compact') {
+    throw argError(`trial option style: expected full or compact, found ${JSON.stringify(style)}`);
+  }
+  if (config.maxTurns !== undefined) positiveInt('maxTurns', config.maxTurns);
+  if (config.window !== undefined) positiveInt('window', config.window);
+  return {
+    episodes,
+    reflect: config.reflect,
+    memoryMode,
+    promptVariant,
+    style,
+    maxTurns: config.maxTurns,
+    window: config.window,
+    sampling: checkSampling(config.sampling),
+  };
+}
+
+/** A non-negative 31-bit seed from a base seed and a stream of integers (splitmix-style mixing). */
+export function deriveSeed(base: number, ...parts: number[]): number {
+  let h = (base >>> 0) ^ Math.floor(base / 0x100000000);
+  for (const p of [...parts, parts.length]) {
+    h = (h + Math.imul((p | 0) ^ 0x9e3779b9, 0x85ebca6b)) | 0;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    h ^= h >>> 16;
+  }
+  return h >>> 1;
+}
+
+/** The abort reason as an Error the caller can recognise (`name === 'AbortError'` for a plain `abort()`). */
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The rollout was aborted', 'AbortError');
+}
+
+/** Resolves like `promise`, or rejects as soon as `signal` aborts, so a policy that ignores the signal cannot hang us. */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) {
+    promise.catch(() => {}); // the policy may still fail later; nobody is waiting for it
+    return Promise.reject(abortReason(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      promise.catch(() => {});
+      reject(abortReason(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function checkResult(result: GenerateResult, where: string): GenerateResult {
+  if (
+    result === null ||
+    typeof result !== 'object' ||
+    typeof result.text !== 'string' ||
+    !(result.promptIds instanceof Int32Array) ||
+    !(result.responseIds instanceof Int32Array) ||
+    !(result.logprobs instanceof Float32Array) ||
+    result.logprobs.length !== result.responseIds.length ||
+    (result.finishReason !== 'stop' && result.finishReason !== 'length')
+  ) {
+    throw argError(
+      `${where}: the policy returned a malformed result; expected { text, promptIds: Int32Array, responseIds: ` +
+        `Int32Array, logprobs: Float32Array (one per response token), finishReason: 'stop' | 'length' }`,
+    );
+  }
+  return result;
+}
+
+/** The action as shown in later prompts: the text inside <action>, or a marker when the response had none. */
+export const NO_ACTION = '(no action)';
+
+/** Runs one trial to the end (N episodes or the first win) and returns its rows in chronological order. */
+export async function runTrial(input: TrialInput): Promise<TrialResult> {
+  const { env, group, trial, seed, signal } = input;
+  const config = resolveTrialConfig(input.config);
+  const maxTurns = config.maxTurns ?? env.maxTurns;
+  const carryMemory = config.reflect;
+  const writeReflections = carryMemory && memoryUsesReflection(config.memoryMode);
+
+  signal?.throwIfAborted();
+  const initial: Observation = env.reset(seed);
+  const taskType = env.taskType();
+
+  // The live view a per-trial policy (scripted player) reads; a model-backed policy ignores it.
+  const view: { -readonly [K in keyof TrialView]: TrialView[K] } = {
+    env,
+    group,
+    trial,
+    seed,
+    phase: 'play',
+    episode: 0,
+    steps: [],
+  };
+  const policy: PolicyClient = policyForTrial(input.policy, view);
+  const memory = new TrialMemory({ mode: config.memoryMode, style: config.style, window: config.window });
+
+  const rows: TrialRow[] = [];
+  const won = new Array<boolean>(config.episodes).fill(false);
+  const episodeRewards: number[] = [];
+  const reflections: string[] = [];
+  let calls = 0;
+
+  const generate = async (prompt: string, where: string): Promise<GenerateResult> => {
+    signal?.throwIfAborted();
+    const request = {
+      prompt,
+      ...config.sampling,
+      seed: input.samplingSeed === undefined ? undefined : deriveSeed(input.samplingSeed, calls),
+      signal,
+    };
+    calls++;
+    const result = await abortable(policy.generate(request), signal);
+    signal?.throwIfAborted();
+    return checkResult(result, where);
+  };
+  const emit = (row: TrialRow) => {
+    rows.push(row);
+    input.onRow?.(row);
+  };
+
+  let wonEpisode = -1;
+  let lastSteps: TrajectoryStep[] = [];
+  for (let n = 0; n < config.episodes; n++) {
+    let current = initial;
+    if (n > 0) {
+      if (carryMemory) {
+        memory.addFailedEpisode(n - 1, lastSteps);
+        if (writeReflections) {
+          view.phase = 'reflect';
+          view.episode = n - 1;
+          view.steps = lastSteps;
+          const prompt = agentReflectPrompt(env, {
+            style: config.style,
+            initial,
+            steps: lastSteps,
+            episode: n - 1,
+          });
+          const out = await generate(prompt, `trial ${trial} (group ${group}) reflection before episode ${n}`);
+          const reflection = env.parseReflection(out.text);
+          memory.setReflection(reflection.text);
+          reflections.push(reflection.text);
+          // The reflect row carries the index of the episode it prepares (SPEC §1: it sits before that episode).
+          emit({
+            group,
+            trial,
+            episode: n,
+            turn: 0,
+            phase: 'reflect',
+            reward: 0,
+            valid: reflection.valid,
+            won: false,
+            anchor: REFLECTION_ANCHOR,
+            prompt,
+            response: out.text,
+            promptIds: out.promptIds,
+            responseIds: out.responseIds,
+            logprobs: out.logprobs,
+            finishReason: out.finishReason,
+          });
+        }
+      }
+      current = env.restart();
+    }
+
+    // Independent attempts see the prompt of a first attempt: nothing about earlier attempts may leak into them.
+    const memoryBlocks = carryMemory ? memory.blocks() : [];
+    const promptEpisode = carryMemory ? n : 0;
+    const steps: TrajectoryStep[] = [];
+    view.phase = 'play';
+    view.episode = n;
+    view.steps = steps;
+    let episodeReward = 0;
+    for (let turn = 0; turn < maxTurns; turn++) {
+      const prompt = agentPlayPrompt(env, {
+        style: config.style,
+        variant: config.promptVariant,
+        initial,
+        memory: memoryBlocks,
+        episode: promptEpisode,
+        steps,
+        window: config.window,
+      });
+      const out = await generate(prompt, `trial ${trial} (group ${group}) episode ${n} turn ${turn}`);
+      const anchor = current.anchor;
+      const result = env.step(out.text);
+      emit({
+        group,
+        trial,
+        episode: n,
+        turn,
+        phase: 'play',
+        reward: result.reward,
+        valid: result.valid,
+        won: result.won,
+        anchor,
+        prompt,
+        response: out.text,
+        promptIds: out.promptIds,
+        responseIds: out.responseIds,
+        logprobs: out.logprobs,
+        finishReason: out.finishReason,
+      });
+      episodeReward += result.reward;
+      steps.push({ action: extractAction(out.text) ?? NO_ACTION, observation: result.observation.text });
+      current = result.observation;
+      if (result.won) won[n] = true;
+      if (result.done || result.won) break;
+    }
+    episodeRewards.push(episodeReward);
+    lastSteps = steps;
+    if (won[n]) {
+      wonEpisode = n;
+      break;
+    }
+  }
+
+  return {
+    group,
+    trial,
+    seed,
+    taskType,
+    won,
+    wonEpisode,
+    episodesPlayed: episodeRewards.length,
+    episodeRewards,
+    reflections,
+    rows,
+  };
+}

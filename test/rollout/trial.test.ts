@@ -1,0 +1,197 @@
+// One LaMer trial against rows worked out by hand on a 2x2 MineSweeper board, stop on success, restart to the same
+// initial state, the baselines' independent attempts and prompt variants, and the memory modes inside a trial.
+
+import { describe, expect, it } from 'vitest';
+import { createEnv } from '../../src/envs/registry.js';
+import { hasCode } from '../../src/errors.js';
+import { runTrial, type TrialRow } from '../../src/rollout/trial.js';
+import { scriptedPolicy } from '../../src/rollout/scripted.js';
+import { SAMPLING, TinyBoard, click, scripted } from './helpers.js';
+
+const INITIAL = 'Row 1: 1 ?\nRow 2: ? ?';
+
+/** Episode 0: opens the mine. Reflection: names it. Episode 1: opens (1, 2) then (2, 1) and wins. */
+const failThenWin = scripted((view) => {
+  if (view.phase === 'reflect') return 'The mine was at (2, 2).\n<remark>mine at (2, 2); avoid it</remark>';
+  if (view.episode === 0) return click(2, 2);
+  return view.steps.length === 0 ? click(1, 2) : click(2, 1);
+});
+
+const brief = (r: TrialRow) => [r.episode, r.turn, r.phase, r.reward, r.valid, r.won, r.anchor];
+
+describe('runTrial', () => {
+  it('fails episode 0, reflects, wins episode 1: rows by hand, nothing after the win', async () => {
+    const result = await runTrial({
+      env: new TinyBoard(),
+      policy: failThenWin,
+      seed: 7,
+      group: 3,
+      trial: 5,
+      config: { episodes: 3, reflect: true, sampling: SAMPLING },
+    });
+    expect(result.rows.map(brief)).toEqual([
+      [0, 0, 'play', -0.1, true, false, INITIAL],
+      [1, 0, 'reflect', 0, true, false, 'reflection'],
+      [1, 0, 'play', 0.5, true, false, INITIAL],
+      [1, 1, 'play', 10, true, true, 'Row 1: 1 1\nRow 2: ? ?'],
+    ]);
+    expect(result.rows.every((r) => r.group === 3 && r.trial === 5)).toBe(true);
+    expect(result.won).toEqual([false, true, false]);
+    expect(result.wonEpisode).toBe(1);
+    expect(result.episodesPlayed).toBe(2);
+    expect(result.episodeRewards).toEqual([-0.1, 10.5]);
+    expect(result.reflections).toEqual(['mine at (2, 2); avoid it']);
+
+    const [play0, reflect, play1] = result.rows;
+    // The reflect prompt shows the failed episode; the next play prompt carries the reflection as memory.
+    expect(reflect.prompt).toContain('(2, 2) was a mine. Game over.');
+    expect(reflect.prompt).toContain('The task was NOT completed.');
+    expect(play0.prompt).not.toContain('Memory of your earlier trials');
+    expect(play0.prompt).toContain('Currently you are on trial #1.');
+    expect(play1.prompt).toContain(
+      'On trial #1 the task was NOT completed. Your reflection was: mine at (2, 2); avoid it',
+    );
+    expect(play1.prompt).toContain('Currently you are on trial #2.');
+    // Token arrays are complete: char-code ids of the prompt and response, one log-prob per response token.
+    for (const r of result.rows) {
+      expect(Array.from(r.promptIds)).toEqual([...r.prompt].map((ch) => ch.charCodeAt(0)));
+      expect(r.responseIds.length).toBe(r.response.length);
+      expect(r.logprobs.length).toBe(r.responseIds.length);
+      expect(r.finishReason).toBe('stop');
+    }
+  });
+
+  it('marks a reflection without <remark> invalid and remembers it as empty', async () => {
+    const noRemark = scripted((view) => (view.phase === 'reflect' ? 'No idea.' : click(2, 2)));
+    const result = await runTrial({
+      env: new TinyBoard(),
+      policy: noRemark,
+      seed: 0,
+      group: 0,
+      trial: 0,
+      config: { episodes: 2, reflect: true, sampling: SAMPLING },
+    });
+    expect(result.rows.map((r) => [r.phase, r.valid])).toEqual([
+      ['play', true],
+      ['reflect', false],
+      ['play', true],
+    ]);
+    expect(result.rows[2].prompt).toContain('On trial #1 the task was NOT completed. Your reflection was: \n');
+    expect(result.won).toEqual([false, false]);
+  });
+
+  it('stops on success: an expert wins Sokoban in episode 0 and plays no further episode', async () => {
+    const result = await runTrial({
+      env: createEnv('sokoban'),
+      policy: scriptedPolicy(),
+      seed: 11,
+      group: 0,
+      trial: 0,
+      config: { episodes: 3, reflect: true, sampling: SAMPLING },
+    });
+    expect(result.won).toEqual([true, false, false]);
+    expect(result.rows.every((r) => r.episode === 0 && r.phase === 'play')).toBe(true);
+    expect(result.rows.map((r) => r.won)).toEqual(result.rows.map((_, i) => i === result.rows.length - 1));
+    // The turns follow 0, 1, 2, ...
+    expect(result.rows.map((r) => r.turn)).toEqual(result.rows.map((_, i) => i));
+  });
+
+  it('restarts every episode from the same initial state: turn-0 anchors all equal the reset observation', async () => {
+    const seed = 4;
+    const expected = createEnv('sokoban').reset(seed).anchor;
+    const result = await runTrial({
+      env: createEnv('sokoban'),
+      policy: scriptedPolicy({ noise: 1, seed: 2 }), // random moves: never wins in 3 turns of 3 moves
+      seed,
+      group: 0,
+      trial: 0,
+      config: { episodes: 3, reflect: true, maxTurns: 3, sampling: SAMPLING },
+    });
+    const turn0 = result.rows.filter((r) => r.phase === 'play' && r.turn === 0);
+    expect(turn0.map((r) => r.episode)).toEqual([0, 1, 2]);
+    for (const r of turn0) expect(r.anchor).toBe(expected);
+    // Episodes 1 and 2 each follow one reflect row; max 3 turns per episode.
+    expect(result.rows.map((r) => `${r.episode}${r.phase[0]}`).join(' ')).toBe('0p 0p 0p 1r 1p 1p 1p 2r 2p 2p 2p');
+  });
+
+  it('baseline attempts (reflect: false): no reflect rows, empty memory, each prompt that of a first attempt', async () => {
+    const result = await runTrial({
+      env: new TinyBoard(),
+      policy: scripted(() => click(2, 2)),
+      seed: 0,
+      group: 0,
+      trial: 0,
+      config: { episodes: 3, reflect: false, sampling: SAMPLING },
+    });
+    expect(result.rows.map((r) => [r.episode, r.phase])).toEqual([
+      [0, 'play'],
+      [1, 'play'],
+      [2, 'play'],
+    ]);
+    expect(new Set(result.rows.map((r) => r.prompt)).size).toBe(1);
+    expect(result.rows[2].prompt).toContain('Currently you are on trial #1.');
+    expect(result.rows[2].prompt).not.toContain('Memory');
+    expect(result.reflections).toEqual([]);
+  });
+
+  it('zero-shot asks for the action without reasoning; react keeps the reason-then-act format', async () => {
+    const run = (promptVariant: 'react' | 'zero-shot') =>
+      runTrial({
+        env: new TinyBoard(),
+        policy: scripted(() => click(2, 2)),
+        seed: 0,
+        group: 0,
+        trial: 0,
+        config: { episodes: 1, reflect: false, promptVariant, sampling: SAMPLING },
+      });
+    const react = (await run('react')).rows[0].prompt;
+    const zero = (await run('zero-shot')).rows[0].prompt;
+    expect(react.endsWith('inside <action> and </action>, for example: <action>(2, 3)</action>')).toBe(true);
+    expect(react).toContain('First reason about which unopened cells');
+    expect(zero).not.toContain('First reason');
+    expect(zero).toContain(
+      'Do not write any reasoning. Give the one cell to open as (row, col) inside <action> and </action>',
+    );
+    // Everything before the answer format is the same prompt.
+    const head = (p: string) => p.slice(0, p.lastIndexOf('\n\n'));
+    expect(head(zero)).toBe(head(react));
+  });
+
+  it('memory modes: history_only carries the trajectory and writes no reflection; both modes show both', async () => {
+    const run = (memoryMode: 'history_only' | 'history_and_reflection') =>
+      runTrial({
+        env: new TinyBoard(),
+        policy: failThenWin,
+        seed: 0,
+        group: 0,
+        trial: 0,
+        config: { episodes: 2, reflect: true, memoryMode, sampling: SAMPLING },
+      });
+    const historyOnly = await run('history_only');
+    expect(historyOnly.rows.map((r) => r.phase)).toEqual(['play', 'play', 'play']);
+    const block =
+      'On trial #1 you took these steps:\nStep 1: action: (2, 2)\nObservation:\nRow 1: 1 ?\nRow 2: ? ?\n' +
+      '(2, 2) was a mine. Game over.\nOn trial #1 the task was NOT completed.';
+    expect(historyOnly.rows[1].prompt).toContain(`Memory of your earlier trials on this same task:\n${block}\n\n`);
+
+    const both = await run('history_and_reflection');
+    expect(both.rows.map((r) => r.phase)).toEqual(['play', 'reflect', 'play', 'play']);
+    expect(both.rows[2].prompt).toContain(
+      'On trial #1 you took these steps:\nStep 1: action: (2, 2)\nObservation:\nRow 1: 1 ?\nRow 2: ? ?\n' +
+        '(2, 2) was a mine. Game over.\nOn trial #1 the task was NOT completed. Your reflection was: mine at (2, 2); avoid it',
+    );
+  });
+
+  it('rejects bad trial options with E_ARG naming the option', async () => {
+    const base = { env: new TinyBoard(), policy: failThenWin, seed: 0, group: 0, trial: 0 };
+    for (const [config, name] of [
+      [{ episodes: 0, reflect: true, sampling: SAMPLING }, 'episodes'],
+      [{ episodes: 1, reflect: true, memoryMode: 'all', sampling: SAMPLING }, 'memoryMode'],
+      [{ episodes: 1, reflect: true, sampling: { ...SAMPLING, topP: 2 } }, 'sampling.topP'],
+    ] as const) {
+      const err = await runTrial({ ...base, config: config as never }).catch((e) => e);
+      expect(hasCode(err, 'E_ARG')).toBe(true);
+      expect((err as Error).message).toContain(name);
+    }
+  });
+});
