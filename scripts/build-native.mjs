@@ -3,14 +3,14 @@
 // Incremental: cmake only recompiles what changed, so a re-run with nothing to do takes a few seconds.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // The libtorch of the last configure (kept in CMake's cache) or the project-local one, unless told otherwise.
 function cachedTorchDir() {
-  const cache = join(root, 'build', 'CMakeCache.txt');
+  const cache = join(process.env.LAMER_BUILD_DIR ? resolve(root, process.env.LAMER_BUILD_DIR) : join(root, 'build'), 'CMakeCache.txt');
   if (existsSync(cache)) {
     const m = /^Torch_DIR:[A-Z]+=(.*)$/m.exec(readFileSync(cache, 'utf8'));
     if (m && existsSync(join(m[1], 'TorchConfig.cmake'))) return m[1];
@@ -27,9 +27,13 @@ if (!torchDir || !existsSync(join(torchDir, 'TorchConfig.cmake'))) {
 }
 const cmakeJs = join(root, 'node_modules', 'cmake-js', 'bin', 'cmake-js');
 const parallel = String(Math.max(1, Number(process.env.LAMER_BUILD_JOBS ?? cpus().length)));
+// LAMER_BUILD_DIR: build somewhere other than ./build (e.g. to keep a second configuration side by side).
+const outDir = process.env.LAMER_BUILD_DIR ? resolve(root, process.env.LAMER_BUILD_DIR) : join(root, 'build');
 const args = [
   cmakeJs,
   'build',
+  '--out',
+  outDir,
   '--log-level',
   'warn',
   '--parallel',

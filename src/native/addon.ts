@@ -1,7 +1,7 @@
 // The one place that loads the native addon. Other modules call `addon()` and get the typed exports.
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LamerError } from '../errors.js';
 import type { NativeAddon } from './types.js';
@@ -10,12 +10,13 @@ export type { NativeAddon, NativeBuildInfo, NativeDType, NativeTensor } from './
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** Where the built addon is looked for: $LAMER_ADDON, else the cmake-js Release and Debug outputs. */
+/** Where the built addon is looked for: $LAMER_ADDON, else the Release and Debug outputs of the build folder
+ * ($LAMER_BUILD_DIR, default ./build). */
 export function addonCandidates(): string[] {
   const fromEnv = process.env.LAMER_ADDON;
-  return fromEnv
-    ? [fromEnv]
-    : [join(projectRoot, 'build', 'Release', 'lamer.node'), join(projectRoot, 'build', 'Debug', 'lamer.node')];
+  if (fromEnv) return [fromEnv];
+  const buildDir = process.env.LAMER_BUILD_DIR ? resolve(projectRoot, process.env.LAMER_BUILD_DIR) : join(projectRoot, 'build');
+  return [join(buildDir, 'Release', 'lamer.node'), join(buildDir, 'Debug', 'lamer.node')];
 }
 
 let loaded: NativeAddon | undefined;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Tensor, liveTensorCount } from '../../src/tensor.js';
-import { addon } from '../../src/native/addon.js';
+import { addon, addonCandidates } from '../../src/native/addon.js';
+import { existsSync } from 'node:fs';
 
 describe('Tensor views share memory with native tensors', () => {
   it('JS writes through the view are seen by native ops', () => {
@@ -183,7 +184,7 @@ describe('build', () => {
     expect(info.torchVersion).toBe(info.torchVersionBuilt);
     expect(info.loadedLibraries.torch_cpu.startsWith(lib)).toBe(true);
     expect(info.loadedLibraries.c10.startsWith(lib)).toBe(true);
-    const addonPath = join(import.meta.dirname, '..', '..', 'build', 'Release', 'lamer.node');
+    const addonPath = addonCandidates().find((p) => existsSync(p))!;
     const ldd = execFileSync('ldd', [addonPath], { encoding: 'utf8' });
     const torchLines = ldd.split('\n').filter((l) => /lib(torch|c10)[^ ]*\.so/.test(l));
     expect(torchLines.length).toBeGreaterThanOrEqual(2);
