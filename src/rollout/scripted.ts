@@ -136,7 +136,8 @@ interface Sequence {
 export class SimulatedBatchEngine {
   private readonly waiting: Sequence[] = [];
   private readonly active: Sequence[] = [];
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** A step is scheduled or running. */
+  private busy = false;
   private steps = 0;
   private requests = 0;
   private batchSum = 0;
@@ -185,26 +186,35 @@ export class SimulatedBatchEngine {
   }
 
   private schedule(): void {
-    if (this.timer !== null) return;
+    if (this.busy) return;
+    this.busy = true;
+    // Start the step after pending microtasks, so requests issued in the same tick share it.
+    setImmediate(() => this.startStep());
+  }
+
+  private startStep(): void {
     while (this.active.length < this.maxBatch && this.waiting.length > 0) this.active.push(this.waiting.shift()!);
-    if (this.active.length === 0) return;
     const batch = this.active.length;
-    this.timer = setTimeout(() => this.step(batch), this.options.stepMs(batch));
+    if (batch === 0) {
+      this.busy = false;
+      return;
+    }
+    setTimeout(() => this.step(batch), this.options.stepMs(batch));
   }
 
   private step(batch: number): void {
-    this.timer = null;
     this.steps++;
     this.batchSum += batch;
     this.batchMax = Math.max(this.batchMax, batch);
     const stillActive: Sequence[] = [];
-    for (const seq of this.active.splice(0, batch)) {
+    for (const seq of this.active) {
       if (--seq.remaining > 0) stillActive.push(seq);
       else seq.resolve(seq.result);
     }
-    this.active.unshift(...stillActive);
-    // Resolved trials queue their next request in microtasks; wait for them so they join the very next step.
-    setImmediate(() => this.schedule());
+    this.active.length = 0;
+    this.active.push(...stillActive);
+    // Resolved trials queue their next request in microtasks; setImmediate lets them join the very next step.
+    setImmediate(() => this.startStep());
   }
 }
 
