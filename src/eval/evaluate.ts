@@ -1,0 +1,110 @@
+// Held-out evaluation (SPEC §6, §7): one trial per evaluation task, N episodes, evaluation sampling, and pass@1..N.
+// Task seeds come from the evaluation split only, so a training seed can never be scored as held out.
+
+import type { MemoryMode } from '../agent/memory.js';
+import { seedSplitOf, taskSeed } from '../envs/common/seeds.js';
+import type { PromptStyle } from '../envs/types.js';
+import { LamerError } from '../errors.js';
+import { EVAL_SAMPLING, type PolicySource, type SamplingOptions } from '../rollout/policy.js';
+import { runRollout, type EnvFactory, type RolloutProgress, type RolloutStats, type TrialSummary } from '../rollout/runner.js';
+import { evalTrialMode, type Method } from './methods.js';
+import { passAtK } from './passk.js';
+
+export interface EvaluateOptions {
+  policy: PolicySource;
+  env: EnvFactory;
+  /** A count (the first n seeds of the evaluation split) or explicit evaluation-split seeds. */
+  tasks: number | readonly number[];
+  method: Method;
+  /** N: episodes (attempts) per task. Default 3. */
+  episodes?: number;
+  memoryMode?: MemoryMode;
+  style?: PromptStyle;
+  maxTurns?: number;
+  window?: number;
+  /** Overrides of the evaluation sampling (temperature 0.7, top-p 0.8, top-k 20). */
+  sampling?: Partial<SamplingOptions>;
+  concurrency?: number;
+  seed?: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: RolloutProgress) => void;
+}
+
+export interface EvalResult {
+  method: Method;
+  /** Environment name. */
+  env: string;
+  /** pass@1..pass@N as fractions. */
+  passAtK: number[];
+  tasks: number;
+  byType: Record<string, number[]>;
+  tasksByType: Record<string, number>;
+  trials: TrialSummary[];
+  stats: RolloutStats;
+}
+
+/** Evaluation task seeds: the first `count` of the evaluation split, or the given ones after checking their split. */
+export function evalTaskSeeds(tasks: number | readonly number[]): number[] {
+  if (typeof tasks === 'number') {
+    if (!Number.isInteger(tasks) || tasks < 1) {
+      throw new LamerError('E_ARG', `evaluate option tasks: expected a positive task count, found ${tasks}`);
+    }
+    return Array.from({ length: tasks }, (_, i) => taskSeed('eval', i));
+  }
+  if (!Array.isArray(tasks) || tasks.length === 0) {
+    throw new LamerError('E_ARG', 'evaluate option tasks: expected a task count or a non-empty array of seeds');
+  }
+  for (const seed of tasks) {
+    if (seedSplitOf(seed) !== 'eval') {
+      throw new LamerError(
+        'E_ARG',
+        `evaluate option tasks: seed ${seed} is not in the evaluation split; use taskSeed('eval', i) for held-out tasks`,
+      );
+    }
+  }
+  return tasks.slice();
+}
+
+/** Runs one trial per evaluation task with the method's trial mode and reports pass@1..N. */
+export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
+  const mode = evalTrialMode(options.method);
+  const seeds = evalTaskSeeds(options.tasks);
+  const episodes = options.episodes ?? 3;
+  let envName: string | undefined;
+  const env: EnvFactory = () => {
+    const e = options.env();
+    envName = e.name;
+    return e;
+  };
+  const batch = await runRollout({
+    policy: options.policy,
+    env,
+    tasks: seeds,
+    trialsPerTask: 1,
+    trial: {
+      episodes,
+      reflect: mode.reflect,
+      promptVariant: mode.promptVariant,
+      memoryMode: options.memoryMode,
+      style: options.style,
+      maxTurns: options.maxTurns,
+      window: options.window,
+      sampling: { ...EVAL_SAMPLING, ...options.sampling },
+    },
+    concurrency: options.concurrency,
+    seed: options.seed,
+    signal: options.signal,
+    onProgress: options.onProgress,
+  });
+  const summary = passAtK(batch.trials, episodes);
+  return {
+    method: options.method,
+    env: envName ?? 'unknown',
+    passAtK: summary.passAtK,
+    tasks: summary.tasks,
+    byType: summary.byType,
+    tasksByType: summary.tasksByType,
+    trials: batch.trials,
+    stats: batch.stats,
+  };
+}

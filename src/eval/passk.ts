@@ -1,0 +1,56 @@
+// pass@k (SPEC §7): for each evaluation task, won_k = episode k was won; pass@k = mean over tasks of
+// (won_0 or ... or won_{k-1}). Cumulative, so it never decreases with k; reported for k = 1..N and per task type.
+
+import { LamerError } from '../errors.js';
+
+export interface TaskOutcome {
+  /** won[k]: episode (attempt) k was won; episodes not played (after a win) count as not won. */
+  won: readonly boolean[];
+  /** The environment's task type, when it has types. */
+  taskType?: string;
+}
+
+export interface PassAtK {
+  /** pass@1..pass@N as fractions in [0, 1]. */
+  passAtK: number[];
+  tasks: number;
+  /** pass@1..N per task type (only for tasks with a type). */
+  byType: Record<string, number[]>;
+  /** Tasks per type. */
+  tasksByType: Record<string, number>;
+}
+
+function cumulative(outcomes: readonly TaskOutcome[], episodes: number): number[] {
+  const solvedBy = new Array<number>(episodes).fill(0);
+  for (const o of outcomes) {
+    const first = o.won.slice(0, episodes).indexOf(true);
+    if (first >= 0) for (let k = first; k < episodes; k++) solvedBy[k]++;
+  }
+  return solvedBy.map((c) => c / outcomes.length);
+}
+
+/** pass@1..N over tasks; N defaults to the longest `won` array. */
+export function passAtK(outcomes: readonly TaskOutcome[], episodes?: number): PassAtK {
+  if (!Array.isArray(outcomes) || outcomes.length === 0) {
+    throw new LamerError('E_ARG', 'passAtK: expected at least one task outcome');
+  }
+  const n = episodes ?? Math.max(...outcomes.map((o) => o.won.length));
+  if (!Number.isInteger(n) || n < 1) {
+    throw new LamerError('E_ARG', `passAtK: episodes must be a positive integer, found ${JSON.stringify(episodes)}`);
+  }
+  const typed = new Map<string, TaskOutcome[]>();
+  for (const o of outcomes) {
+    if (o.taskType === undefined) continue;
+    let list = typed.get(o.taskType);
+    if (!list) typed.set(o.taskType, (list = []));
+    list.push(o);
+  }
+  const byType: Record<string, number[]> = {};
+  const tasksByType: Record<string, number> = {};
+  for (const type of [...typed.keys()].sort()) {
+    const list = typed.get(type)!;
+    byType[type] = cumulative(list, n);
+    tasksByType[type] = list.length;
+  }
+  return { passAtK: cumulative(outcomes, n), tasks: outcomes.length, byType, tasksByType };
+}
