@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { createEnv } from '../../src/envs/registry.js';
 import { hasCode } from '../../src/errors.js';
 import { runTrial, type TrialRow } from '../../src/rollout/trial.js';
-import { scriptedPolicy } from '../../src/rollout/scripted.js';
+import { ScriptedPolicy, scriptedPolicy, scriptedResult } from '../../src/rollout/scripted.js';
+import type { GenerateRequest, TrialView } from '../../src/rollout/policy.js';
+import { ENV_NAMES } from '../../src/envs/registry.js';
+import { agentPlayPrompt } from '../../src/agent/prompts.js';
+import { taskSeed } from '../../src/envs/common/seeds.js';
 import { SAMPLING, TinyBoard, click, scripted } from './helpers.js';
 
 const INITIAL = 'Row 1: 1 ?\nRow 2: ? ?';
@@ -59,6 +63,50 @@ describe('runTrial', () => {
       expect(r.logprobs.length).toBe(r.responseIds.length);
       expect(r.finishReason).toBe('stop');
     }
+  });
+
+  it('Sokoban: two invalid turns, the expert reflection, then the expert wins the same room in episode 1', async () => {
+    // A room whose shortest solution fits in 2 turns of 3 moves, found by searching seeds.
+    const shortestPlan = (s: number) => {
+      const env = createEnv('sokoban');
+      env.reset(s);
+      return env.planFromCurrent()!.length;
+    };
+    let seed = 0;
+    while (shortestPlan(seed) > 6) seed++;
+    const initial = createEnv('sokoban').reset(seed).anchor;
+    const expertAfterFailure = (view: TrialView) => {
+      const expert = new ScriptedPolicy(view);
+      return {
+        generate: (request: GenerateRequest) =>
+          view.phase === 'play' && view.episode === 0
+            ? Promise.resolve(scriptedResult(request, 'I give up.'))
+            : expert.generate(request),
+      };
+    };
+    const result = await runTrial({
+      env: createEnv('sokoban'),
+      policy: expertAfterFailure,
+      seed,
+      group: 0,
+      trial: 0,
+      config: { episodes: 3, reflect: true, maxTurns: 2, sampling: SAMPLING },
+    });
+    const rows = result.rows;
+    expect(rows.slice(0, 3).map(brief)).toEqual([
+      [0, 0, 'play', -0.3, false, false, initial],
+      [0, 1, 'play', -0.3, false, false, initial],
+      [1, 0, 'reflect', 0, true, false, 'reflection'],
+    ]);
+    const ep1 = rows.slice(3);
+    expect(ep1.length).toBeGreaterThanOrEqual(1);
+    expect(ep1.length).toBeLessThanOrEqual(2);
+    expect(ep1.every((r) => r.episode === 1 && r.phase === 'play' && r.valid)).toBe(true);
+    expect(ep1[0].anchor).toBe(initial);
+    expect(ep1.map((r) => r.won)).toEqual(ep1.map((_, i) => i === ep1.length - 1));
+    expect(result.won).toEqual([false, true, false]);
+    expect(rows[3].prompt).toContain(`Your reflection was: ${result.reflections[0]}`);
+    expect(result.reflections[0]).toMatch(/Plan: from the start play/);
   });
 
   it('marks a reflection without <remark> invalid and remembers it as empty', async () => {
@@ -155,6 +203,23 @@ describe('runTrial', () => {
     // Everything before the answer format is the same prompt.
     const head = (p: string) => p.slice(0, p.lastIndexOf('\n\n'));
     expect(head(zero)).toBe(head(react));
+  });
+
+  it('zero-shot rewrites the answer format of every environment', () => {
+    for (const name of ENV_NAMES) {
+      const env = createEnv(name);
+      const initial = env.reset(taskSeed('eval', 0));
+      const input = { style: 'full' as const, initial, memory: [], episode: 0, steps: [] };
+      const react = agentPlayPrompt(env, { ...input, variant: 'react' });
+      const zero = agentPlayPrompt(env, { ...input, variant: 'zero-shot' });
+      expect(react, name).toContain('First reason');
+      expect(zero, name).not.toContain('First reason');
+      expect(zero, name).toContain('Do not write any reasoning. Give');
+      expect(zero.endsWith('Reply with the <action>...</action> tag only.'), name).toBe(true);
+      expect(agentPlayPrompt(env, { ...input, style: 'compact', variant: 'zero-shot' })).toBe(
+        agentPlayPrompt(env, { ...input, style: 'compact', variant: 'react' }),
+      );
+    }
   });
 
   it('memory modes: history_only carries the trajectory and writes no reflection; both modes show both', async () => {
