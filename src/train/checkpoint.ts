@@ -1,0 +1,113 @@
+// Checkpoints are folders written under a temporary name and renamed into place, and `latest` is a small file
+// replaced by rename: a process killed at any moment leaves the previous checkpoint intact and resumable.
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { LamerError } from '../errors.js';
+
+export const LATEST_FILE = 'latest';
+
+/** Writes `data` to `path` atomically (temporary file, fsync, rename). */
+export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
+  writeFileSync(tmp, data);
+  const fd = openSync(tmp, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some filesystems refuse fsync on directories; the rename is still atomic.
+  }
+}
+
+export function checkpointName(iteration: number): string {
+  return `ckpt-${String(iteration).padStart(6, '0')}`;
+}
+
+/**
+ * Creates checkpoint `iteration` in `checkpointsDir`: `write(tmpDir)` fills a temporary folder, which is then
+ * renamed to its final name, and only after that does `latest` point at it. Older checkpoints beyond `keep` are
+ * removed last.
+ */
+export async function saveCheckpoint(
+  checkpointsDir: string,
+  iteration: number,
+  write: (dir: string) => Promise<void>,
+  keep = 2,
+): Promise<string> {
+  mkdirSync(checkpointsDir, { recursive: true });
+  const name = checkpointName(iteration);
+  const finalDir = join(checkpointsDir, name);
+  const tmpDir = join(checkpointsDir, `.${name}.tmp-${process.pid}`);
+  rmSync(tmpDir, { recursive: true, force: true });
+  mkdirSync(tmpDir, { recursive: true });
+  try {
+    await write(tmpDir);
+    fsyncDir(tmpDir);
+    rmSync(finalDir, { recursive: true, force: true });
+    renameSync(tmpDir, finalDir);
+    fsyncDir(checkpointsDir);
+    writeFileAtomic(join(checkpointsDir, LATEST_FILE), name + '\n');
+  } catch (e) {
+    rmSync(tmpDir, { recursive: true, force: true });
+    throw e;
+  }
+  const complete = listCheckpoints(checkpointsDir);
+  for (const old of complete.slice(0, Math.max(0, complete.length - keep))) {
+    rmSync(join(checkpointsDir, old), { recursive: true, force: true });
+  }
+  return finalDir;
+}
+
+/** Complete checkpoint folders, oldest first (temporary folders of interrupted writes are ignored). */
+export function listCheckpoints(checkpointsDir: string): string[] {
+  if (!existsSync(checkpointsDir)) return [];
+  return readdirSync(checkpointsDir)
+    .filter((n) => /^ckpt-\d+$/.test(n))
+    .sort();
+}
+
+/** The folder of the newest complete checkpoint, or undefined when there is none. */
+export function latestCheckpoint(checkpointsDir: string): string | undefined {
+  const pointer = join(checkpointsDir, LATEST_FILE);
+  if (existsSync(pointer)) {
+    const name = readFileSync(pointer, 'utf8').trim();
+    if (/^ckpt-\d+$/.test(name) && existsSync(join(checkpointsDir, name))) return join(checkpointsDir, name);
+  }
+  // `latest` lost or pointing nowhere: fall back to the newest complete folder.
+  const all = listCheckpoints(checkpointsDir);
+  return all.length ? join(checkpointsDir, all[all.length - 1]) : undefined;
+}
+
+/** Removes temporary folders left by interrupted checkpoint writes. */
+export function cleanInterruptedCheckpoints(checkpointsDir: string): number {
+  if (!existsSync(checkpointsDir)) return 0;
+  let removed = 0;
+  for (const n of readdirSync(checkpointsDir)) {
+    if (/^\.ckpt-\d+\.tmp-\d+$/.test(n) || /\.tmp-\d+-\d+$/.test(n)) {
+      rmSync(join(checkpointsDir, n), { recursive: true, force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
+export function readJson<T>(path: string, what: string): T {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch (e) {
+    throw new LamerError('E_CHECKPOINT', `${what} ${path} could not be read: ${(e as Error).message}`);
+  }
+}
