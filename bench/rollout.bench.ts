@@ -7,7 +7,10 @@
 //   fixed latency whatever the batch, and a request occupies one step per 8 response characters. With every trial in
 //   flight at once, LaMer's trials in different phases share decode steps, so its wall time is set by its longest
 //   chain of requests rather than by 3x the single-episode time. Also run with the engine's batch capped (KV-cache
-//   slots), where the engine is saturated and wall time follows the total work instead.
+//   slots), where the engine is saturated and wall time follows the total work instead, and with static batching
+//   (a batch starts only when the previous one has finished, as in synchronous rollouts) for comparison.
+// The step ratio is the engine's share alone (deterministic); the wall ratio adds the real CPU cost of the rollout
+// (prompts, environments), which on a shared CPU makes it noisier.
 // bench/run.ts collects `benches`; `npx tsx bench/rollout.bench.ts` prints the figures alone.
 
 import { pathToFileURL } from 'node:url';
@@ -31,7 +34,7 @@ const GROUP = 8;
 /** Noise of the scripted player: wins some tasks in episode 0, fails others, so LaMer plays its later episodes. */
 const NOISE = 0.5;
 /** Latency of one decode step in the simulated engine (ms). */
-const STEP_MS = 2;
+const STEP_MS = 5;
 
 function rowsPerSecond(env: 'minesweeper' | 'sokoban'): () => Promise<number> {
   return async () => {
@@ -51,15 +54,20 @@ function rowsPerSecond(env: 'minesweeper' | 'sokoban'): () => Promise<number> {
   };
 }
 
+interface EngineShape {
+  maxBatch: number;
+  staticBatching: boolean;
+}
+
 async function timedRollout(
   method: 'lamer' | 'gigpo',
-  maxBatch: number,
+  shapeOfEngine: EngineShape,
 ): Promise<{ ms: number; engine: BatchedEngineStats; batch: RolloutBatch }> {
   const shape = trainRolloutShape(method, EPISODES, GROUP);
   const engine = simulateBatchedEngine(scriptedPolicy({ noise: NOISE, seed: 7 }), {
     stepMs: () => STEP_MS,
     stepsPerRequest: (r) => r.responseIds.length / 8,
-    maxBatch,
+    ...shapeOfEngine,
   });
   const t0 = performance.now();
   const batch = await runRollout({
@@ -72,17 +80,19 @@ async function timedRollout(
   return { ms: performance.now() - t0, engine: engine.stats, batch };
 }
 
-function lamerVsSingle(maxBatch: number, label: string): () => Promise<BenchResult[]> {
+function lamerVsSingle(engine: EngineShape, label: string): () => Promise<BenchResult[]> {
   return async () => {
-    await timedRollout('lamer', maxBatch); // warm-up
-    const lamer = await timedRollout('lamer', maxBatch);
-    const single = await timedRollout('gigpo', maxBatch);
+    await timedRollout('gigpo', engine); // warm-up (JIT)
+    const lamer = await timedRollout('lamer', engine);
+    const single = await timedRollout('gigpo', engine);
     const name = `rollout.lamer_vs_single.${label}`;
     return [
       { name: `${name}.wall_ratio`, value: lamer.ms / single.ms, unit: 'x (LaMer / single-episode)' },
       { name: `${name}.step_ratio`, value: lamer.engine.steps / single.engine.steps, unit: 'x decode steps' },
       { name: `${name}.lamer_ms`, value: lamer.ms, unit: `ms, ${lamer.batch.stats.episodes} episodes` },
       { name: `${name}.single_ms`, value: single.ms, unit: `ms, ${single.batch.stats.episodes} episodes` },
+      { name: `${name}.lamer_steps`, value: lamer.engine.steps, unit: 'decode steps' },
+      { name: `${name}.single_steps`, value: single.engine.steps, unit: 'decode steps' },
       { name: `${name}.lamer_mean_batch`, value: lamer.engine.meanBatch, unit: 'sequences/step' },
       { name: `${name}.single_mean_batch`, value: single.engine.meanBatch, unit: 'sequences/step' },
     ];
@@ -92,8 +102,17 @@ function lamerVsSingle(maxBatch: number, label: string): () => Promise<BenchResu
 export const benches: Bench[] = [
   { name: 'rollout.scripted.minesweeper', unit: 'rows/s', run: rowsPerSecond('minesweeper') },
   { name: 'rollout.scripted.sokoban', unit: 'rows/s', run: rowsPerSecond('sokoban') },
-  { name: 'rollout.lamer_vs_single.unbounded', unit: 'x', run: lamerVsSingle(Infinity, 'unbounded') },
-  { name: 'rollout.lamer_vs_single.slots64', unit: 'x', run: lamerVsSingle(64, 'slots64') },
+  {
+    name: 'rollout.lamer_vs_single.unbounded',
+    unit: 'x',
+    run: lamerVsSingle({ maxBatch: Infinity, staticBatching: false }, 'unbounded'),
+  },
+  { name: 'rollout.lamer_vs_single.slots64', unit: 'x', run: lamerVsSingle({ maxBatch: 64, staticBatching: false }, 'slots64') },
+  {
+    name: 'rollout.lamer_vs_single.static',
+    unit: 'x',
+    run: lamerVsSingle({ maxBatch: Infinity, staticBatching: true }, 'static'),
+  },
 ];
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

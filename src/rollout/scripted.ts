@@ -111,6 +111,11 @@ export interface BatchedEngineOptions {
   stepsPerRequest?: (result: GenerateResult) => number;
   /** Most sequences decoded together (KV-cache slots); the rest wait for a free slot. Default unbounded. */
   maxBatch?: number;
+  /**
+   * Static batching, for comparison: a new batch starts only when every sequence of the previous one has finished,
+   * so short responses wait for the longest (what synchronous rollouts do). Default false: continuous batching.
+   */
+  staticBatching?: boolean;
 }
 
 export interface BatchedEngineStats {
@@ -193,7 +198,8 @@ export class SimulatedBatchEngine {
   }
 
   private startStep(): void {
-    while (this.active.length < this.maxBatch && this.waiting.length > 0) this.active.push(this.waiting.shift()!);
+    const admit = !this.options.staticBatching || this.active.length === 0;
+    while (admit && this.active.length < this.maxBatch && this.waiting.length > 0) this.active.push(this.waiting.shift()!);
     const batch = this.active.length;
     if (batch === 0) {
       this.busy = false;
@@ -213,8 +219,14 @@ export class SimulatedBatchEngine {
     }
     this.active.length = 0;
     this.active.push(...stillActive);
-    // Resolved trials queue their next request in microtasks; setImmediate lets them join the very next step.
-    setImmediate(() => this.startStep());
+    if (this.active.length > 0 || this.waiting.length > 0) {
+      // An engine runs on its own thread: it goes on decoding while JS handles the finished responses, whose follow-up
+      // requests join at the next step boundary.
+      this.startStep();
+    } else {
+      // Idle: the next request starts a step after the microtasks of this tick, so requests made together share it.
+      this.busy = false;
+    }
   }
 }
 
