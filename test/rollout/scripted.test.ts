@@ -112,4 +112,24 @@ describe('SimulatedBatchEngine', () => {
     // Two requests for steps 1-2, the third for steps 3-4.
     expect(tight.stats).toEqual({ steps: 4, requests: 3, maxBatch: 2, meanBatch: 1.5 });
   });
+
+  it('static batching makes short requests wait for the longest; continuous batching lets them rejoin', async () => {
+    // Three trials of two attempts. The first request takes 3 steps, the others 1.
+    //   continuous: step 1 {A, B, C}; step 2 {A} (B2, C2 arrive during it); step 3 {A, B2, C2}; step 4 {A2} -> 4 steps.
+    //   static:     step 1 {A, B, C}; steps 2-3 {A}; step 4 {B2, C2}; step 5 {A2} -> 5 steps.
+    const run = async (staticBatching: boolean) => {
+      let calls = 0;
+      const engine = simulateBatchedEngine(answer, { stepMs: () => 1, stepsPerRequest: () => (calls++ === 0 ? 3 : 1), staticBatching });
+      await runRollout({
+        policy: engine.policy,
+        env: () => new TinyBoard(),
+        tasks: [1],
+        trialsPerTask: 3,
+        trial: { episodes: 2, reflect: false, sampling: SAMPLING },
+      });
+      return engine.stats.steps;
+    };
+    expect(await run(false)).toBe(4);
+    expect(await run(true)).toBe(5);
+  });
 });
