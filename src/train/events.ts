@@ -1,0 +1,55 @@
+// The typed events a training run produces. `Trainer.run()` yields them; the run folder's metrics.jsonl holds one
+// per line; `lamer report` draws them.
+
+export interface IterationEvent {
+  type: 'iteration';
+  method: string;
+  iteration: number;
+  /** Mean undiscounted episode reward of the iteration's rollouts. */
+  reward: number;
+  /** Share of trials won in any episode (training pass@N). */
+  successRate: number;
+  /** Share of rows whose response parsed into a valid action or reflection. */
+  validRatio: number;
+  entropy: number;
+  loss: number;
+  clipFraction: number;
+  approxKl: number;
+  gradNorm: number;
+  /** Rows (model calls) and response tokens of the iteration. */
+  rows: number;
+  tokens: number;
+  /** Generated plus trained tokens per second over the whole iteration. */
+  tokensPerSecond: number;
+  rolloutSeconds: number;
+  updateSeconds: number;
+  seconds: number;
+  /** The update was skipped (non-finite loss); the reason is in `note`. */
+  skipped?: boolean;
+  note?: string;
+}
+
+export interface EvalEvent {
+  type: 'eval';
+  method: string;
+  iteration: number;
+  env: string;
+  tasks: number;
+  /** pass@1..pass@N, fractions in [0, 1]. */
+  passAtK: number[];
+  byType?: Record<string, number[]>;
+}
+
+export interface CheckpointEvent {
+  type: 'checkpoint';
+  iteration: number;
+  path: string;
+}
+
+export interface LogEvent {
+  type: 'log';
+  level: 'info' | 'warn';
+  message: string;
+}
+
+export type TrainerEvent = IterationEvent | EvalEvent | CheckpointEvent | LogEvent;

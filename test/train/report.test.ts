@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { command as report, lineChart, readMetrics, renderReport } from '../../src/cli/commands/report.js';
+import type { TrainerEvent } from '../../src/train/events.js';
+
+function iteration(method: string, i: number, reward: number) {
+  return {
+    type: 'iteration', method, iteration: i, reward, successRate: 0.5, validRatio: 0.9, entropy: 1.2, loss: 0.1,
+    clipFraction: 0, approxKl: 0, gradNorm: 1, rows: 10, tokens: 100, tokensPerSecond: 1000,
+    rolloutSeconds: 1, updateSeconds: 1, seconds: 2,
+  } as const;
+}
+
+describe('lamer report', () => {
+  it('draws one polyline per series, through the given points', () => {
+    const svg = lineChart('t', [
+      { label: 'a', points: [[0, 0], [10, 1]] },
+      { label: 'b', points: [[0, 1], [5, 0.5], [10, 0]] },
+    ]);
+    expect(svg.match(/<path /g)?.length).toBe(2);
+    expect(svg.match(/<circle /g)?.length).toBe(5);
+    // The first point of series a sits at the lower left of the plot area, the last at the upper right.
+    const d = /<path d="M([\d.]+),([\d.]+)L([\d.]+),([\d.]+)"/.exec(svg)!;
+    expect(Number(d[1])).toBeLessThan(Number(d[3]));
+    expect(Number(d[2])).toBeGreaterThan(Number(d[4]));
+  });
+
+  it('renders pass@k per method and the latest evaluation table from metrics.jsonl', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'lamer-report-'));
+    const events: TrainerEvent[] = [
+      iteration('lamer', 1, 0.1),
+      iteration('lamer', 2, 0.4),
+      { type: 'eval', method: 'lamer', iteration: 2, env: 'minesweeper', tasks: 64, passAtK: [0.25, 0.5, 0.625] },
+      iteration('gigpo', 1, 0.2),
+      { type: 'eval', method: 'gigpo', iteration: 2, env: 'minesweeper', tasks: 64, passAtK: [0.3, 0.35, 0.4] },
+    ];
+    for (const m of ['lamer', 'gigpo']) {
+      mkdirSync(join(root, m));
+      const lines = events.filter((e) => 'method' in e && e.method === m).map((e) => JSON.stringify(e));
+      writeFileSync(join(root, m, 'metrics.jsonl'), lines.join('\n') + '\n{"type":"iter'); // torn last line
+    }
+    expect(readMetrics(join(root, 'lamer')).length).toBe(3);
+    const log = console.log;
+    console.log = () => {};
+    try {
+      expect(await report.run([root])).toBe(0);
+    } finally {
+      console.log = log;
+    }
+    const html = readFileSync(join(root, 'report.html'), 'utf8');
+    expect(html).toContain('<td>62.5</td>');
+    expect(html).toContain('gigpo pass@3');
+    expect(html.match(/<svg /g)?.length).toBe(6);
+    expect(renderReport('x', [])).toContain('No evaluation yet');
+  });
+});
