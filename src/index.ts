@@ -10,3 +10,15 @@ export * from './envs/index.js';
 
 // Returns and advantages (SPEC §3, §4) and the row table they read.
 export * from './algo/index.js';
+
+// Rollouts: the policy boundary, LaMer trials (reflection, memory, restart), the concurrent batch runner.
+export * from './rollout/index.js';
+export * from './agent/index.js';
+
+// Evaluation: pass@k on held-out tasks and the prompting baselines' trial modes.
+export * from './eval/index.js';
+
+// Trainer configuration, checkpoints and events.
+export { configSchema, loadConfig, validateConfig, applyOverrides, mergeConfig } from './train/config.js';
+export type { TrainerConfig, TrainerConfigInput } from './train/config.js';
+export type { TrainerEvent, IterationEvent, EvalEvent, CheckpointEvent, LogEvent } from './train/events.js';

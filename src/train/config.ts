@@ -7,10 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { LamerError } from '../errors.js';
 
-export const METHODS = ['lamer', 'gigpo', 'grpo', 'ppo', 'zero-shot', 'react', 'reflexion'] as const;
-export type Method = (typeof METHODS)[number];
-/** Methods whose weights are trained; the others are prompting baselines on a frozen policy. */
-export const TRAINED_METHODS: readonly Method[] = ['lamer', 'gigpo', 'grpo', 'ppo'];
+import { METHODS } from '../eval/methods.js';
 
 const positiveInt = z.number().int().positive();
 const unitInterval = z.number().min(0).max(1);
