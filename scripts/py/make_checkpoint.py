@@ -12,7 +12,7 @@ import torch
 import transformers
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", required=True, choices=["qwen3", "qwen2", "llama"])
     ap.add_argument("--out", required=True)
@@ -29,7 +29,11 @@ def main() -> None:
     ap.add_argument("--shard-bytes", type=int, default=0)
     ap.add_argument("--llama3-rope", action="store_true")
     ap.add_argument("--rope-theta", type=float, default=10000.0)
-    args = ap.parse_args()
+    return ap
+
+
+def build(argv: list) -> dict:
+    args = parser().parse_args(argv)
 
     torch.manual_seed(args.seed)
     common = dict(
@@ -51,7 +55,7 @@ def main() -> None:
         cls = transformers.Qwen3ForCausalLM
     elif args.arch == "qwen2":
         if args.head_dim * args.heads != args.hidden:
-            raise SystemExit("qwen2 derives head_dim from hidden/heads: pass --head-dim hidden/heads")
+            raise ValueError("qwen2 derives head_dim from hidden/heads: pass --head-dim hidden/heads")
         cfg = transformers.Qwen2Config(rope_theta=args.rope_theta, **common)
         cls = transformers.Qwen2ForCausalLM
     else:
@@ -87,8 +91,10 @@ def main() -> None:
     model.save_pretrained(args.out, **kwargs)
     with open(os.path.join(args.out, "config.json")) as f:
         json.load(f)  # written and readable
-    print(json.dumps({"out": args.out, "files": sorted(os.listdir(args.out))}))
+    return {"out": args.out, "files": sorted(os.listdir(args.out))}
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    print(json.dumps(build(sys.argv[1:])))

@@ -13,16 +13,9 @@ import torch
 import transformers
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--input", required=True)
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
-    with open(args.input) as f:
-        req = json.load(f)
+def compute(model_dir: str, req: dict) -> dict:
     torch.set_grad_enabled(False)
-    model = transformers.AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32).eval()
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
     temperature = float(req.get("temperature", 1.0))
     out = {"logprobs": [], "logits": []}
     for seq, start in zip(req["sequences"], req["starts"]):
@@ -32,6 +25,18 @@ def main() -> None:
         out["logprobs"].append([lp[t - 1, seq[t]].item() for t in range(start, len(seq))])
         if req.get("logits"):
             out["logits"].append(logits.tolist())
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    with open(args.input) as f:
+        req = json.load(f)
+    out = compute(args.model, req)
     with open(args.out, "w") as f:
         json.dump(out, f)
 
