@@ -1,0 +1,290 @@
+// N-API binding of the train concern: `new NativeTrainer(model, options)` holds the optimizer state (and the PPO value
+// head) of one model; its step/values/save/load run on the model's device executor, in order with every other job on
+// that model, and return Promises.
+#include <napi.h>
+
+#include <atomic>
+#include <memory>
+
+#include "bridge/errors.h"
+#include "bridge/executor.h"
+#include "bridge/registry.h"
+#include "bridge/tensor.h"
+#include "model/model_wrap.h"
+#include "train/trainer.h"
+
+namespace lamer::train {
+
+namespace {
+
+double Num(const Napi::Object& o, const char* name, double fallback) {
+  const Napi::Value v = o.Get(name);
+  if (v.IsUndefined() || v.IsNull()) return fallback;
+  if (!v.IsNumber()) Fail("E_ARG", std::string("train options: '") + name + "' must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d)) Fail("E_ARG", std::string("train options: '") + name + "' must be finite");
+  return d;
+}
+
+bool Flag(const Napi::Object& o, const char* name, bool fallback) {
+  const Napi::Value v = o.Get(name);
+  if (v.IsUndefined() || v.IsNull()) return fallback;
+  if (!v.IsBoolean()) Fail("E_ARG", std::string("train options: '") + name + "' must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+std::string Str(const Napi::Object& o, const char* name, const std::string& fallback) {
+  const Napi::Value v = o.Get(name);
+  if (v.IsUndefined() || v.IsNull()) return fallback;
+  if (!v.IsString()) Fail("E_ARG", std::string("train options: '") + name + "' must be a string");
+  return v.As<Napi::String>();
+}
+
+template <typename T, typename Out>
+void ReadTyped(const Napi::Object& o, const char* name, napi_typedarray_type type, const char* type_name, bool required,
+               std::vector<Out>& out) {
+  const Napi::Value v = o.Get(name);
+  if (v.IsUndefined() || v.IsNull()) {
+    if (required) Fail("E_ARG", std::string("train batch: '") + name + "' is required (" + type_name + ")");
+    return;
+  }
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) {
+    Fail("E_ARG", std::string("train batch: '") + name + "' must be a " + type_name);
+  }
+  const Napi::TypedArrayOf<T> a = v.As<Napi::TypedArrayOf<T>>();
+  out.assign(a.Data(), a.Data() + a.ElementLength());
+}
+
+// {ids: Int32Array, lengths: Int32Array, starts: Int32Array, advantages?, oldLogprobs?, refLogprobs?, returns?,
+// oldValues?: Float32Array}, copied out of JS memory (only lent for the call).
+Batch ReadBatch(const Napi::Value& value) {
+  if (!value.IsObject()) Fail("E_ARG", "train batch must be an object");
+  const Napi::Object o = value.As<Napi::Object>();
+  Batch b;
+  std::vector<int64_t> lengths;
+  ReadTyped<int32_t>(o, "ids", napi_int32_array, "Int32Array", true, b.ids);
+  ReadTyped<int32_t>(o, "lengths", napi_int32_array, "Int32Array", true, lengths);
+  ReadTyped<int32_t>(o, "starts", napi_int32_array, "Int32Array", true, b.starts);
+  if (lengths.size() != b.starts.size()) Fail("E_ARG", "train batch: 'lengths' and 'starts' differ in length");
+  b.row_begin.assign(lengths.size() + 1, 0);
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    if (lengths[r] < 0) Fail("E_ARG", "train batch: negative length in row " + std::to_string(r));
+    b.row_begin[r + 1] = b.row_begin[r] + lengths[r];
+  }
+  ReadTyped<float>(o, "advantages", napi_float32_array, "Float32Array", false, b.advantages);
+  ReadTyped<float>(o, "oldLogprobs", napi_float32_array, "Float32Array", false, b.old_logprobs);
+  ReadTyped<float>(o, "refLogprobs", napi_float32_array, "Float32Array", false, b.ref_logprobs);
+  ReadTyped<float>(o, "returns", napi_float32_array, "Float32Array", false, b.returns);
+  ReadTyped<float>(o, "oldValues", napi_float32_array, "Float32Array", false, b.old_values);
+  return b;
+}
+
+StepOptions ReadStepOptions(const Napi::Value& value) {
+  StepOptions s;
+  if (value.IsUndefined() || value.IsNull()) return s;
+  if (!value.IsObject()) Fail("E_ARG", "train options must be an object");
+  const Napi::Object o = value.As<Napi::Object>();
+  const std::string objective = Str(o, "objective", "policy");
+  if (objective == "policy") s.objective = Objective::kPolicy;
+  else if (objective == "sft") s.objective = Objective::kSft;
+  else Fail("E_ARG", "train options: 'objective' must be 'policy' or 'sft', found '" + objective + "'");
+  LossOptions& L = s.loss;
+  L.clip_low = Num(o, "clipLow", L.clip_low);
+  L.clip_high = Num(o, "clipHigh", L.clip_high);
+  L.dual_clip = Num(o, "dualClip", L.dual_clip);
+  if (L.clip_low < 0 || L.clip_low >= 1 || L.clip_high < 0) Fail("E_ARG", "train options: clipLow must be in [0, 1) and clipHigh >= 0");
+  if (!(L.dual_clip > 1)) Fail("E_ARG", "train options: 'dualClip' must be > 1");
+  const std::string agg = Str(o, "aggregation", "token-mean");
+  if (agg == "token-mean") L.aggregation = Aggregation::kTokenMean;
+  else if (agg == "seq-mean-token-sum") L.aggregation = Aggregation::kSeqMeanTokenSum;
+  else if (agg == "seq-mean-token-mean") L.aggregation = Aggregation::kSeqMeanTokenMean;
+  else Fail("E_ARG", "train options: 'aggregation' must be token-mean, seq-mean-token-sum or seq-mean-token-mean, found '" + agg + "'");
+  L.entropy_coef = Num(o, "entropyCoef", L.entropy_coef);
+  const std::string kl = Str(o, "klType", "none");
+  if (kl == "none") L.kl = KlType::kNone;
+  else if (kl == "low_var_kl") L.kl = KlType::kLowVar;
+  else if (kl == "kl") L.kl = KlType::kK1;
+  else if (kl == "mse") L.kl = KlType::kMse;
+  else Fail("E_ARG", "train options: 'klType' must be none, low_var_kl, kl or mse, found '" + kl + "'");
+  L.kl_coef = Num(o, "klCoef", L.kl_coef);
+  L.value_clip = Num(o, "valueClip", L.value_clip);
+  L.value_coef = Num(o, "valueCoef", L.value_coef);
+  L.temperature = Num(o, "temperature", L.temperature);
+  if (!(L.temperature > 0)) Fail("E_ARG", "train options: 'temperature' must be > 0");
+  s.micro_batch_tokens = static_cast<int64_t>(Num(o, "microBatchTokens", static_cast<double>(s.micro_batch_tokens)));
+  if (s.micro_batch_tokens < 1) Fail("E_ARG", "train options: 'microBatchTokens' must be >= 1");
+  s.max_grad_norm = Num(o, "maxGradNorm", s.max_grad_norm);
+  s.lr = Num(o, "lr", s.lr);
+  if (s.lr < 0) Fail("E_ARG", "train options: 'lr' must be >= 0");
+  s.update = Flag(o, "update", s.update);
+  s.with_grad = Flag(o, "withGrad", s.with_grad);
+  s.return_grads = Flag(o, "returnGrads", s.return_grads);
+  s.chunked = Flag(o, "chunked", s.chunked);
+  s.chunk_bytes = static_cast<int64_t>(Num(o, "chunkBytes", static_cast<double>(s.chunk_bytes)));
+  if (s.chunk_bytes < 1) Fail("E_ARG", "train options: 'chunkBytes' must be >= 1");
+  s.gradient_checkpointing = Flag(o, "gradientCheckpointing", s.gradient_checkpointing);
+  return s;
+}
+
+Napi::Float32Array ToFloat32Array(Napi::Env env, const std::vector<float>& v) {
+  Napi::Float32Array a = Napi::Float32Array::New(env, v.size());
+  std::copy(v.begin(), v.end(), a.Data());
+  return a;
+}
+
+class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
+ public:
+  static void Init(Napi::Env env, Napi::Object exports) {
+    Napi::Function fn = DefineClass(env, "NativeTrainer",
+                                    {
+                                        InstanceMethod<&TrainerWrap::Step>("step"),
+                                        InstanceMethod<&TrainerWrap::Values>("values"),
+                                        InstanceMethod<&TrainerWrap::Save>("save"),
+                                        InstanceMethod<&TrainerWrap::Load>("load"),
+                                        InstanceMethod<&TrainerWrap::Dispose>("dispose"),
+                                        InstanceAccessor<&TrainerWrap::StepCount>("stepCount"),
+                                        InstanceAccessor<&TrainerWrap::HasValueHead>("hasValueHead"),
+                                    });
+    exports.Set("NativeTrainer", fn);
+  }
+
+  // new NativeTrainer(model, {beta1, beta2, eps, weightDecay, valueHead})
+  explicit TrainerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TrainerWrap>(info) {
+    Guarded(info.Env(), [&]() {
+      auto decoder = model::ModelWrap::Get(info.Length() > 0 ? info[0] : info.Env().Undefined(), "NativeTrainer(model, options): model");
+      AdamWOptions adam;
+      bool value_head = false;
+      if (info.Length() > 1 && !info[1].IsUndefined()) {
+        if (!info[1].IsObject()) Fail("E_ARG", "NativeTrainer(model, options): options must be an object");
+        const Napi::Object o = info[1].As<Napi::Object>();
+        adam.beta1 = Num(o, "beta1", adam.beta1);
+        adam.beta2 = Num(o, "beta2", adam.beta2);
+        adam.eps = Num(o, "eps", adam.eps);
+        adam.weight_decay = Num(o, "weightDecay", adam.weight_decay);
+        value_head = Flag(o, "valueHead", false);
+        if (adam.beta1 < 0 || adam.beta1 >= 1 || adam.beta2 < 0 || adam.beta2 >= 1) Fail("E_ARG", "AdamW betas must be in [0, 1)");
+        if (!(adam.eps > 0)) Fail("E_ARG", "AdamW eps must be > 0");
+        if (adam.weight_decay < 0) Fail("E_ARG", "AdamW weightDecay must be >= 0");
+      }
+      executor_ = model::ModelWrap::ExecutorName(*decoder);
+      trainer_ = std::make_shared<Trainer>(std::move(decoder), adam, value_head);
+      return 0;
+    });
+  }
+
+ private:
+  std::shared_ptr<Trainer> Get() {
+    if (!trainer_) Fail("E_DISPOSED", "this optimizer was disposed");
+    return trainer_;
+  }
+
+  // step(batch, options) -> Promise<{metrics, logprobs, grads?}>
+  Napi::Value Step(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto t = Get();
+      Batch batch = ReadBatch(info[0]);
+      const StepOptions options = ReadStepOptions(info.Length() > 1 ? info[1] : info.Env().Undefined());
+      auto result = std::make_shared<StepResult>();
+      auto count = step_count_;
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [t, batch = std::move(batch), options, result, count]() -> Executor::Completion {
+        *result = t->Step(batch, options);
+        count->store(t->step());
+        return [result](Napi::Env env) -> Napi::Value {
+          Napi::Object out = Napi::Object::New(env);
+          Napi::Object metrics = Napi::Object::New(env);
+          for (const auto& [k, v] : result->metrics) metrics.Set(k, v);
+          out.Set("metrics", metrics);
+          out.Set("logprobs", ToFloat32Array(env, result->logprobs));
+          if (!result->grads.empty()) {
+            Napi::Object grads = Napi::Object::New(env);
+            for (auto& [k, g] : result->grads) grads.Set(k, TensorWrap::Wrap(env, g.to(at::kCPU)));
+            out.Set("grads", grads);
+          }
+          return out;
+        };
+      });
+    });
+  }
+
+  // values(batch, microBatchTokens) -> Promise<Float32Array> (one value per response token)
+  Napi::Value Values(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto t = Get();
+      Batch batch = ReadBatch(info[0]);
+      const int64_t budget = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int64Value() : 16384;
+      auto values = std::make_shared<std::vector<float>>();
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [t, batch = std::move(batch), budget, values]() -> Executor::Completion {
+        *values = t->Values(batch, budget);
+        return [values](Napi::Env env) -> Napi::Value { return ToFloat32Array(env, *values); };
+      });
+    });
+  }
+
+  // save(path, metadata) -> Promise<void>
+  Napi::Value Save(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto t = Get();
+      if (info.Length() < 1 || !info[0].IsString()) Fail("E_ARG", "save(path, metadata): path must be a string");
+      const std::string path = info[0].As<Napi::String>();
+      std::map<std::string, std::string> metadata;
+      if (info.Length() > 1 && info[1].IsObject()) {
+        const Napi::Object o = info[1].As<Napi::Object>();
+        const Napi::Array keys = o.GetPropertyNames();
+        for (uint32_t i = 0; i < keys.Length(); ++i) {
+          const std::string k = keys.Get(i).As<Napi::String>();
+          if (!o.Get(k).IsString()) Fail("E_ARG", "save: metadata '" + k + "' must be a string");
+          metadata[k] = o.Get(k).As<Napi::String>();
+        }
+      }
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [t, path, metadata]() -> Executor::Completion {
+        t->Save(path, metadata);
+        return nullptr;
+      });
+    });
+  }
+
+  // load(path) -> Promise<void>
+  Napi::Value Load(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto t = Get();
+      if (info.Length() < 1 || !info[0].IsString()) Fail("E_ARG", "load(path): path must be a string");
+      const std::string path = info[0].As<Napi::String>();
+      auto count = step_count_;
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [t, path, count]() -> Executor::Completion {
+        t->Load(path);
+        count->store(t->step());
+        return nullptr;
+      });
+    });
+  }
+
+  Napi::Value Dispose(const Napi::CallbackInfo& info) {
+    trainer_.reset();
+    return info.Env().Undefined();
+  }
+
+  // Optimizer steps taken so far (as of the last settled job).
+  Napi::Value StepCount(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(step_count_->load()));
+  }
+
+  Napi::Value HasValueHead(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value { return Napi::Boolean::New(info.Env(), Get()->has_value_head()); });
+  }
+
+  std::shared_ptr<Trainer> trainer_;
+  std::string executor_;
+  std::shared_ptr<std::atomic<int64_t>> step_count_ = std::make_shared<std::atomic<int64_t>>(0);
+};
+
+void RegisterTrain(Napi::Env env, Napi::Object exports) { TrainerWrap::Init(env, exports); }
+
+}  // namespace
+
+LAMER_REGISTER(train, RegisterTrain, 130)
+
+}  // namespace lamer::train

@@ -1,0 +1,402 @@
+#include "train/trainer.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "bridge/errors.h"
+#include "model/safetensors.h"
+#include "train/logprobs.h"
+
+namespace lamer::train {
+
+namespace {
+
+const char* kHeadWeight = "value_head.weight";
+const char* kHeadBias = "value_head.bias";
+
+// Turns requires_grad on for the trainable parameters for the length of a step and always leaves them as it found
+// them (no grad, no .grad), whatever happens in between.
+class GradScope {
+ public:
+  GradScope(std::map<std::string, at::Tensor>& params, bool on) : params_(params) {
+    if (!on) return;
+    for (auto& [name, p] : params_) {
+      if (!p.is_leaf()) Fail("E_TRAIN", "parameter '" + name + "' is not a leaf tensor; it cannot be trained");
+      p.requires_grad_(true);
+    }
+  }
+  ~GradScope() {
+    for (auto& [name, p] : params_) {
+      if (p.grad().defined()) p.mutable_grad() = at::Tensor();
+      if (p.requires_grad()) p.requires_grad_(false);
+    }
+  }
+  GradScope(const GradScope&) = delete;
+  GradScope& operator=(const GradScope&) = delete;
+
+ private:
+  std::map<std::string, at::Tensor>& params_;
+};
+
+// One micro-batch, left-padded like the inference path (positions count real tokens only).
+struct Micro {
+  at::Tensor ids, mask, positions;   // [B, T]
+  std::vector<int64_t> flat;         // per scored token: row * T + column of the hidden state that predicts it
+  std::vector<int64_t> targets;      // per scored token
+  std::vector<int64_t> token;        // per scored token: its index in the batch's per-token columns
+  std::vector<double> weight;        // per scored token: its weight in the mini-batch's aggregated loss
+};
+
+Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<int64_t>& tok_begin,
+            const std::vector<double>& row_weight) {
+  Micro m;
+  int64_t T = 0;
+  for (int64_t r : rows) T = std::max(T, b.length(r));
+  const int64_t B = static_cast<int64_t>(rows.size());
+  m.ids = at::zeros({B, T}, at::kLong);
+  m.mask = at::zeros({B, T}, at::kLong);
+  auto ids = m.ids.accessor<int64_t, 2>();
+  auto mask = m.mask.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < B; ++i) {
+    const int64_t r = rows[i];
+    const int64_t len = b.length(r);
+    const int64_t off = T - len;
+    const int64_t* src = b.ids.data() + b.row_begin[r];
+    for (int64_t t = 0; t < len; ++t) {
+      ids[i][off + t] = src[t];
+      mask[i][off + t] = 1;
+    }
+    for (int64_t t = b.starts[r]; t < len; ++t) {
+      m.flat.push_back(i * T + off + t - 1);
+      m.targets.push_back(src[t]);
+      m.token.push_back(tok_begin[r] + t - b.starts[r]);
+      m.weight.push_back(row_weight[r]);
+    }
+  }
+  m.positions = (m.mask.cumsum(1) - 1).clamp_min(0);
+  return m;
+}
+
+at::Tensor Column(const std::vector<float>& column, const std::vector<int64_t>& token, const at::TensorOptions& opts) {
+  std::vector<double> v(token.size());
+  for (size_t i = 0; i < token.size(); ++i) v[i] = column[token[i]];
+  return at::tensor(v, at::kDouble).to(opts);
+}
+
+// Metric slots accumulated over micro-batches (one device-to-host copy per step).
+enum Slot { kLoss, kPg, kEntAgg, kKlAgg, kVf, kEntSum, kApproxKlSum, kClipSum, kDualSum, kVfClipSum, kSlots };
+
+}  // namespace
+
+int64_t Batch::total_scored() const {
+  int64_t n = 0;
+  for (int64_t r = 0; r < rows(); ++r) n += scored(r);
+  return n;
+}
+
+void Batch::Validate(int64_t vocab) const {
+  if (row_begin.size() != starts.size() + 1 || row_begin.front() != 0 || row_begin.back() != static_cast<int64_t>(ids.size())) {
+    Fail("E_ARG", "train batch: lengths do not add up to the number of ids");
+  }
+  for (int64_t r = 0; r < rows(); ++r) {
+    if (length(r) < 1) Fail("E_ARG", "train batch: row " + std::to_string(r) + " is empty");
+    if (starts[r] < 1 || starts[r] > length(r)) {
+      Fail("E_ARG", "train batch: row " + std::to_string(r) + ": prompt length " + std::to_string(starts[r]) +
+                        " must be in [1, " + std::to_string(length(r)) + "] (the first token has no prediction)");
+    }
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= vocab) {
+      Fail("E_ARG", "train batch: token id " + std::to_string(ids[i]) + " at flat position " + std::to_string(i) +
+                        " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    }
+  }
+  const size_t n = static_cast<size_t>(total_scored());
+  auto check = [&](const std::vector<float>& c, const char* name) {
+    if (!c.empty() && c.size() != n) {
+      Fail("E_ARG", std::string("train batch: '") + name + "' has " + std::to_string(c.size()) + " values, expected one per response token (" +
+                        std::to_string(n) + ")");
+    }
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (!std::isfinite(c[i])) Fail("E_ARG", std::string("train batch: '") + name + "' value " + std::to_string(i) + " is not finite");
+    }
+  };
+  check(advantages, "advantages");
+  check(old_logprobs, "oldLogprobs");
+  check(ref_logprobs, "refLogprobs");
+  check(returns, "returns");
+  check(old_values, "oldValues");
+}
+
+std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, int64_t budget) {
+  std::vector<int64_t> order(batch.rows());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return batch.length(a) > batch.length(b); });
+  std::vector<std::vector<int64_t>> out;
+  int64_t longest = 0;
+  for (int64_t r : order) {
+    if (out.empty() || static_cast<int64_t>(out.back().size() + 1) * longest > budget) {
+      out.emplace_back();
+      longest = batch.length(r);
+    }
+    out.back().push_back(r);
+  }
+  return out;
+}
+
+Trainer::Trainer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head)
+    : decoder_(std::move(decoder)), adam_(adam), value_head_(value_head) {}
+
+void Trainer::EnsureValueHead() {
+  if (!head_.empty()) return;
+  at::NoGradGuard no_grad;
+  // Zero-initialised: the critic starts by predicting 0 and its first gradients do not disturb the policy trunk.
+  const auto opts = at::TensorOptions().dtype(ScoreDType(decoder_->compute_dtype())).device(decoder_->device());
+  head_[kHeadWeight] = at::zeros({1, decoder_->config().hidden_size}, opts);
+  head_[kHeadBias] = at::zeros({1}, opts);
+}
+
+std::map<std::string, at::Tensor> Trainer::TrainableParameters() {
+  std::map<std::string, at::Tensor> params = decoder_->parameters();
+  if (params.empty()) Fail("E_DISPOSED", "the model was disposed");
+  if (value_head_) {
+    EnsureValueHead();
+    for (auto& [name, t] : head_) params[name] = t;
+  }
+  return params;
+}
+
+StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
+  const model::DecoderConfig& cfg = decoder_->config();
+  batch.Validate(cfg.vocab_size);
+  const bool policy = o.objective == Objective::kPolicy;
+  const LossOptions& L = o.loss;
+  const bool use_value = policy && L.value_coef > 0;
+  const bool use_kl = policy && L.kl != KlType::kNone;
+  if (batch.rows() == 0) Fail("E_ARG", "train step: the batch has no rows");
+  if (policy && batch.advantages.empty()) Fail("E_ARG", "train step: the policy loss needs 'advantages'");
+  if (use_kl && batch.ref_logprobs.empty()) Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
+  if (use_value && !value_head_) Fail("E_ARG", "train step: valueCoef > 0 needs an optimizer created with valueHead: true");
+  if (use_value && (batch.returns.empty() || batch.old_values.empty())) {
+    Fail("E_ARG", "train step: the value loss needs 'returns' and 'oldValues'");
+  }
+  if (!(L.temperature > 0)) Fail("E_ARG", "train step: temperature must be > 0");
+  if (o.update && !o.with_grad) Fail("E_ARG", "train step: an update needs gradients");
+
+  std::map<std::string, at::Tensor> params = TrainableParameters();
+  decoder_->ParametersChanged();
+  at::AutoGradMode grad_mode(o.with_grad);
+  GradScope scope(params, o.with_grad);
+
+  // Aggregation as per-token weights over the whole mini-batch, so micro-batching never changes the loss.
+  const int64_t R = batch.rows();
+  const int64_t N = batch.total_scored();
+  std::vector<int64_t> tok_begin(R + 1, 0);
+  for (int64_t r = 0; r < R; ++r) tok_begin[r + 1] = tok_begin[r] + batch.scored(r);
+  std::vector<double> row_weight(R);
+  const Aggregation agg = policy ? L.aggregation : Aggregation::kTokenMean;
+  for (int64_t r = 0; r < R; ++r) {
+    const double n_r = static_cast<double>(batch.scored(r));
+    switch (agg) {
+      case Aggregation::kTokenMean: row_weight[r] = N > 0 ? 1.0 / static_cast<double>(N) : 0.0; break;
+      case Aggregation::kSeqMeanTokenSum: row_weight[r] = 1.0 / static_cast<double>(R); break;
+      case Aggregation::kSeqMeanTokenMean: row_weight[r] = n_r > 0 ? 1.0 / (static_cast<double>(R) * n_r) : 0.0; break;
+    }
+  }
+
+  const at::ScalarType score = ScoreDType(decoder_->compute_dtype());
+  const auto sopts = at::TensorOptions().dtype(score).device(decoder_->device());
+  const auto lopts = at::TensorOptions().dtype(at::kLong).device(decoder_->device());
+  const std::string head_name = cfg.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
+  at::Tensor sums = at::zeros({kSlots}, sopts);
+  std::vector<float> logprobs(N);
+  const auto micro = MicroBatches(batch, std::max<int64_t>(1, o.micro_batch_tokens));
+
+  for (const auto& rows : micro) {
+    const Micro m = Build(batch, rows, tok_begin, row_weight);
+    if (m.flat.empty()) continue;
+    const at::Tensor hidden = decoder_->Hidden(m.ids.to(decoder_->device()), m.positions.to(decoder_->device()),
+                                               m.mask.to(decoder_->device()));
+    const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, at::tensor(m.flat, at::kLong).to(lopts));
+    const at::Tensor targets = at::tensor(m.targets, at::kLong).to(lopts);
+    at::Tensor head = params.at(head_name);
+    if (head.scalar_type() != decoder_->compute_dtype()) head = head.to(decoder_->compute_dtype());
+    const bool want_entropy = policy;
+    const TokenScores s = o.chunked ? ChunkedTokenScores(h, head, targets, L.temperature, want_entropy, o.chunk_bytes)
+                                    : FullTokenScores(h, head, targets, L.temperature, want_entropy);
+    const at::Tensor lp = s.logprobs;
+    const at::Tensor w = at::tensor(m.weight, at::kDouble).to(sopts);
+    {
+      const at::Tensor lp_cpu = lp.detach().to(at::kCPU, at::kFloat).contiguous();
+      const float* p = lp_cpu.data_ptr<float>();
+      for (size_t i = 0; i < m.token.size(); ++i) logprobs[m.token[i]] = p[i];
+    }
+
+    at::Tensor loss;
+    std::vector<at::Tensor> parts(kSlots, at::zeros({}, sopts));
+    if (!policy) {
+      loss = -(lp * w).sum();
+    } else {
+      const at::Tensor adv = Column(batch.advantages, m.token, sopts);
+      const at::Tensor old = batch.old_logprobs.empty() ? lp.detach() : Column(batch.old_logprobs, m.token, sopts);
+      // ratio = exp(logp - old), the exponent clamped to [-20, 20] so a stale row cannot overflow it.
+      const at::Tensor log_ratio = at::clamp(lp - old, -20.0, 20.0);
+      const at::Tensor ratio = at::exp(log_ratio);
+      const at::Tensor l1 = -adv * ratio;
+      const at::Tensor l2 = -adv * at::clamp(ratio, 1.0 - L.clip_low, 1.0 + L.clip_high);
+      const at::Tensor clip1 = at::maximum(l1, l2);
+      const at::Tensor l3 = -adv * L.dual_clip;
+      const at::Tensor negative = adv < 0;
+      const at::Tensor pg = at::where(negative, at::minimum(l3, clip1), clip1);
+      const at::Tensor pg_loss = (pg * w).sum();
+      const at::Tensor ent_agg = (s.entropy * w).sum();
+      loss = pg_loss - L.entropy_coef * ent_agg;
+      parts[kPg] = pg_loss.detach();
+      parts[kEntAgg] = ent_agg.detach();
+      parts[kEntSum] = s.entropy.detach().sum();
+      parts[kApproxKlSum] = (old - lp.detach()).sum();
+      parts[kClipSum] = (l2 > l1).to(score).sum().detach();
+      parts[kDualSum] = ((clip1 > l3) & negative).to(score).sum().detach();
+      if (use_kl) {
+        const at::Tensor ref = Column(batch.ref_logprobs, m.token, sopts);
+        at::Tensor kl;
+        switch (L.kl) {
+          case KlType::kK1: kl = lp - ref; break;
+          case KlType::kMse: kl = 0.5 * (lp - ref).square(); break;
+          default: {
+            // k3: exp(ref - logp) - (ref - logp) - 1, the exponent clamped to [-20, 20], the result to [-10, 10].
+            const at::Tensor d = at::clamp(ref - lp, -20.0, 20.0);
+            kl = at::clamp(at::exp(d) - d - 1, -10.0, 10.0);
+          }
+        }
+        const at::Tensor kl_agg = (kl * w).sum();
+        loss = loss + L.kl_coef * kl_agg;
+        parts[kKlAgg] = kl_agg.detach();
+      }
+      if (use_value) {
+        const at::Tensor v = at::linear(h.to(score), params.at(kHeadWeight), params.at(kHeadBias)).squeeze(-1);
+        const at::Tensor ret = Column(batch.returns, m.token, sopts);
+        const at::Tensor old_v = Column(batch.old_values, m.token, sopts);
+        const at::Tensor v_clipped = at::clamp(v, old_v - L.value_clip, old_v + L.value_clip);
+        const at::Tensor vf1 = (v - ret).square();
+        const at::Tensor vf2 = (v_clipped - ret).square();
+        const at::Tensor vf = 0.5 * (at::maximum(vf1, vf2) * w).sum();
+        loss = loss + L.value_coef * vf;
+        parts[kVf] = vf.detach();
+        parts[kVfClipSum] = (vf2 > vf1).to(score).sum().detach();
+      }
+    }
+    parts[kLoss] = loss.detach();
+    sums.add_(at::stack(parts));
+    if (o.with_grad) loss.backward();
+  }
+
+  StepResult out;
+  const at::Tensor host = sums.to(at::kCPU, at::kDouble);
+  const double* v = host.data_ptr<double>();
+  const double n = std::max<double>(1.0, static_cast<double>(N));
+  out.metrics.emplace_back("loss", v[kLoss]);
+  if (policy) {
+    out.metrics.emplace_back("pgLoss", v[kPg]);
+    out.metrics.emplace_back("entropy", v[kEntSum] / n);
+    out.metrics.emplace_back("entropyLoss", v[kEntAgg]);
+    out.metrics.emplace_back("approxKl", v[kApproxKlSum] / n);
+    out.metrics.emplace_back("clipFrac", v[kClipSum] / n);
+    out.metrics.emplace_back("dualClipFrac", v[kDualSum] / n);
+    if (use_kl) out.metrics.emplace_back("klLoss", v[kKlAgg]);
+    if (use_value) {
+      out.metrics.emplace_back("valueLoss", v[kVf]);
+      out.metrics.emplace_back("valueClipFrac", v[kVfClipSum] / n);
+    }
+  }
+  out.metrics.emplace_back("tokens", static_cast<double>(N));
+  out.metrics.emplace_back("rows", static_cast<double>(R));
+  out.metrics.emplace_back("microBatches", static_cast<double>(micro.size()));
+  out.logprobs = std::move(logprobs);
+
+  if (o.with_grad) {
+    if (o.return_grads) {
+      for (auto& [name, p] : params) {
+        if (p.grad().defined()) out.grads[name] = p.grad().detach().clone();
+      }
+    }
+    const double norm = ClipGradNorm(params, o.update ? o.max_grad_norm : 0.0);
+    out.metrics.emplace_back("gradNorm", norm);
+    if (o.update) {
+      if (!std::isfinite(norm)) {
+        Fail("E_TRAIN", "train step: the gradient norm is not finite (" + std::to_string(norm) +
+                            "); parameters were left unchanged. Lower the learning rate or check the advantages");
+      }
+      adam_.Step(params, o.lr);
+      decoder_->ParametersChanged();
+      out.metrics.emplace_back("lr", o.lr);
+    }
+  }
+  out.metrics.emplace_back("step", static_cast<double>(adam_.step()));
+  return out;
+}
+
+std::vector<float> Trainer::Values(const Batch& batch, int64_t micro_batch_tokens) {
+  batch.Validate(decoder_->config().vocab_size);
+  if (!value_head_) Fail("E_ARG", "values: this optimizer has no value head (create it with valueHead: true)");
+  EnsureValueHead();
+  at::NoGradGuard no_grad;
+  const int64_t R = batch.rows();
+  std::vector<int64_t> tok_begin(R + 1, 0);
+  for (int64_t r = 0; r < R; ++r) tok_begin[r + 1] = tok_begin[r] + batch.scored(r);
+  const std::vector<double> row_weight(R, 0.0);
+  std::vector<float> values(batch.total_scored());
+  const at::ScalarType score = ScoreDType(decoder_->compute_dtype());
+  for (const auto& rows : MicroBatches(batch, std::max<int64_t>(1, micro_batch_tokens))) {
+    const Micro m = Build(batch, rows, tok_begin, row_weight);
+    if (m.flat.empty()) continue;
+    const at::Device dev = decoder_->device();
+    const at::Tensor hidden = decoder_->Hidden(m.ids.to(dev), m.positions.to(dev), m.mask.to(dev));
+    const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, at::tensor(m.flat, at::kLong).to(dev));
+    const at::Tensor v = at::linear(h.to(score), head_.at(kHeadWeight), head_.at(kHeadBias)).squeeze(-1).to(at::kCPU, at::kFloat).contiguous();
+    const float* p = v.data_ptr<float>();
+    for (size_t i = 0; i < m.token.size(); ++i) values[m.token[i]] = p[i];
+  }
+  return values;
+}
+
+void Trainer::Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata) {
+  at::NoGradGuard no_grad;
+  auto items = adam_.StateTensors();
+  for (const auto& [name, t] : head_) items.emplace_back(name, t);
+  auto metadata = adam_.StateMetadata();
+  metadata["value_head"] = value_head_ ? "1" : "0";
+  for (const auto& [k, v] : extra_metadata) metadata.emplace(k, v);
+  model::WriteSafetensors(path, items, at::ScalarType::Undefined, metadata);
+}
+
+void Trainer::Load(const std::string& path) {
+  at::NoGradGuard no_grad;
+  const model::SafetensorsFile file = model::SafetensorsFile::Open(path);
+  std::map<std::string, at::Tensor> tensors;
+  for (const auto& e : file.entries()) tensors[e.name] = file.Tensor(e);
+  const bool has_head = tensors.count(kHeadWeight) > 0;
+  if (value_head_ && !has_head) {
+    Fail("E_CHECKPOINT", path + ": no value head in this optimizer state, but the optimizer was created with valueHead: true");
+  }
+  if (!value_head_ && has_head) {
+    Fail("E_CHECKPOINT", path + ": this optimizer state has a value head; create the optimizer with valueHead: true to load it");
+  }
+  std::map<std::string, at::Tensor> params = TrainableParameters();
+  if (has_head) {
+    for (const char* name : {kHeadWeight, kHeadBias}) {
+      auto it = tensors.find(name);
+      if (it == tensors.end() || it->second.sizes() != head_.at(name).sizes()) {
+        Fail("E_CHECKPOINT", path + ": tensor '" + std::string(name) + "' missing or of the wrong shape for this model");
+      }
+      head_.at(name).copy_(it->second);
+    }
+  }
+  adam_.Restore(tensors, file.metadata(), params, path);
+  decoder_->ParametersChanged();
+}
+
+}  // namespace lamer::train

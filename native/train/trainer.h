@@ -1,0 +1,103 @@
+// The train step (SPEC §5): rows -> micro-batches by a token budget -> log-probs (and entropy, values) with gradient
+// -> dual-clip PPO loss (or supervised cross-entropy) normalised over the whole mini-batch -> backward -> grad-norm
+// clipping -> AdamW. All of it runs on the model's executor thread; nothing here touches N-API.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/decoder.h"
+#include "train/adamw.h"
+
+namespace lamer::train {
+
+enum class Objective { kPolicy, kSft };
+enum class Aggregation { kTokenMean, kSeqMeanTokenSum, kSeqMeanTokenMean };
+enum class KlType { kNone, kLowVar, kK1, kMse };
+
+// Rows of one mini-batch. Row r is ids[row_begin[r] .. row_begin[r+1]); its scored tokens are positions
+// starts[r] .. length-1 (the response; starts[r] >= 1 is the prompt length). Per-token columns hold one value per
+// scored token, rows concatenated in order; empty when absent.
+struct Batch {
+  std::vector<int64_t> ids;
+  std::vector<int64_t> row_begin;  // rows + 1 entries
+  std::vector<int64_t> starts;
+  std::vector<float> advantages, old_logprobs, ref_logprobs, returns, old_values;
+
+  int64_t rows() const { return static_cast<int64_t>(starts.size()); }
+  int64_t length(int64_t r) const { return row_begin[r + 1] - row_begin[r]; }
+  int64_t scored(int64_t r) const { return length(r) - starts[r]; }
+  int64_t total_scored() const;
+  // Checks shapes and ranges; E_ARG naming the row and column.
+  void Validate(int64_t vocab) const;
+};
+
+struct LossOptions {
+  double clip_low = 0.2;
+  double clip_high = 0.2;
+  double dual_clip = 3.0;
+  Aggregation aggregation = Aggregation::kTokenMean;
+  double entropy_coef = 0.001;
+  KlType kl = KlType::kNone;
+  double kl_coef = 0.001;
+  double value_clip = 0.5;
+  double value_coef = 0.0;  // > 0 trains the value head (PPO); needs returns and old values
+  double temperature = 1.0;
+};
+
+struct StepOptions {
+  Objective objective = Objective::kPolicy;
+  LossOptions loss;
+  int64_t micro_batch_tokens = 16384;  // padded tokens per forward/backward
+  double max_grad_norm = 1.0;          // <= 0: no clipping
+  double lr = 1e-6;
+  bool update = true;         // false: loss, metrics (and gradients) only, parameters unchanged
+  bool with_grad = true;      // false: no backward at all (loss evaluation)
+  bool return_grads = false;  // hand the gradients back (tests)
+  bool chunked = true;        // chunked log-prob function (false: plain autograd over whole logits)
+  int64_t chunk_bytes = 64ll << 20;
+  bool gradient_checkpointing = false;
+};
+
+struct StepResult {
+  std::vector<std::pair<std::string, double>> metrics;
+  std::map<std::string, at::Tensor> grads;
+  std::vector<float> logprobs;  // per scored token, row order (the training forward's own log-probs)
+};
+
+// Groups row indices (longest first, stable) into micro-batches of at most `budget` padded tokens; a row longer
+// than the budget gets a micro-batch of its own.
+std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, int64_t budget);
+
+class Trainer {
+ public:
+  Trainer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head);
+
+  StepResult Step(const Batch& batch, const StepOptions& options);
+  // Values (value head) per scored token, without gradient.
+  std::vector<float> Values(const Batch& batch, int64_t micro_batch_tokens);
+
+  // Optimizer state (and the value head) in one safetensors file.
+  void Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata);
+  void Load(const std::string& path);
+
+  int64_t step() const { return adam_.step(); }
+  bool has_value_head() const { return value_head_; }
+  const std::shared_ptr<model::Decoder>& decoder() const { return decoder_; }
+
+ private:
+  // The decoder's parameters and the value head's, by name.
+  std::map<std::string, at::Tensor> TrainableParameters();
+  void EnsureValueHead();
+
+  std::shared_ptr<model::Decoder> decoder_;
+  AdamW adam_;
+  bool value_head_;
+  std::map<std::string, at::Tensor> head_;  // value_head.weight [1, H], value_head.bias [1]
+};
+
+}  // namespace lamer::train
