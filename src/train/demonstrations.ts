@@ -1,0 +1,97 @@
+// Demonstrations for the supervised warm start (`lamer sft`): trials played by scripted players, with scripted
+// reflections, so a small model trained from scratch learns the answer formats, the reflection format and the use of
+// memory before RL. MineSweeper is played by the logic player WITH memory (SPEC §10): it sees only what a model sees
+// (the board and its own earlier reflections), so every demonstrated move is one the model could learn to make; its
+// failed episodes produce the reflections "where the mine was, which cells were safe" that the next episode uses.
+// Other environments are played by their expert with some random moves, and only the expert's moves are kept.
+import { createEnv } from '../envs/registry.js';
+import { MineSweeperEnv } from '../envs/minesweeper/env.js';
+import { MineSweeperLogicPlayer } from '../envs/minesweeper/expert.js';
+import { parseCellAction } from '../envs/minesweeper/parse.js';
+import { extractAction } from '../envs/common/tags.js';
+import { taskSeed } from '../envs/common/seeds.js';
+import type { Environment } from '../envs/types.js';
+import { runRollout } from '../rollout/runner.js';
+import { scriptedPolicy, scriptedResult } from '../rollout/scripted.js';
+import type { GenerateRequest, GenerateResult, PolicyClient, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
+import { deriveSeed } from '../rollout/trial.js';
+import type { TrainerConfig } from './config.js';
+
+/** Marks the random moves of noisy experts, so they are left out of the demonstrations. */
+const RANDOM_MOVE = 'I try something at random.';
+
+export interface Demonstrations {
+  prompts: string[];
+  responses: string[];
+  /** Trials played and how many were won in any episode (a check that the demonstrations are sensible). */
+  trials: number;
+  won: number;
+}
+
+/** The logic+memory MineSweeper player of one trial, as a policy. */
+class MineSweeperDemoPolicy implements PolicyClient {
+  readonly #player: MineSweeperLogicPlayer;
+  readonly #env: MineSweeperEnv;
+
+  constructor(private readonly view: TrialView, seed: number, style: 'full' | 'compact') {
+    this.#env = view.env as MineSweeperEnv;
+    this.#player = new MineSweeperLogicPlayer(this.#env, { seed: deriveSeed(seed, view.group, view.trial), memory: true, style });
+  }
+
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    if (this.view.phase === 'reflect') {
+      // The failed episode is still on the board: remember its mine and safe cells, then write the reflection.
+      const steps = this.view.steps;
+      const last = steps.at(-1);
+      const cell = last ? parseCellAction(last.action) : null;
+      const { rows, cols } = this.#env.settings;
+      const index = cell && cell.row >= 1 && cell.row <= rows && cell.col >= 1 && cell.col <= cols ? (cell.row - 1) * cols + (cell.col - 1) : -1;
+      this.#player.endEpisode(index, index >= 0 && this.#env.board.mines[index] === 1);
+      return scriptedResult(request, this.#player.reflect(steps.slice()));
+    }
+    return scriptedResult(request, this.#player.act());
+  }
+}
+
+function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
+  const style = config.model.promptStyle;
+  if (config.env.name === 'minesweeper') {
+    return (view) => new MineSweeperDemoPolicy(view, config.seed, style);
+  }
+  return scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
+}
+
+/** Plays `config.sft.trials` LaMer trials on training tasks with the scripted players and collects the rows. */
+export async function collectDemonstrations(config: TrainerConfig, signal?: AbortSignal): Promise<Demonstrations> {
+  const trialsPerTask = Math.min(config.rollout.groupSize, config.sft.trials);
+  const taskCount = Math.max(1, Math.ceil(config.sft.trials / trialsPerTask));
+  // Seeds far into the training split, so demonstrations and RL iterations use different tasks.
+  const tasks = Array.from({ length: taskCount }, (_, i) => taskSeed('train', 500_000_000 + i));
+  const env = (): Environment => createEnv(config.env.name, config.env.options as never);
+  const batch = await runRollout({
+    policy: demoPolicy(config),
+    env,
+    tasks,
+    trialsPerTask,
+    trial: {
+      episodes: config.trial.episodes,
+      reflect: true,
+      memoryMode: config.trial.memory,
+      style: config.model.promptStyle,
+      window: config.trial.historyWindow,
+      sampling: { temperature: 1, topP: 1, topK: 0, maxNewTokens: config.rollout.maxResponseTokens },
+    },
+    seed: config.seed,
+    signal,
+  });
+  const prompts: string[] = [];
+  const responses: string[] = [];
+  for (let i = 0; i < batch.prompts.length; i++) {
+    const response = batch.responses[i];
+    if (response.startsWith(RANDOM_MOVE)) continue;
+    if (batch.table.phase[i] === 0 && extractAction(response) === null) continue;
+    prompts.push(batch.prompts[i]);
+    responses.push(response);
+  }
+  return { prompts, responses, trials: batch.trials.length, won: batch.trials.filter((t) => t.won.some(Boolean)).length };
+}

@@ -1,0 +1,52 @@
+// What the trainer needs from a model: sampling (the engine, behind PolicyClient), the policy update, the
+// supervised warm-start step, and saving/loading of weights and optimizer state. The trainer loop depends on this
+// interface only, so it is tested with a light stand-in and runs unchanged over the native policy.
+import type { PolicySource } from '../rollout/policy.js';
+import type { TrainerConfig } from './config.js';
+
+/** Rows of one rollout, ready for the policy update. */
+export interface UpdateBatch {
+  promptIds: Int32Array[];
+  responseIds: Int32Array[];
+  /** Per-row advantage (the same for every response token of the row). */
+  advantages: Float32Array;
+  /** Sampling log-probs per response token (old log-probs). */
+  oldLogprobs: Float32Array[];
+  /** Per-token returns for the PPO critic (GAE targets); absent for the critic-free estimators. */
+  returns?: Float32Array[];
+}
+
+export interface UpdateMetrics {
+  loss: number;
+  clipFraction: number;
+  approxKl: number;
+  entropy: number;
+  gradNorm: number;
+  /** Optimizer steps taken (one per mini-batch); 0 when every step was skipped. */
+  steps: number;
+  /** Mini-batches whose loss or gradient was not finite, so their step was skipped. */
+  skipped: number;
+  tokens: number;
+}
+
+/** Demonstrations for supervised cross-entropy on the response tokens only; the runtime applies the chat template. */
+export interface SupervisedBatch {
+  /** Prompt texts (the user message). */
+  prompts: string[];
+  /** Response texts to imitate. */
+  responses: string[];
+}
+
+export interface PolicyRuntime {
+  /** Sampling over the current weights: one client the engine batches, or a per-trial factory. */
+  client(): PolicySource;
+  /** One epoch over the batch in mini-batches of `config.optim.miniBatchRows`, one optimizer step each. */
+  update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics>;
+  /** One supervised step; returns the mean token cross-entropy before the step. */
+  supervised(batch: SupervisedBatch, config: TrainerConfig): Promise<{ loss: number; tokens: number }>;
+  /** Writes weights (Hugging Face layout) and optimizer state into `dir`. */
+  save(dir: string): Promise<void>;
+  /** Reads what save() wrote. */
+  restore(dir: string): Promise<void>;
+  dispose(): Promise<void>;
+}

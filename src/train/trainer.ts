@@ -1,0 +1,307 @@
+// The training loop (SPEC §2-§7): rollout -> advantages -> update, evaluation every k iterations, atomic
+// checkpoints, exact resume. `Trainer.run()` is an async iterator of typed events; every event is also appended
+// to the run folder's metrics.jsonl.
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { computeAdvantages } from '../algo/index.js';
+import { createEnv } from '../envs/registry.js';
+import { taskSeed } from '../envs/common/seeds.js';
+import type { Environment } from '../envs/types.js';
+import { LamerError } from '../errors.js';
+import { evaluate } from '../eval/evaluate.js';
+import { TRAINED_METHODS, trainRolloutShape } from '../eval/methods.js';
+import { runRollout, type RolloutBatch } from '../rollout/runner.js';
+import { deriveSeed } from '../rollout/trial.js';
+import { Progress } from '../util/progress.js';
+import { Rng } from '../util/rng.js';
+import { validateConfig, type TrainerConfig, type TrainerConfigInput } from './config.js';
+import { cleanInterruptedCheckpoints, latestCheckpoint, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
+import { collectDemonstrations } from './demonstrations.js';
+import type { EvalEvent, IterationEvent, TrainerEvent } from './events.js';
+import type { PolicyRuntime, UpdateMetrics } from './runtime.js';
+
+export interface TrainerOptions {
+  /** Creates the model runtime for a config (the native policy by default). `resumeDir` is a checkpoint to load. */
+  runtime: (config: TrainerConfig, runDir: string) => Promise<PolicyRuntime>;
+  /** Progress bars on stderr (default true). */
+  progress?: boolean;
+  /** Where plain log lines go (default stderr). */
+  log?: (line: string) => void;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Continue from the run folder's latest checkpoint, if there is one. */
+  resume?: boolean;
+  /** Stop after this iteration (for tests and staged runs); default config.train.iterations. */
+  untilIteration?: number;
+}
+
+interface TrainerState {
+  iteration: number;
+  method: string;
+  seed: number;
+}
+
+const STATE_FILE = 'trainer.json';
+
+function mean(xs: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < xs.length; i++) s += xs[i];
+  return xs.length ? s / xs.length : 0;
+}
+
+/** Mean undiscounted reward per played episode, share of trials won, share of valid rows. */
+export function rolloutSummary(batch: RolloutBatch): { reward: number; successRate: number; validRatio: number } {
+  const t = batch.table;
+  const episodes = new Map<string, number>();
+  for (let i = 0; i < t.length; i++) {
+    if (t.phase[i] !== 0) continue;
+    const key = `${t.group[i]}:${t.trial[i]}:${t.episode[i]}`;
+    episodes.set(key, (episodes.get(key) ?? 0) + t.reward[i]);
+  }
+  const won = batch.trials.filter((tr) => tr.won.some(Boolean)).length;
+  return {
+    reward: mean([...episodes.values()]),
+    successRate: batch.trials.length ? won / batch.trials.length : 0,
+    validRatio: mean(t.valid),
+  };
+}
+
+export class Trainer {
+  readonly config: TrainerConfig;
+  readonly runDir: string;
+  readonly #options: TrainerOptions;
+
+  constructor(config: TrainerConfig | TrainerConfigInput, options: TrainerOptions) {
+    this.config = validateConfig(config);
+    this.runDir = resolve(this.config.runsDir, this.config.name);
+    this.#options = options;
+  }
+
+  get checkpointsDir(): string {
+    return join(this.runDir, 'checkpoints');
+  }
+
+  #log(line: string): void {
+    (this.#options.log ?? ((l: string) => process.stderr.write(l + '\n')))(line);
+  }
+
+  #emit(event: TrainerEvent): TrainerEvent {
+    appendFileSync(join(this.runDir, 'metrics.jsonl'), JSON.stringify(event) + '\n');
+    return event;
+  }
+
+  #env(evaluation = false): () => Environment {
+    const { name, options, evalOptions } = this.config.env;
+    const opts = evaluation ? { ...options, ...evalOptions } : options;
+    return () => createEnv(name, opts as never);
+  }
+
+  /** Keeps only the metrics of iterations up to `iteration` (a resumed run rewrites what came after). */
+  #truncateMetrics(iteration: number): void {
+    const path = join(this.runDir, 'metrics.jsonl');
+    if (!existsSync(path)) return;
+    const kept = readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((line) => {
+        if (!line.trim()) return false;
+        try {
+          const e = JSON.parse(line) as TrainerEvent;
+          return !('iteration' in e) || e.iteration <= iteration;
+        } catch {
+          return false; // a line torn by a kill
+        }
+      });
+    writeFileAtomic(path, kept.length ? kept.join('\n') + '\n' : '');
+  }
+
+  /** The supervised warm start from scripted demonstrations (config.sft). Returns the loss of each step. */
+  async warmStart(runtime: PolicyRuntime, signal?: AbortSignal): Promise<number[]> {
+    const { sft } = this.config;
+    if (sft.trials === 0 || sft.steps === 0) return [];
+    const demos = await collectDemonstrations(this.config, signal);
+    this.#log(`[sft] ${demos.prompts.length} demonstration rows from ${demos.trials} trials (${demos.won} won)`);
+    const progress = new Progress({ label: 'sft', total: sft.steps, unit: 'steps', silent: this.#options.progress === false });
+    const losses: number[] = [];
+    const order = Array.from({ length: demos.prompts.length }, (_, i) => i);
+    let cursor = order.length;
+    const rng = new Rng(deriveSeed(this.config.seed, 0x5f7));
+    for (let step = 0; step < sft.steps; step++) {
+      signal?.throwIfAborted();
+      const prompts: string[] = [];
+      const responses: string[] = [];
+      for (let b = 0; b < Math.min(sft.batchRows, order.length); b++) {
+        if (cursor >= order.length) {
+          rng.shuffle(order); // a seeded reshuffle each pass, so warm starts are reproducible
+          cursor = 0;
+        }
+        prompts.push(demos.prompts[order[cursor]]);
+        responses.push(demos.responses[order[cursor]]);
+        cursor++;
+      }
+      const { loss } = await runtime.supervised({ prompts, responses }, this.config);
+      losses.push(loss);
+      progress.tick(1, `loss ${loss.toFixed(4)}`);
+    }
+    progress.finish();
+    return losses;
+  }
+
+  /** Held-out evaluation of the current policy with the config's method (pass@1..N). */
+  async evaluate(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<EvalEvent> {
+    const c = this.config;
+    const progress = new Progress({ label: `eval ${c.method}`, total: c.eval.tasks, unit: 'tasks', silent: this.#options.progress === false });
+    const result = await evaluate({
+      policy: runtime.client(),
+      env: this.#env(true),
+      tasks: c.eval.tasks,
+      method: c.method,
+      episodes: c.trial.episodes,
+      memoryMode: c.trial.memory,
+      style: c.model.promptStyle,
+      window: c.trial.historyWindow,
+      sampling: { temperature: c.eval.temperature, topP: c.eval.topP, topK: c.eval.topK, maxNewTokens: c.rollout.maxResponseTokens },
+      seed: deriveSeed(c.seed, 0xe7a1),
+      signal,
+      onProgress: (p) => {
+        if (p.trialsDone > progress.done) progress.tick(p.trialsDone - progress.done);
+      },
+    });
+    progress.finish(`pass@k ${result.passAtK.map((p) => (100 * p).toFixed(1)).join('/')}`);
+    return { type: 'eval', method: c.method, iteration, env: result.env, tasks: result.tasks, passAtK: result.passAtK, byType: result.byType };
+  }
+
+  /** One training iteration: rollout, advantages, update. */
+  async iterate(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<IterationEvent> {
+    const c = this.config;
+    const t0 = performance.now();
+    const shape = trainRolloutShape(c.method, c.trial.episodes, c.rollout.groupSize);
+    const tasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) => taskSeed('train', (iteration - 1) * c.rollout.tasksPerIteration + j));
+    const total = tasks.length * shape.trialsPerTask;
+    const progress = new Progress({ label: `iter ${iteration} rollout`, total, unit: 'trials', silent: this.#options.progress === false });
+    const batch = await runRollout({
+      policy: runtime.client(),
+      env: this.#env(),
+      tasks,
+      trialsPerTask: shape.trialsPerTask,
+      trial: {
+        episodes: shape.episodes,
+        reflect: shape.reflect,
+        memoryMode: c.trial.memory,
+        promptVariant: shape.promptVariant,
+        style: c.model.promptStyle,
+        window: c.trial.historyWindow,
+        sampling: { temperature: c.rollout.temperature, topP: c.rollout.topP, topK: c.rollout.topK, maxNewTokens: c.rollout.maxResponseTokens },
+      },
+      seed: deriveSeed(c.seed, iteration),
+      signal,
+      onProgress: (p) => {
+        if (p.trialsDone > progress.done) progress.tick(p.trialsDone - progress.done);
+      },
+    });
+    progress.finish();
+    const t1 = performance.now();
+    const adv = computeAdvantages(batch.table, {
+      estimator: c.method === 'grpo' ? 'grpo' : c.advantage.estimator,
+      returns: c.advantage.returns,
+      gammaStep: c.advantage.gammaStep,
+      gammaTraj: c.advantage.gammaTraj,
+      invalidPenalty: c.advantage.invalidPenalty,
+      mode: c.advantage.mode,
+      omega: c.advantage.omega,
+      eps: c.advantage.eps,
+      normByStd: c.advantage.normByStd,
+    });
+    const update: UpdateMetrics = await runtime.update(
+      { promptIds: batch.promptIds, responseIds: batch.responseIds, advantages: adv.advantage, oldLogprobs: batch.logprobs },
+      c,
+    );
+    const t2 = performance.now();
+    const summary = rolloutSummary(batch);
+    const generated = batch.responseIds.reduce((s, r) => s + r.length, 0);
+    const event: IterationEvent = {
+      type: 'iteration',
+      method: c.method,
+      iteration,
+      ...summary,
+      entropy: update.entropy,
+      loss: update.loss,
+      clipFraction: update.clipFraction,
+      approxKl: update.approxKl,
+      gradNorm: update.gradNorm,
+      rows: batch.table.length,
+      tokens: generated,
+      tokensPerSecond: (generated + update.tokens) / ((t2 - t0) / 1000),
+      rolloutSeconds: (t1 - t0) / 1000,
+      updateSeconds: (t2 - t1) / 1000,
+      seconds: (t2 - t0) / 1000,
+    };
+    if (update.skipped > 0) {
+      event.skipped = update.steps === 0;
+      event.note = `${update.skipped} mini-batch step(s) skipped: non-finite loss or gradient`;
+    }
+    return event;
+  }
+
+  async #checkpoint(runtime: PolicyRuntime, iteration: number): Promise<string> {
+    const state: TrainerState = { iteration, method: this.config.method, seed: this.config.seed };
+    return saveCheckpoint(this.checkpointsDir, iteration, async (dir) => {
+      await runtime.save(dir);
+      writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
+      writeFileSync(join(dir, 'config.json.run'), JSON.stringify(this.config, null, 2) + '\n');
+    });
+  }
+
+  /** Trains (or, for prompting baselines, only evaluates), yielding events as they happen. */
+  async *run(options: RunOptions = {}): AsyncGenerator<TrainerEvent> {
+    const c = this.config;
+    const { signal } = options;
+    mkdirSync(this.runDir, { recursive: true });
+    writeFileAtomic(join(this.runDir, 'config.json'), JSON.stringify(c, null, 2) + '\n');
+    const runtime = await this.#options.runtime(c, this.runDir);
+    try {
+      let start = 0;
+      const latest = options.resume ? latestCheckpoint(this.checkpointsDir) : undefined;
+      if (latest) {
+        cleanInterruptedCheckpoints(this.checkpointsDir);
+        await runtime.restore(latest);
+        const state = JSON.parse(readFileSync(join(latest, STATE_FILE), 'utf8')) as TrainerState;
+        if (state.method !== c.method || state.seed !== c.seed) {
+          throw new LamerError('E_CONFIG', `cannot resume ${latest}: it was trained with method ${state.method} seed ${state.seed}, the config says ${c.method} seed ${c.seed}`);
+        }
+        start = state.iteration;
+        this.#truncateMetrics(start);
+        yield this.#emit({ type: 'log', level: 'info', message: `resumed from ${latest} at iteration ${start}` });
+      } else {
+        writeFileAtomic(join(this.runDir, 'metrics.jsonl'), '');
+        if (TRAINED_METHODS.includes(c.method) && c.sft.trials > 0 && c.sft.steps > 0) {
+          const losses = await this.warmStart(runtime, signal);
+          yield this.#emit({ type: 'log', level: 'info', message: `warm start: ${losses.length} supervised steps, loss ${losses[0]?.toFixed(4)} -> ${losses.at(-1)?.toFixed(4)}` });
+        }
+      }
+      if (!TRAINED_METHODS.includes(c.method)) {
+        yield this.#emit(await this.evaluate(runtime, 0, signal));
+        return;
+      }
+      const last = Math.min(options.untilIteration ?? c.train.iterations, c.train.iterations);
+      for (let it = start + 1; it <= last; it++) {
+        signal?.throwIfAborted();
+        const event = await this.iterate(runtime, it, signal);
+        if (event.note) yield this.#emit({ type: 'log', level: 'warn', message: `iteration ${it}: ${event.note}` });
+        this.#log(
+          `[${c.method}] iter ${it}/${c.train.iterations} reward ${event.reward.toFixed(3)} success ${(100 * event.successRate).toFixed(1)}% ` +
+            `valid ${(100 * event.validRatio).toFixed(1)}% loss ${event.loss.toFixed(4)} ${event.seconds.toFixed(1)}s`,
+        );
+        yield this.#emit(event);
+        const isLast = it === c.train.iterations;
+        if ((c.train.evalEvery > 0 && it % c.train.evalEvery === 0) || isLast) yield this.#emit(await this.evaluate(runtime, it, signal));
+        if ((c.train.checkpointEvery > 0 && it % c.train.checkpointEvery === 0) || isLast || it === last) {
+          yield this.#emit({ type: 'checkpoint', iteration: it, path: await this.#checkpoint(runtime, it) });
+        }
+      }
+    } finally {
+      await runtime.dispose();
+    }
+  }
+}

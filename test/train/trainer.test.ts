@@ -1,0 +1,127 @@
+// The training loop over a light stand-in runtime: a scripted player whose randomness depends on one trained
+// number, so rollouts depend on the training state and a resumed run can be compared with an uninterrupted one.
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scriptedPolicy } from '../../src/rollout/scripted.js';
+import { Trainer } from '../../src/train/trainer.js';
+import type { PolicyRuntime, UpdateBatch } from '../../src/train/runtime.js';
+import type { TrainerConfigInput } from '../../src/train/config.js';
+import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
+
+class StandInRuntime implements PolicyRuntime {
+  theta = 0;
+  supervisedSteps = 0;
+  constructor(private readonly failAt: number[] = []) {}
+  #updates = 0;
+  client() {
+    const noise = 1 / (1 + Math.exp(this.theta)); // trained number -> how often the player moves at random
+    return scriptedPolicy({ noise, seed: Math.round(this.theta * 1e6) });
+  }
+  async update(batch: UpdateBatch) {
+    this.#updates++;
+    const broken = this.failAt.includes(this.#updates);
+    let s = 0;
+    for (const a of batch.advantages) s += a;
+    if (!broken) this.theta += 0.1 + 0.01 * (s / Math.max(1, batch.advantages.length));
+    return { loss: broken ? NaN : -this.theta, clipFraction: 0, approxKl: 0, entropy: 1, gradNorm: 1, steps: broken ? 0 : 1, skipped: broken ? 1 : 0, tokens: 10 };
+  }
+  async supervised() {
+    this.supervisedSteps++;
+    return { loss: 1 / this.supervisedSteps, tokens: 5 };
+  }
+  async save(dir: string) {
+    writeFileSync(join(dir, 'theta.json'), JSON.stringify(this.theta));
+  }
+  async restore(dir: string) {
+    this.theta = JSON.parse(readFileSync(join(dir, 'theta.json'), 'utf8')) as number;
+  }
+  async dispose() {}
+}
+
+function config(runsDir: string, extra: Partial<TrainerConfigInput> = {}): TrainerConfigInput {
+  return {
+    name: 'test',
+    runsDir,
+    method: 'lamer',
+    env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2 } },
+    model: { promptStyle: 'compact' },
+    rollout: { tasksPerIteration: 3, groupSize: 2 },
+    train: { iterations: 4, evalEvery: 2, checkpointEvery: 1 },
+    eval: { tasks: 4 },
+    ...extra,
+  };
+}
+
+async function collect(trainer: Trainer, opts: Parameters<Trainer['run']>[0] = {}): Promise<TrainerEvent[]> {
+  const out: TrainerEvent[] = [];
+  for await (const e of trainer.run(opts)) out.push(e);
+  return out;
+}
+
+const stable = (e: IterationEvent) => {
+  const { tokensPerSecond: _a, rolloutSeconds: _b, updateSeconds: _c, seconds: _d, ...rest } = e;
+  return rest;
+};
+
+describe('Trainer loop', () => {
+  it('runs iterations, evaluates every evalEvery, checkpoints, and logs metrics.jsonl', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-'));
+    const rt = new StandInRuntime();
+    const events = await collect(new Trainer(config(dir), { runtime: async () => rt, progress: false, log: () => {} }));
+    const its = events.filter((e): e is IterationEvent => e.type === 'iteration');
+    expect(its.map((e) => e.iteration)).toEqual([1, 2, 3, 4]);
+    // LaMer at K = 2, N = 3: 3 tasks x 2 trials; rows include reflections.
+    expect(its[0].rows).toBeGreaterThan(0);
+    expect(events.filter((e) => e.type === 'eval').map((e) => (e as { iteration: number }).iteration)).toEqual([2, 4]);
+    expect(events.filter((e) => e.type === 'checkpoint')).toHaveLength(4);
+    const lines = readFileSync(join(dir, 'test', 'metrics.jsonl'), 'utf8').trim().split('\n');
+    expect(lines.length).toBe(events.length);
+    expect(rt.theta).toBeGreaterThan(0.39);
+  });
+
+  it('a resumed run produces the same metrics as an uninterrupted one', async () => {
+    const a = mkdtempSync(join(tmpdir(), 'lamer-trainer-a-'));
+    const full = await collect(new Trainer(config(a), { runtime: async () => new StandInRuntime(), progress: false, log: () => {} }));
+    const b = mkdtempSync(join(tmpdir(), 'lamer-trainer-b-'));
+    await collect(new Trainer(config(b), { runtime: async () => new StandInRuntime(), progress: false, log: () => {} }), { untilIteration: 2 });
+    const resumed = await collect(new Trainer(config(b), { runtime: async () => new StandInRuntime(), progress: false, log: () => {} }), { resume: true });
+    expect(resumed[0]).toMatchObject({ type: 'log', message: expect.stringContaining('resumed') });
+    const pick = (evs: TrainerEvent[]) => evs.filter((e): e is IterationEvent => e.type === 'iteration').map(stable);
+    expect(pick(resumed)).toEqual(pick(full).slice(2));
+    const evals = (evs: TrainerEvent[]) => evs.filter((e) => e.type === 'eval');
+    expect(evals(resumed)).toEqual(evals(full).slice(1));
+    // The resumed run's metrics file holds the whole run once.
+    const lines = readFileSync(join(b, 'test', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrainerEvent);
+    expect(pick(lines)).toEqual(pick(full));
+  });
+
+  it('a non-finite loss skips the step and says so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-nan-'));
+    const rt = new StandInRuntime([2]);
+    const events = await collect(new Trainer(config(dir, { train: { iterations: 3, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => rt, progress: false, log: () => {} }));
+    const warn = events.find((e) => e.type === 'log' && e.level === 'warn');
+    expect(warn).toMatchObject({ message: expect.stringMatching(/iteration 2: 1 mini-batch step\(s\) skipped: non-finite/) });
+    const it2 = events.find((e) => e.type === 'iteration' && e.iteration === 2) as IterationEvent;
+    expect(it2.skipped).toBe(true);
+    expect(rt.theta).toBeCloseTo(0.2, 1);
+  });
+
+  it('warm-starts with supervised steps on demonstrations before RL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-sft-'));
+    const rt = new StandInRuntime();
+    const events = await collect(
+      new Trainer(config(dir, { sft: { trials: 8, steps: 5, batchRows: 4 }, train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => rt, progress: false, log: () => {} }),
+    );
+    expect(rt.supervisedSteps).toBe(5);
+    expect(events[0]).toMatchObject({ type: 'log', message: expect.stringContaining('warm start: 5 supervised steps') });
+  });
+
+  it('prompting baselines only evaluate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-react-'));
+    const events = await collect(new Trainer(config(dir, { method: 'react' }), { runtime: async () => new StandInRuntime(), progress: false, log: () => {} }));
+    expect(events.map((e) => e.type)).toEqual(['eval']);
+    expect((events[0] as { passAtK: number[] }).passAtK).toHaveLength(3);
+  });
+});
