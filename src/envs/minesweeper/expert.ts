@@ -11,8 +11,10 @@ import type { MineSweeperEnv } from './env.js';
 import { parseCellAction } from './parse.js';
 import { allSafeOpened, bestKnownClick, cellLabel, deduce, reveal } from './solver.js';
 
-function answer(reason: string, cols: number, cell: number): string {
-  return `${reason}\n<action>${cellLabel(cols, cell)}</action>`;
+// Compact prompts (tiny models trained from scratch) ask for the action alone; full prompts for reasoning first.
+function answer(reason: string, cols: number, cell: number, style: PromptStyle = 'full'): string {
+  const action = `<action>${cellLabel(cols, cell)}</action>`;
+  return style === 'compact' ? action : `${reason}\n${action}`;
 }
 
 /** What the failed episode showed, replayed from the initial board: the mine hit (if any) and the safe clicks. */
@@ -86,7 +88,8 @@ export class MineSweeperExpert implements Expert {
   }
 
   reflect(steps: TrajectoryStep[]): string {
-    return `I review the trial.\n<remark>${mineSweeperReflectionText(this.env, steps, this.style)}</remark>`;
+    const remark = `<remark>${mineSweeperReflectionText(this.env, steps, this.style)}</remark>`;
+    return this.style === 'compact' ? remark : `I review the trial.\n${remark}`;
   }
 }
 
@@ -135,7 +138,7 @@ export class MineSweeperLogicPlayer implements Expert {
   }
 
   act(): string {
-    return answer('The numbers shown decide this cell (or it is my best guess).', this.env.settings.cols, this.chooseCell());
+    return answer('The numbers shown decide this cell (or it is my best guess).', this.env.settings.cols, this.chooseCell(), this.style);
   }
 
   /** Record what an episode showed (the last step's result and the opened cells) for the next episode. */
@@ -148,7 +151,8 @@ export class MineSweeperLogicPlayer implements Expert {
   }
 
   reflect(steps: TrajectoryStep[]): string {
-    return `I review the trial.\n<remark>${mineSweeperReflectionText(this.env, steps, this.style)}</remark>`;
+    const remark = `<remark>${mineSweeperReflectionText(this.env, steps, this.style)}</remark>`;
+    return this.style === 'compact' ? remark : `I review the trial.\n${remark}`;
   }
 }
 
