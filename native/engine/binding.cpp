@@ -1,0 +1,285 @@
+// N-API binding of the generation engine.
+//
+//   createEngine(model, { prefillTokens }) -> NativeEngine
+//   engine.step(add: Request[], cancel: number[], maxSteps) -> Promise<{ results, active, columns }>
+//   engine.dispose()
+//   engineSample(logits, params[], uniforms) -> { tokens, logprobs }   (the sampler alone, for tests)
+//   engineUniform(seed, n) -> number                                    (a request's n-th uniform, for tests)
+//
+// Steps run on the model's executor thread, in order with every other job on that model. One step at a time per
+// engine: the TS scheduler (src/engine/scheduler.ts) awaits each before the next.
+#include <c10/core/InferenceMode.h>
+#include <napi.h>
+
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <memory>
+
+#include "bridge/errors.h"
+#include "bridge/executor.h"
+#include "bridge/registry.h"
+#include "bridge/tensor.h"
+#include "engine/generator.h"
+#include "engine/sampler.h"
+#include "model/model_wrap.h"
+
+namespace lamer::engine {
+
+namespace {
+
+thread_local Napi::FunctionReference* gEngineClass = nullptr;
+
+double Number(const Napi::Object& o, const char* name, const std::string& where, double fallback, bool required) {
+  const Napi::Value v = o.Get(name);
+  if (v.IsUndefined() && !required) return fallback;
+  if (!v.IsNumber()) Fail("E_ARG", where + ": '" + name + "' must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d)) Fail("E_ARG", where + ": '" + name + "' must be finite");
+  return d;
+}
+
+int64_t Integer(const Napi::Object& o, const char* name, const std::string& where, double min, double fallback, bool required) {
+  const double d = Number(o, name, where, fallback, required);
+  if (d != std::floor(d) || d < min || d > 9007199254740991.0) {
+    Fail("E_ARG", where + ": '" + name + "' must be an integer >= " + std::to_string(static_cast<int64_t>(min)) +
+                      ", found " + std::to_string(d));
+  }
+  return static_cast<int64_t>(d);
+}
+
+std::vector<int64_t> Ids(const Napi::Value& v, const std::string& what, int64_t vocab) {
+  std::vector<int64_t> out;
+  if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_int32_array) {
+    const Napi::Int32Array a = v.As<Napi::Int32Array>();
+    out.assign(a.Data(), a.Data() + a.ElementLength());
+  } else if (v.IsArray()) {
+    const Napi::Array a = v.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); ++i) {
+      const Napi::Value x = a.Get(i);
+      if (!x.IsNumber()) Fail("E_ARG", what + " must hold numbers");
+      out.push_back(x.As<Napi::Number>().Int64Value());
+    }
+  } else {
+    Fail("E_ARG", what + " must be an Int32Array or an array of numbers");
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] < 0 || out[i] >= vocab) {
+      Fail("E_ARG", what + "[" + std::to_string(i) + "] = " + std::to_string(out[i]) + " is outside the vocabulary [0, " +
+                        std::to_string(vocab) + ")");
+    }
+  }
+  return out;
+}
+
+SamplingParams ReadSampling(const Napi::Object& o, const std::string& where) {
+  SamplingParams p;
+  p.temperature = Number(o, "temperature", where, 1.0, false);
+  p.top_p = Number(o, "topP", where, 1.0, false);
+  p.top_k = static_cast<int64_t>(Number(o, "topK", where, 0.0, false));
+  if (!(p.temperature >= 0)) Fail("E_ARG", where + ": temperature must be >= 0 (0 is greedy)");
+  if (!(p.top_p > 0 && p.top_p <= 1)) Fail("E_ARG", where + ": topP must be in (0, 1]");
+  return p;
+}
+
+Request ReadRequest(const Napi::Value& v, size_t index, int64_t vocab) {
+  const std::string where = "engine.step: request " + std::to_string(index);
+  if (!v.IsObject()) Fail("E_ARG", where + " must be an object");
+  const Napi::Object o = v.As<Napi::Object>();
+  Request r;
+  r.id = Integer(o, "id", where, 0, 0, true);
+  r.prompt = Ids(o.Get("prompt"), where + ": prompt", vocab);
+  if (r.prompt.empty()) Fail("E_ARG", where + ": prompt must hold at least one token");
+  r.sampling = ReadSampling(o, where);
+  r.max_new_tokens = Integer(o, "maxNewTokens", where, 1, 0, true);
+  const Napi::Value stops = o.Get("stopIds");
+  if (!stops.IsUndefined()) r.stop_ids = Ids(stops, where + ": stopIds", vocab);
+  r.seed = static_cast<uint64_t>(Integer(o, "seed", where, 0, 0, false));
+  return r;
+}
+
+class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
+ public:
+  static void Init(Napi::Env env, Napi::Object exports) {
+    Napi::Function fn = DefineClass(env, "NativeEngine",
+                                    {
+                                        InstanceMethod<&EngineWrap::Step>("step"),
+                                        InstanceMethod<&EngineWrap::Dispose>("dispose"),
+                                        InstanceAccessor<&EngineWrap::Disposed>("disposed"),
+                                    });
+    auto* ref = new Napi::FunctionReference(Napi::Persistent(fn));
+    gEngineClass = ref;
+    env.AddCleanupHook([ref]() {
+      if (gEngineClass == ref) gEngineClass = nullptr;
+      delete ref;
+    });
+    exports.Set("NativeEngine", fn);
+  }
+
+  explicit EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineWrap>(info) {
+    Guarded(info.Env(), [&]() {
+      if (info.Length() < 1) Fail("E_ARG", "createEngine(model, options)");
+      decoder_ = model::ModelWrap::Get(info[0], "createEngine: model");
+      GeneratorOptions options;
+      if (info.Length() > 1 && info[1].IsObject()) {
+        const Napi::Object o = info[1].As<Napi::Object>();
+        options.prefill_tokens = Integer(o, "prefillTokens", "createEngine options", 1, 8192, false);
+      }
+      executor_ = model::ModelWrap::ExecutorName(*decoder_);
+      generator_ = std::make_shared<Generator>(decoder_, options);
+      busy_ = std::make_shared<std::atomic<bool>>(false);
+    });
+  }
+
+ private:
+  Napi::Value Step(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      if (!generator_) Fail("E_DISPOSED", "engine was disposed");
+      if (info.Length() < 3 || !info[0].IsArray() || !info[1].IsArray() || !info[2].IsNumber()) {
+        Fail("E_ARG", "engine.step(add: Request[], cancel: number[], maxSteps: number)");
+      }
+      const int64_t vocab = decoder_->config().vocab_size;
+      std::vector<Request> add;
+      const Napi::Array adds = info[0].As<Napi::Array>();
+      for (uint32_t i = 0; i < adds.Length(); ++i) add.push_back(ReadRequest(adds.Get(i), i, vocab));
+      std::vector<int64_t> cancel;
+      const Napi::Array cancels = info[1].As<Napi::Array>();
+      for (uint32_t i = 0; i < cancels.Length(); ++i) {
+        if (!cancels.Get(i).IsNumber()) Fail("E_ARG", "engine.step: cancel must hold request ids");
+        cancel.push_back(cancels.Get(i).As<Napi::Number>().Int64Value());
+      }
+      const int64_t max_steps = info[2].As<Napi::Number>().Int64Value();
+      if (max_steps < 0) Fail("E_ARG", "engine.step: maxSteps must be >= 0");
+      if (busy_->exchange(true)) Fail("E_ARG", "engine.step: the previous step has not finished (await it first)");
+
+      auto generator = generator_;
+      auto busy = busy_;
+      auto out = std::make_shared<std::vector<Emitted>>();
+      auto stats = std::make_shared<std::array<int64_t, 4>>();
+      Napi::Env env = info.Env();
+      try {
+        return Executor::ForDevice(env, executor_).Submit(env, [=, add = std::move(add)]() mutable -> Executor::Completion {
+          struct Release {
+            std::shared_ptr<std::atomic<bool>> flag;
+            ~Release() { flag->store(false); }
+          } release{busy};
+          c10::InferenceMode guard;
+          *out = generator->Step(std::move(add), cancel, max_steps);
+          *stats = {generator->active(), generator->columns(), generator->last_steps(), generator->last_rows()};
+          return [out, stats](Napi::Env env) -> Napi::Value {
+            Napi::Array results = Napi::Array::New(env, out->size());
+            for (size_t i = 0; i < out->size(); ++i) {
+              const Emitted& e = (*out)[i];
+              Napi::Object o = Napi::Object::New(env);
+              o.Set("id", Napi::Number::New(env, static_cast<double>(e.id)));
+              Napi::Int32Array tokens = Napi::Int32Array::New(env, e.tokens.size());
+              std::copy(e.tokens.begin(), e.tokens.end(), tokens.Data());
+              Napi::Float32Array logprobs = Napi::Float32Array::New(env, e.logprobs.size());
+              std::copy(e.logprobs.begin(), e.logprobs.end(), logprobs.Data());
+              o.Set("tokens", tokens);
+              o.Set("logprobs", logprobs);
+              o.Set("finish", e.finish == Finish::kStop     ? Napi::Value(Napi::String::New(env, "stop"))
+                              : e.finish == Finish::kLength ? Napi::Value(Napi::String::New(env, "length"))
+                                                            : env.Null());
+              results.Set(static_cast<uint32_t>(i), o);
+            }
+            Napi::Object r = Napi::Object::New(env);
+            r.Set("results", results);
+            r.Set("active", Napi::Number::New(env, static_cast<double>((*stats)[0])));
+            r.Set("columns", Napi::Number::New(env, static_cast<double>((*stats)[1])));
+            r.Set("steps", Napi::Number::New(env, static_cast<double>((*stats)[2])));
+            r.Set("rows", Napi::Number::New(env, static_cast<double>((*stats)[3])));
+            return r;
+          };
+        });
+      } catch (...) {
+        busy_->store(false);
+        throw;
+      }
+    });
+  }
+
+  // Drops the engine's state; a step in flight finishes on its own reference and its results are still delivered.
+  Napi::Value Dispose(const Napi::CallbackInfo& info) {
+    generator_.reset();
+    decoder_.reset();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Disposed(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), !generator_); }
+
+  std::shared_ptr<model::Decoder> decoder_;
+  std::shared_ptr<Generator> generator_;
+  std::shared_ptr<std::atomic<bool>> busy_;
+  std::string executor_;
+};
+
+Napi::Value CreateEngine(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    if (gEngineClass == nullptr) Fail("E_NATIVE", "engine class used before the addon was initialised");
+    std::vector<napi_value> args;
+    for (size_t i = 0; i < info.Length(); ++i) args.push_back(info[i]);
+    return gEngineClass->New(args);
+  });
+}
+
+// engineSample(logits [B, V] fp32 tensor, params [{temperature, topP, topK}], uniforms Float64Array [B])
+Napi::Value EngineSample(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    if (info.Length() < 3 || !info[1].IsArray() || !info[2].IsTypedArray() ||
+        info[2].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+      Fail("E_ARG", "engineSample(logits, params[], uniforms: Float64Array)");
+    }
+    const at::Tensor logits = TensorWrap::Get(info[0], "logits");
+    if (logits.dim() != 2 || logits.scalar_type() != at::kFloat) Fail("E_ARG", "engineSample: logits must be fp32 [B, V]");
+    const Napi::Array arr = info[1].As<Napi::Array>();
+    const Napi::Float64Array u = info[2].As<Napi::Float64Array>();
+    const int64_t B = logits.size(0);
+    if (arr.Length() != static_cast<uint32_t>(B) || u.ElementLength() != static_cast<size_t>(B)) {
+      Fail("E_ARG", "engineSample: one params object and one uniform per row expected");
+    }
+    std::vector<SamplingParams> params;
+    for (uint32_t i = 0; i < arr.Length(); ++i) {
+      if (!arr.Get(i).IsObject()) Fail("E_ARG", "engineSample: params must be objects");
+      params.push_back(ReadSampling(arr.Get(i).As<Napi::Object>(), "engineSample: params " + std::to_string(i)));
+    }
+    c10::InferenceMode guard;
+    const at::Tensor uniforms = at::from_blob(const_cast<double*>(u.Data()), {B}, at::kDouble).to(logits.device(), at::kDouble, false, /*copy=*/true);
+    const SamplerPlan plan(params, logits.size(1), logits.device());
+    const auto [tokens, logprobs] = plan.Sample(logits, uniforms);
+    const at::Tensor t = tokens.to(at::kCPU).to(at::kInt).contiguous();
+    const at::Tensor l = logprobs.to(at::kCPU).contiguous();
+    Napi::Env env = info.Env();
+    Napi::Int32Array ta = Napi::Int32Array::New(env, B);
+    std::copy(t.data_ptr<int32_t>(), t.data_ptr<int32_t>() + B, ta.Data());
+    Napi::Float32Array la = Napi::Float32Array::New(env, B);
+    std::copy(l.data_ptr<float>(), l.data_ptr<float>() + B, la.Data());
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("tokens", ta);
+    o.Set("logprobs", la);
+    return o;
+  });
+}
+
+Napi::Value EngineUniform(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) Fail("E_ARG", "engineUniform(seed, n)");
+    const double seed = info[0].As<Napi::Number>().DoubleValue();
+    const double n = info[1].As<Napi::Number>().DoubleValue();
+    if (seed < 0 || n < 0 || seed != std::floor(seed) || n != std::floor(n)) Fail("E_ARG", "engineUniform: integers >= 0 expected");
+    return Napi::Number::New(info.Env(), RequestUniform(static_cast<uint64_t>(seed), static_cast<uint64_t>(n)));
+  });
+}
+
+void RegisterEngine(Napi::Env env, Napi::Object exports) {
+  EngineWrap::Init(env, exports);
+  exports.Set("createEngine", Napi::Function::New(env, CreateEngine));
+  exports.Set("engineSample", Napi::Function::New(env, EngineSample));
+  exports.Set("engineUniform", Napi::Function::New(env, EngineUniform));
+}
+
+}  // namespace
+
+LAMER_REGISTER(engine, RegisterEngine, 120)
+
+}  // namespace lamer::engine

@@ -1,0 +1,278 @@
+#include "engine/generator.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_set>
+
+#include "bridge/errors.h"
+
+namespace lamer::engine {
+
+namespace {
+
+uint64_t SplitMix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+bool IsStop(const Request& r, int64_t token) {
+  return std::find(r.stop_ids.begin(), r.stop_ids.end(), token) != r.stop_ids.end();
+}
+
+// The finish reason after a row's `generated`-th token `token`.
+Finish FinishAfter(const Request& r, int64_t token, int64_t generated) {
+  if (IsStop(r, token)) return Finish::kStop;
+  if (generated >= r.max_new_tokens) return Finish::kLength;
+  return Finish::kNone;
+}
+
+// Left-pads the cache tensor `t` [B, kv, S, D] with `n` hole columns.
+at::Tensor PadLeft(const at::Tensor& t, int64_t n) {
+  if (n == 0) return t;
+  return at::constant_pad_nd(t, {0, 0, n, 0}, 0);
+}
+
+}  // namespace
+
+double RequestUniform(uint64_t seed, uint64_t n) {
+  const uint64_t x = SplitMix(seed + (n + 1) * 0x9e3779b97f4a7c15ull);
+  return static_cast<double>(x >> 11) * 0x1.0p-53;
+}
+
+Generator::Generator(std::shared_ptr<model::Decoder> decoder, GeneratorOptions options)
+    : decoder_(std::move(decoder)), options_(options) {}
+
+void Generator::Clear() {
+  rows_.clear();
+  cache_.k.clear();
+  cache_.v.clear();
+  columns_ = 0;
+  next_ = at::Tensor();
+  lengths_ = at::Tensor();
+  plan_ = SamplerPlan();
+  plan_stale_ = true;
+}
+
+at::Tensor Generator::Uniforms(const std::vector<std::vector<double>>& host) const {
+  const int64_t steps = static_cast<int64_t>(host.size());
+  const int64_t rows = steps ? static_cast<int64_t>(host[0].size()) : 0;
+  const bool cuda = decoder_->device().is_cuda();
+  at::Tensor t = at::empty({steps, rows}, at::TensorOptions().dtype(at::kDouble).pinned_memory(cuda));
+  double* p = t.data_ptr<double>();
+  for (const auto& row : host) p = std::copy(row.begin(), row.end(), p);
+  // Pinned memory and a non-blocking copy: the upload does not wait for the device to drain its queue.
+  return cuda ? t.to(decoder_->device(), /*non_blocking=*/true) : t;
+}
+
+void Generator::Keep(const std::vector<int64_t>& keep) {
+  if (keep.size() == rows_.size()) return;
+  plan_stale_ = true;
+  if (keep.empty()) {
+    Clear();
+    return;
+  }
+  std::vector<Row> rows;
+  rows.reserve(keep.size());
+  int64_t longest = 0;
+  for (int64_t i : keep) {
+    rows.push_back(std::move(rows_[i]));
+    longest = std::max(longest, rows.back().length);
+  }
+  rows_ = std::move(rows);
+  const at::Tensor index = at::tensor(keep, at::kLong).to(decoder_->device());
+  // Columns left of the longest remaining row are holes in every row: cut them off.
+  const int64_t cut = columns_ - longest;
+  for (size_t i = 0; i < cache_.k.size(); ++i) {
+    cache_.k[i] = cache_.k[i].index_select(0, index).narrow(2, cut, longest);
+    cache_.v[i] = cache_.v[i].index_select(0, index).narrow(2, cut, longest);
+  }
+  columns_ = longest;
+  next_ = next_.index_select(0, index);
+  lengths_ = lengths_.index_select(0, index);
+}
+
+void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
+  model::Decoder& d = *decoder_;
+  const at::Device device = d.device();
+  const int64_t N = static_cast<int64_t>(batch.size());
+  int64_t P = 0;
+  for (const auto& r : batch) P = std::max<int64_t>(P, static_cast<int64_t>(r.prompt.size()));
+  // Left-padded prompts; positions count real tokens only, so a row sees the positions it would see alone.
+  at::Tensor ids = at::zeros({N, P}, at::kLong);
+  at::Tensor mask = at::zeros({N, P}, at::kLong);
+  auto ids_a = ids.accessor<int64_t, 2>();
+  auto mask_a = mask.accessor<int64_t, 2>();
+  std::vector<int64_t> lengths(N);
+  std::vector<SamplingParams> params(N);
+  std::vector<std::vector<double>> uniforms(1, std::vector<double>(N));
+  for (int64_t r = 0; r < N; ++r) {
+    const auto& prompt = batch[r].prompt;
+    const int64_t off = P - static_cast<int64_t>(prompt.size());
+    for (size_t t = 0; t < prompt.size(); ++t) {
+      ids_a[r][off + static_cast<int64_t>(t)] = prompt[t];
+      mask_a[r][off + static_cast<int64_t>(t)] = 1;
+    }
+    lengths[r] = static_cast<int64_t>(prompt.size());
+    params[r] = batch[r].sampling;
+    uniforms[0][r] = RequestUniform(batch[r].seed, 0);
+  }
+  const at::Tensor positions = (mask.cumsum(1) - 1).clamp_min(0);
+
+  model::KvCache cache;
+  const at::Tensor hidden = d.Hidden(ids.to(device), positions.to(device), mask.to(device), &cache);
+  const at::Tensor logits = d.Logits(hidden.select(1, P - 1));
+  const SamplerPlan plan(params, d.config().vocab_size, device);
+  const auto [tokens_dev, logprobs_dev] = plan.Sample(logits, Uniforms(uniforms)[0]);
+  const at::Tensor tokens = tokens_dev.to(at::kCPU);
+  const at::Tensor logprobs = logprobs_dev.to(at::kCPU);
+  const int64_t* tok = tokens.data_ptr<int64_t>();
+  const float* lp = logprobs.data_ptr<float>();
+
+  std::vector<int64_t> keep;
+  for (int64_t r = 0; r < N; ++r) {
+    Emitted e;
+    e.id = batch[r].id;
+    e.tokens.push_back(static_cast<int32_t>(tok[r]));
+    e.logprobs.push_back(lp[r]);
+    e.finish = FinishAfter(batch[r], tok[r], 1);
+    if (e.finish == Finish::kNone) keep.push_back(r);
+    out.push_back(std::move(e));
+  }
+  if (keep.empty()) return;
+
+  // Merge the continuing rows into the live cache, padding the narrower side with hole columns on the left.
+  const at::Tensor index = at::tensor(keep, at::kLong).to(device);
+  const bool all = static_cast<int64_t>(keep.size()) == N;
+  const int64_t width = std::max(columns_, P);
+  const bool had_rows = !rows_.empty();
+  if (cache_.k.size() != cache.k.size()) {
+    cache_.k.assign(cache.k.size(), at::Tensor());
+    cache_.v.assign(cache.v.size(), at::Tensor());
+  }
+  for (size_t i = 0; i < cache.k.size(); ++i) {
+    const at::Tensor k = PadLeft(all ? cache.k[i] : cache.k[i].index_select(0, index), width - P);
+    const at::Tensor v = PadLeft(all ? cache.v[i] : cache.v[i].index_select(0, index), width - P);
+    cache_.k[i] = had_rows ? at::cat({PadLeft(cache_.k[i], width - columns_), k}, 0) : k;
+    cache_.v[i] = had_rows ? at::cat({PadLeft(cache_.v[i], width - columns_), v}, 0) : v;
+  }
+  columns_ = width;
+  const at::Tensor new_next = tokens_dev.index_select(0, index);
+  std::vector<int64_t> new_lengths;
+  for (int64_t r : keep) new_lengths.push_back(lengths[r]);
+  const at::Tensor new_len = at::tensor(new_lengths, at::kLong).to(device);
+  next_ = had_rows ? at::cat({next_, new_next}) : new_next;
+  lengths_ = had_rows ? at::cat({lengths_, new_len}) : new_len;
+  for (int64_t r : keep) {
+    Row row;
+    row.length = lengths[r];
+    row.generated = 1;
+    row.req = std::move(batch[r]);
+    rows_.push_back(std::move(row));
+  }
+  plan_stale_ = true;
+}
+
+void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
+  model::Decoder& d = *decoder_;
+  const at::Device device = d.device();
+  const int64_t B = static_cast<int64_t>(rows_.size());
+  int64_t steps = max_steps;
+  for (const Row& r : rows_) steps = std::min(steps, r.req.max_new_tokens - r.generated);
+  if (B == 0 || steps <= 0) return;
+  if (plan_stale_) {
+    std::vector<SamplingParams> params;
+    for (const Row& r : rows_) params.push_back(r.req.sampling);
+    plan_ = SamplerPlan(params, d.config().vocab_size, device);
+    plan_stale_ = false;
+  }
+  std::vector<std::vector<double>> host(steps, std::vector<double>(B));
+  for (int64_t s = 0; s < steps; ++s) {
+    for (int64_t r = 0; r < B; ++r) host[s][r] = RequestUniform(rows_[r].req.seed, rows_[r].generated + s);
+  }
+  const at::Tensor uniforms = Uniforms(host);
+  const bool read_each_step = device.is_cpu();
+  const at::Tensor column = at::arange(0, columns_ + steps + 1, at::TensorOptions().dtype(at::kLong).device(device));
+
+  std::vector<at::Tensor> tokens, logprobs;
+  for (int64_t s = 0; s < steps; ++s) {
+    // Row r's real tokens are its rightmost lengths[r] columns, plus the new one at column `columns_`.
+    const at::Tensor mask = column.narrow(0, 0, columns_ + 1).view({1, -1}) >= (columns_ - lengths_).view({-1, 1});
+    const at::Tensor hidden = d.Hidden(next_.view({B, 1}), lengths_.view({B, 1}), mask, &cache_);
+    const auto [tok, lp] = plan_.Sample(d.Logits(hidden.select(1, 0)), uniforms[s]);
+    next_ = tok;
+    lengths_ = lengths_ + 1;
+    columns_ += 1;
+    tokens.push_back(tok);
+    logprobs.push_back(lp);
+    if (read_each_step && s + 1 < steps) {
+      const int64_t* t = tok.data_ptr<int64_t>();
+      bool stopped = false;
+      for (int64_t r = 0; r < B && !stopped; ++r) stopped = IsStop(rows_[r].req, t[r]);
+      if (stopped) break;
+    }
+  }
+  const int64_t done = static_cast<int64_t>(tokens.size());
+  last_steps_ = done;
+  last_rows_ = B;
+  const at::Tensor tok_host = at::stack(tokens).to(at::kCPU).contiguous();  // [done, B]
+  const at::Tensor lp_host = at::stack(logprobs).to(at::kCPU).contiguous();
+  const int64_t* tp = tok_host.data_ptr<int64_t>();
+  const float* lpp = lp_host.data_ptr<float>();
+
+  std::vector<int64_t> keep;
+  for (int64_t r = 0; r < B; ++r) {
+    Row& row = rows_[r];
+    Emitted e;
+    e.id = row.req.id;
+    for (int64_t s = 0; s < done && e.finish == Finish::kNone; ++s) {
+      const int64_t token = tp[s * B + r];
+      e.tokens.push_back(static_cast<int32_t>(token));
+      e.logprobs.push_back(lpp[s * B + r]);
+      e.finish = FinishAfter(row.req, token, row.generated + s + 1);
+    }
+    row.generated += done;
+    row.length += done;
+    if (e.finish == Finish::kNone) keep.push_back(r);
+    out.push_back(std::move(e));
+  }
+  Keep(keep);
+}
+
+std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector<int64_t>& cancel, int64_t max_steps) {
+  std::vector<Emitted> out;
+  last_steps_ = 0;
+  last_rows_ = 0;
+  try {
+    if (!cancel.empty()) {
+      const std::unordered_set<int64_t> gone(cancel.begin(), cancel.end());
+      std::vector<int64_t> keep;
+      for (size_t r = 0; r < rows_.size(); ++r) {
+        if (!gone.count(rows_[r].req.id)) keep.push_back(static_cast<int64_t>(r));
+      }
+      Keep(keep);
+    }
+    if (!add.empty()) {
+      // Longest prompts first, so each prefill micro-batch pads little; at most `prefill_tokens` padded tokens each.
+      std::stable_sort(add.begin(), add.end(), [](const Request& a, const Request& b) { return a.prompt.size() > b.prompt.size(); });
+      size_t start = 0;
+      while (start < add.size()) {
+        const int64_t longest = static_cast<int64_t>(add[start].prompt.size());
+        size_t end = start + 1;
+        while (end < add.size() && static_cast<int64_t>(end - start + 1) * longest <= options_.prefill_tokens) ++end;
+        std::vector<Request> batch(std::make_move_iterator(add.begin() + start), std::make_move_iterator(add.begin() + end));
+        Prefill(std::move(batch), out);
+        start = end;
+      }
+    }
+    Decode(max_steps, out);
+  } catch (...) {
+    // A failed step (out of memory, ...) leaves the cache in an unknown state: forget every request, so the
+    // caller can fail them all and start clean.
+    Clear();
+    throw;
+  }
+  return out;
+}
+
+}  // namespace lamer::engine

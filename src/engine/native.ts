@@ -1,0 +1,60 @@
+// Types of the engine concern's raw addon exports (native/engine/binding.cpp). Only src/engine/ uses them.
+import { addon } from '../native/addon.js';
+import type { NativeTensor } from '../native/types.js';
+import type { NativeModel } from '../model/native.js';
+
+export interface NativeSamplingParams {
+  /** 0: greedy. */
+  temperature?: number;
+  /** In (0, 1]; 1 keeps everything. */
+  topP?: number;
+  /** 0 or less: no cut. */
+  topK?: number;
+}
+
+export interface NativeEngineRequest extends NativeSamplingParams {
+  /** Unique among the engine's live requests. */
+  id: number;
+  prompt: Int32Array;
+  maxNewTokens: number;
+  stopIds?: Int32Array;
+  /** Integer in [0, 2^53). */
+  seed?: number;
+}
+
+export interface NativeEmitted {
+  id: number;
+  /** Tokens sampled in this step (a stop id that ended the request included). */
+  tokens: Int32Array;
+  /** log_softmax(logits / T)[token] of each, without top-k/top-p. */
+  logprobs: Float32Array;
+  finish: 'stop' | 'length' | null;
+}
+
+export interface NativeStepResult {
+  results: NativeEmitted[];
+  /** Requests still decoding after the step. */
+  active: number;
+  /** Width of the KV cache after the step (the longest live row, in tokens). */
+  columns: number;
+  /** Decode steps this call ran (after any prefill). */
+  steps: number;
+  /** Requests each of those steps decoded. */
+  rows: number;
+}
+
+export interface NativeEngine {
+  readonly disposed: boolean;
+  step(add: NativeEngineRequest[], cancel: number[], maxSteps: number): Promise<NativeStepResult>;
+  dispose(): void;
+}
+
+export interface EngineNative {
+  createEngine(model: NativeModel, options?: { prefillTokens?: number }): NativeEngine;
+  engineSample(logits: NativeTensor, params: NativeSamplingParams[], uniforms: Float64Array): { tokens: Int32Array; logprobs: Float32Array };
+  engineUniform(seed: number, n: number): number;
+}
+
+export function engineNative(): EngineNative {
+  return addon() as unknown as EngineNative;
+}
