@@ -42,6 +42,12 @@ export const command: Command = {
     }
     await using policy = await Policy.load(values.model, { device: values.device as DeviceName });
     const out = createWriteStream(values.out);
+    try {
+      await once(out, 'open');
+    } catch (e) {
+      console.error(`lamer score: cannot write ${values.out}: ${(e as Error).message}`);
+      return 1;
+    }
     const lines = createInterface({ input: createReadStream(values.input), crlfDelay: Infinity });
     let pending: number[][] = [];
     let lineNo = 0;
@@ -53,28 +59,32 @@ export const command: Command = {
       }
       pending = [];
     };
-    for await (const line of lines) {
-      lineNo++;
-      if (line.trim() === '') continue;
-      let ids: unknown;
-      try {
-        ids = (JSON.parse(line) as { ids?: unknown }).ids;
-      } catch (e) {
-        console.error(`lamer score: ${values.input}:${lineNo}: not valid JSON: ${(e as Error).message}`);
-        return 1;
+    try {
+      for await (const line of lines) {
+        lineNo++;
+        if (line.trim() === '') continue;
+        let ids: unknown;
+        try {
+          ids = (JSON.parse(line) as { ids?: unknown }).ids;
+        } catch (e) {
+          console.error(`lamer score: ${values.input}:${lineNo}: not valid JSON: ${(e as Error).message}`);
+          return 1;
+        }
+        if (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => Number.isInteger(x) && x >= 0 && x < policy.config.vocabSize)) {
+          console.error(
+            `lamer score: ${values.input}:${lineNo}: expected {"ids": [...]} with at least one token id in [0, ${policy.config.vocabSize})`,
+          );
+          return 1;
+        }
+        pending.push(ids as number[]);
+        if (pending.length >= batchSize) await flush();
       }
-      if (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => Number.isInteger(x) && x >= 0 && x < policy.config.vocabSize)) {
-        console.error(
-          `lamer score: ${values.input}:${lineNo}: expected {"ids": [...]} with at least one token id in [0, ${policy.config.vocabSize})`,
-        );
-        return 1;
-      }
-      pending.push(ids as number[]);
-      if (pending.length >= batchSize) await flush();
+      await flush();
+    } finally {
+      lines.close();
+      out.end();
+      await once(out, 'finish');
     }
-    await flush();
-    out.end();
-    await once(out, 'finish');
     return 0;
   },
 };
