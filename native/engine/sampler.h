@@ -2,7 +2,9 @@
 //
 // Every row draws from its own uniform number (the engine's per-request generator supplies it), and everything a row
 // computes depends on its own logits only, so a row samples the same token whatever else shares its batch. Sampling
-// is by inverse CDF over the row's kept probabilities, which costs one uniform per token and no host round trip.
+// is by inverse CDF over the row's kept probabilities, which costs one uniform per token and no host round trip: in
+// descending probability for a row with a top-k or top-p cut (the cut needs that order anyway), in token-id order
+// for a row without one (no sort over the vocabulary).
 // The reported log-prob is log_softmax(logits / T)[token]: at the sampling temperature, without top-k/top-p.
 #pragma once
 
