@@ -113,7 +113,8 @@ at::Tensor Decoder::W(const std::string& name) {
 
 at::Tensor Decoder::RmsNorm(const at::Tensor& x, const std::string& weight) {
   // Normalise in fp32 whatever the compute dtype, then scale in compute dtype (transformers' order).
-  const at::Tensor xf = x.to(at::kFloat);
+  // (fp64 models stay in fp64: gradient checks of the train step need a loss without fp32 rounding.)
+  const at::Tensor xf = x.scalar_type() == at::kDouble ? x : x.to(at::kFloat);
   const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
   return W(weight) * normed.to(x.scalar_type());
 }
@@ -143,7 +144,7 @@ at::Tensor RotateHalf(const at::Tensor& x) {
 }  // namespace
 
 at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask,
-                           KvCache* cache) {
+                           KvCache* cache, const LayerRunner& runner) {
   const DecoderConfig& c = config_;
   const int64_t B = input_ids.size(0);
   const int64_t T = input_ids.size(1);
@@ -173,40 +174,48 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
 
   at::Tensor x = at::embedding(W("model.embed_tokens.weight"), input_ids.to(device_));
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    const std::string p = Layer(i);
-    at::Tensor h = RmsNorm(x, p + "input_layernorm.weight");
-    at::Tensor q = Linear(h, p + "self_attn.q_proj", c.qkv_bias).view({B, T, c.num_attention_heads, c.head_dim});
-    at::Tensor k = Linear(h, p + "self_attn.k_proj", c.qkv_bias).view({B, T, c.num_key_value_heads, c.head_dim});
-    at::Tensor v = Linear(h, p + "self_attn.v_proj", c.qkv_bias).view({B, T, c.num_key_value_heads, c.head_dim});
-    if (c.qk_norm) {
-      q = RmsNorm(q, p + "self_attn.q_norm.weight");
-      k = RmsNorm(k, p + "self_attn.k_norm.weight");
-    }
-    q = q.transpose(1, 2);  // [B, heads, T, head_dim]
-    k = k.transpose(1, 2);
-    v = v.transpose(1, 2);
-    q = q * cos4 + RotateHalf(q) * sin4;
-    k = k * cos4 + RotateHalf(k) * sin4;
-    if (cache) {
-      if (cache->k[i].defined()) {
-        k = at::cat({cache->k[i], k}, 2);
-        v = at::cat({cache->v[i], v}, 2);
+    // One layer as a function of its input, so a training runner can wrap it (gradient checkpointing recomputes it
+    // in backward; the captures are copies that outlive this call).
+    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, B, T, S, groups, scale](const at::Tensor& x_in) -> at::Tensor {
+      const DecoderConfig& c = config_;
+      at::Tensor x = x_in;
+      const std::string p = Layer(i);
+      at::Tensor h = RmsNorm(x, p + "input_layernorm.weight");
+      at::Tensor q = Linear(h, p + "self_attn.q_proj", c.qkv_bias).view({B, T, c.num_attention_heads, c.head_dim});
+      at::Tensor k = Linear(h, p + "self_attn.k_proj", c.qkv_bias).view({B, T, c.num_key_value_heads, c.head_dim});
+      at::Tensor v = Linear(h, p + "self_attn.v_proj", c.qkv_bias).view({B, T, c.num_key_value_heads, c.head_dim});
+      if (c.qk_norm) {
+        q = RmsNorm(q, p + "self_attn.q_norm.weight");
+        k = RmsNorm(k, p + "self_attn.k_norm.weight");
       }
-      cache->k[i] = k;
-      cache->v[i] = v;
-    }
-    if (groups > 1) {
-      // GQA: each key/value head serves `groups` consecutive query heads.
-      k = k.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
-      v = v.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
-    }
-    at::Tensor attn = at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale);
-    attn = attn.transpose(1, 2).reshape({B, T, c.num_attention_heads * c.head_dim});
-    x = x + Linear(attn, p + "self_attn.o_proj", c.o_bias);
+      q = q.transpose(1, 2);  // [B, heads, T, head_dim]
+      k = k.transpose(1, 2);
+      v = v.transpose(1, 2);
+      q = q * cos4 + RotateHalf(q) * sin4;
+      k = k * cos4 + RotateHalf(k) * sin4;
+      if (cache) {
+        if (cache->k[i].defined()) {
+          k = at::cat({cache->k[i], k}, 2);
+          v = at::cat({cache->v[i], v}, 2);
+        }
+        cache->k[i] = k;
+        cache->v[i] = v;
+      }
+      if (groups > 1) {
+        // GQA: each key/value head serves `groups` consecutive query heads.
+        k = k.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
+        v = v.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
+      }
+      at::Tensor attn = at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale);
+      attn = attn.transpose(1, 2).reshape({B, T, c.num_attention_heads * c.head_dim});
+      x = x + Linear(attn, p + "self_attn.o_proj", c.o_bias);
 
-    h = RmsNorm(x, p + "post_attention_layernorm.weight");
-    const at::Tensor gate = at::silu(Linear(h, p + "mlp.gate_proj", c.mlp_bias));
-    x = x + Linear(gate * Linear(h, p + "mlp.up_proj", c.mlp_bias), p + "mlp.down_proj", c.mlp_bias);
+      h = RmsNorm(x, p + "post_attention_layernorm.weight");
+      const at::Tensor gate = at::silu(Linear(h, p + "mlp.gate_proj", c.mlp_bias));
+      x = x + Linear(gate * Linear(h, p + "mlp.up_proj", c.mlp_bias), p + "mlp.down_proj", c.mlp_bias);
+      return x;
+    };
+    x = runner && !cache ? runner(layer, x) : layer(x);
   }
   return RmsNorm(x, "model.norm.weight");
 }

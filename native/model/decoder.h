@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -63,8 +64,12 @@ class Decoder {
   // Final-norm hidden states [B, T, hidden] (compute dtype) for `input_ids` [B, T] (int64), `position_ids` [B, T]
   // and `attention_mask` [B, T] (1 = token, 0 = left padding; may be undefined for none). With `cache`, the new
   // keys/values are appended to it and queries attend to the cached ones too.
+  // `runner` (training only, ignored with a cache): each layer runs as runner(layer, x) instead of layer(x), which
+  // is how the train step applies gradient checkpointing.
+  using LayerFn = std::function<at::Tensor(const at::Tensor&)>;
+  using LayerRunner = std::function<at::Tensor(const LayerFn&, const at::Tensor&)>;
   at::Tensor Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask,
-                    KvCache* cache = nullptr);
+                    KvCache* cache = nullptr, const LayerRunner& runner = {});
   // fp32 logits [..., vocab] of hidden states.
   at::Tensor Logits(const at::Tensor& hidden);
   // log_softmax(logits / temperature)[target] for each row of `hidden` [N, hidden] and `targets` [N] (int64), in
