@@ -215,11 +215,17 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
   std::vector<float> logprobs(N);
   const auto micro = MicroBatches(batch, std::max<int64_t>(1, o.micro_batch_tokens));
 
+  // Gradient checkpointing: each decoder layer keeps only its input and is recomputed in backward.
+  model::Decoder::LayerRunner runner;
+  if (o.gradient_checkpointing && o.with_grad) {
+    runner = [](const model::Decoder::LayerFn& layer, const at::Tensor& x) { return Checkpointed(layer, x); };
+  }
+
   for (const auto& rows : micro) {
     const Micro m = Build(batch, rows, tok_begin, row_weight);
     if (m.flat.empty()) continue;
     const at::Tensor hidden = decoder_->Hidden(m.ids.to(decoder_->device()), m.positions.to(decoder_->device()),
-                                               m.mask.to(decoder_->device()));
+                                               m.mask.to(decoder_->device()), nullptr, runner);
     const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, at::tensor(m.flat, at::kLong).to(lopts));
     const at::Tensor targets = at::tensor(m.targets, at::kLong).to(lopts);
     at::Tensor head = params.at(head_name);

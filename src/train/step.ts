@@ -1,0 +1,446 @@
+// The train step (SPEC §5) from TypeScript: an Optimizer owns the AdamW state (and the PPO value head) of one
+// Policy; each call is one optimizer step over one mini-batch of rows, run natively on the model's device thread.
+//
+//   const opt = Optimizer.create(policy, { lr: 1e-6 });
+//   const m = await opt.trainStep(rows, { aggregation: 'token-mean' });   // dual-clip PPO, one AdamW step
+//   await opt.save('run/ckpt/optimizer.safetensors');                     // resume with Optimizer.load(...)
+import { LamerError } from '../errors.js';
+import type { Policy } from '../model/policy.js';
+import { Tensor } from '../tensor.js';
+import type { TrainerConfig } from './config.js';
+import { trainNative, type NativeStepOptions, type NativeTrainBatch, type NativeTrainer } from './native.js';
+
+export type Aggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean';
+export type KlType = 'none' | 'low_var_kl' | 'kl' | 'mse';
+export type LrSchedule = 'constant' | 'warmup' | 'cosine';
+
+/** One row of a mini-batch: a prompt, one sampled response, and what the loss needs per response token. */
+export interface TrainRow {
+  prompt: ArrayLike<number>;
+  response: ArrayLike<number>;
+  /** The same advantage for every response token (GiGPO, GRPO), or one per token (PPO with GAE). */
+  advantage: number | ArrayLike<number>;
+  /** Log-probs of the response under the policy that sampled it (at the sampling temperature). Without them the
+   * ratio is 1 (the step is exactly on-policy). */
+  oldLogprobs?: ArrayLike<number>;
+  /** Log-probs under the frozen reference (KL loss); computed from `options.reference` when absent. */
+  refLogprobs?: ArrayLike<number>;
+  /** PPO: value targets and the values at rollout time, one per response token. */
+  returns?: ArrayLike<number>;
+  oldValues?: ArrayLike<number>;
+}
+
+/** A supervised row: cross-entropy on the response tokens only. */
+export interface SftRow {
+  prompt: ArrayLike<number>;
+  response: ArrayLike<number>;
+}
+
+export interface PolicyLossOptions {
+  /** ratio clipped to [1 - clipLow, 1 + clipHigh] (default 0.2 / 0.2). */
+  clipLow?: number;
+  clipHigh?: number;
+  /** Dual clip: for A < 0 the per-token loss is at most -A * dualClip (default 3). */
+  dualClip?: number;
+  /** Default token-mean. Every mode is normalised over the whole mini-batch, not per micro-batch. */
+  aggregation?: Aggregation;
+  /** Entropy bonus coefficient (default 0.001). */
+  entropyCoef?: number;
+  /** KL loss to a frozen reference (default none). */
+  kl?: { type: KlType; coef?: number };
+  /** PPO critic: value-loss coefficient (default 0: no value loss) and clip range of the value (default 0.5). */
+  valueCoef?: number;
+  valueClip?: number;
+  /** Sampling temperature: log-probs are of softmax(logits / temperature) (default 1). */
+  temperature?: number;
+}
+
+export interface StepOptions extends PolicyLossOptions {
+  /** Padded tokens per forward/backward micro-batch (default 16384); rows are sorted by length first. */
+  microBatchTokens?: number;
+  /** Learning rate of this step; default: the optimizer's schedule at its current step. */
+  lr?: number;
+  /** Frozen reference policy for the KL loss, used when rows carry no refLogprobs. */
+  reference?: Policy;
+  /** Logit-chunk size of the log-prob computation in bytes (default 64 MiB). */
+  chunkBytes?: number;
+  /** Recompute each decoder layer in backward instead of keeping its activations. */
+  gradientCheckpointing?: boolean;
+}
+
+export interface OptimizerOptions {
+  /** Peak learning rate (default 1e-6). */
+  lr?: number;
+  weightDecay?: number;
+  betas?: [number, number];
+  eps?: number;
+  /** Gradient-norm clipping threshold; 0 disables (default 1.0). */
+  gradClip?: number;
+  schedule?: LrSchedule;
+  warmupSteps?: number;
+  /** Steps of the whole run; the cosine schedule needs it. */
+  totalSteps?: number;
+  /** Cosine: the learning rate decays to lr * minLrRatio (default 0). */
+  minLrRatio?: number;
+  /** Adds a value head (critic) trained by the value loss: PPO. */
+  valueHead?: boolean;
+}
+
+export interface TrainMetrics {
+  loss: number;
+  /** Policy objective only. */
+  pgLoss?: number;
+  /** Token-mean entropy of softmax(logits / T). */
+  entropy?: number;
+  /** Aggregated entropy (what the bonus multiplies). */
+  entropyLoss?: number;
+  /** Token-mean of (old log-prob - new log-prob). */
+  approxKl?: number;
+  /** Share of tokens where the clipped surrogate is the active one. */
+  clipFrac?: number;
+  /** Share of tokens (A < 0) where the dual clip bounds the loss. */
+  dualClipFrac?: number;
+  klLoss?: number;
+  valueLoss?: number;
+  valueClipFrac?: number;
+  /** Gradient norm before clipping. */
+  gradNorm: number;
+  lr: number;
+  tokens: number;
+  rows: number;
+  microBatches: number;
+  /** Optimizer steps taken, this one included. */
+  step: number;
+}
+
+const DEFAULTS = {
+  lr: 1e-6,
+  weightDecay: 0.01,
+  betas: [0.9, 0.999] as [number, number],
+  eps: 1e-8,
+  gradClip: 1.0,
+  schedule: 'constant' as LrSchedule,
+  warmupSteps: 0,
+  minLrRatio: 0,
+  microBatchTokens: 16384,
+};
+
+type ResolvedOptimizerOptions = Required<Omit<OptimizerOptions, 'totalSteps'>> & { totalSteps?: number };
+
+function finite(name: string, v: number, min = -Infinity): void {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min) {
+    throw new LamerError('E_ARG', `optimizer option '${name}': expected a finite number${min > -Infinity ? ` >= ${min}` : ''}, found ${v}`);
+  }
+}
+
+/** Learning rate at optimizer step `step` (0-based: the first update uses lrAt(0)). `warmup` and `cosine` ramp
+ * linearly over warmupSteps (step 0 already gets lr / warmupSteps); cosine then decays to lr * minLrRatio at
+ * totalSteps and stays there. */
+export function lrAt(step: number, o: { lr: number; schedule: LrSchedule; warmupSteps: number; totalSteps?: number; minLrRatio?: number }): number {
+  const warm = o.schedule === 'constant' ? 0 : o.warmupSteps;
+  if (step < warm) return (o.lr * (step + 1)) / warm;
+  if (o.schedule !== 'cosine') return o.lr;
+  if (o.totalSteps === undefined) throw new LamerError('E_CONFIG', "the cosine schedule needs 'totalSteps'");
+  const span = Math.max(1, o.totalSteps - warm);
+  const progress = Math.min(1, (step - warm) / span);
+  const min = o.minLrRatio ?? 0;
+  return o.lr * (min + (1 - min) * 0.5 * (1 + Math.cos(Math.PI * progress)));
+}
+
+function column(rows: readonly TrainRow[], pick: (r: TrainRow) => ArrayLike<number> | number | undefined, name: string, total: number): Float32Array | undefined {
+  const present = rows.filter((r) => pick(r) !== undefined).length;
+  if (present === 0) return undefined;
+  if (present !== rows.length) throw new LamerError('E_ARG', `train rows: '${name}' is given for ${present} of ${rows.length} rows; give it for all or none`);
+  const out = new Float32Array(total);
+  let k = 0;
+  rows.forEach((r, i) => {
+    const v = pick(r)!;
+    const n = r.response.length;
+    if (typeof v === 'number') {
+      out.fill(v, k, k + n);
+    } else {
+      if (v.length !== n) throw new LamerError('E_ARG', `train row ${i}: '${name}' has ${v.length} values for ${n} response tokens`);
+      for (let t = 0; t < n; t++) out[k + t] = v[t];
+    }
+    k += n;
+  });
+  return out;
+}
+
+/** Flattens rows for the addon (copies; JS memory is only lent to native code for the call). */
+export function packRows(rows: readonly (TrainRow | SftRow)[]): NativeTrainBatch {
+  const lengths = new Int32Array(rows.length);
+  const starts = new Int32Array(rows.length);
+  let total = 0;
+  let scored = 0;
+  rows.forEach((r, i) => {
+    if (r.prompt.length < 1) throw new LamerError('E_ARG', `train row ${i}: the prompt is empty (the first response token needs a context)`);
+    lengths[i] = r.prompt.length + r.response.length;
+    starts[i] = r.prompt.length;
+    total += lengths[i];
+    scored += r.response.length;
+  });
+  const ids = new Int32Array(total);
+  let k = 0;
+  rows.forEach((r, i) => {
+    for (const part of [r.prompt, r.response]) {
+      for (let t = 0; t < part.length; t++) {
+        const id = part[t];
+        if (!Number.isInteger(id) || id < 0) throw new LamerError('E_ARG', `train row ${i}: token ${t} is not a token id (${id})`);
+        ids[k++] = id;
+      }
+    }
+  });
+  const train = rows as readonly TrainRow[];
+  const batch: NativeTrainBatch = { ids, lengths, starts };
+  if (rows.length > 0 && 'advantage' in rows[0]) {
+    batch.advantages = column(train, (r) => r.advantage, 'advantage', scored);
+    batch.oldLogprobs = column(train, (r) => r.oldLogprobs, 'oldLogprobs', scored);
+    batch.refLogprobs = column(train, (r) => r.refLogprobs, 'refLogprobs', scored);
+    batch.returns = column(train, (r) => r.returns, 'returns', scored);
+    batch.oldValues = column(train, (r) => r.oldValues, 'oldValues', scored);
+  }
+  return batch;
+}
+
+function lossOptions(o: PolicyLossOptions): NativeStepOptions {
+  return {
+    clipLow: o.clipLow,
+    clipHigh: o.clipHigh,
+    dualClip: o.dualClip,
+    aggregation: o.aggregation,
+    entropyCoef: o.entropyCoef,
+    klType: o.kl?.type ?? 'none',
+    klCoef: o.kl?.coef,
+    valueCoef: o.valueCoef,
+    valueClip: o.valueClip,
+    temperature: o.temperature,
+  };
+}
+
+/** The result of a gradient-only evaluation (tests, diagnostics): no parameter changes. */
+export interface LossAndGrad {
+  metrics: Record<string, number>;
+  /** Log-prob of every response token in the training forward, rows concatenated. */
+  logprobs: Float32Array;
+  /** Gradients by parameter name (CPU tensors; dispose them). Absent with `grad: false`. */
+  grads?: Record<string, Tensor>;
+}
+
+export class Optimizer {
+  readonly policy: Policy;
+  readonly options: ResolvedOptimizerOptions;
+  #native: NativeTrainer | null;
+
+  private constructor(policy: Policy, native: NativeTrainer, options: ResolvedOptimizerOptions) {
+    this.policy = policy;
+    this.#native = native;
+    this.options = options;
+  }
+
+  /** A fresh AdamW state for `policy` (no memory is taken until the first step). */
+  static create(policy: Policy, options: OptimizerOptions = {}): Optimizer {
+    const o: ResolvedOptimizerOptions = {
+      lr: options.lr ?? DEFAULTS.lr,
+      weightDecay: options.weightDecay ?? DEFAULTS.weightDecay,
+      betas: options.betas ?? DEFAULTS.betas,
+      eps: options.eps ?? DEFAULTS.eps,
+      gradClip: options.gradClip ?? DEFAULTS.gradClip,
+      schedule: options.schedule ?? DEFAULTS.schedule,
+      warmupSteps: options.warmupSteps ?? DEFAULTS.warmupSteps,
+      totalSteps: options.totalSteps,
+      minLrRatio: options.minLrRatio ?? DEFAULTS.minLrRatio,
+      valueHead: options.valueHead ?? false,
+    };
+    finite('lr', o.lr, 0);
+    finite('weightDecay', o.weightDecay, 0);
+    finite('eps', o.eps, 0);
+    finite('gradClip', o.gradClip, 0);
+    finite('warmupSteps', o.warmupSteps, 0);
+    if (o.schedule === 'cosine' && o.totalSteps === undefined) throw new LamerError('E_CONFIG', "the cosine schedule needs 'totalSteps'");
+    const native = new (trainNative().NativeTrainer)(policy.native, {
+      beta1: o.betas[0],
+      beta2: o.betas[1],
+      eps: o.eps,
+      weightDecay: o.weightDecay,
+      valueHead: o.valueHead,
+    });
+    return new Optimizer(policy, native, o);
+  }
+
+  /** An optimizer whose state (step count, moments, value head) is read from a file written by save(). */
+  static async load(policy: Policy, path: string, options: OptimizerOptions = {}): Promise<Optimizer> {
+    const opt = Optimizer.create(policy, options);
+    await opt.load(path);
+    return opt;
+  }
+
+  get #handle(): NativeTrainer {
+    if (!this.#native) throw new LamerError('E_DISPOSED', 'this Optimizer was disposed');
+    return this.#native;
+  }
+
+  /** Optimizer steps taken so far. */
+  get stepCount(): number {
+    return this.#handle.stepCount;
+  }
+
+  /** The scheduled learning rate of the next step. */
+  get lr(): number {
+    return lrAt(this.stepCount, this.options);
+  }
+
+  async #referenceLogprobs(rows: readonly TrainRow[], o: StepOptions): Promise<readonly TrainRow[]> {
+    const type = o.kl?.type ?? 'none';
+    if (type === 'none' || rows.every((r) => r.refLogprobs !== undefined)) return rows;
+    if (!o.reference) {
+      throw new LamerError('E_ARG', `kl loss '${type}' needs refLogprobs on every row or a frozen 'reference' policy`);
+    }
+    // Policy.logprobs runs without gradient (inference mode) on the reference's own executor.
+    const ref = await o.reference.logprobs(
+      { prompts: rows.map((r) => r.prompt), completions: rows.map((r) => r.response) },
+      { temperature: o.temperature ?? 1 },
+    );
+    return rows.map((r, i) => (r.refLogprobs !== undefined ? r : { ...r, refLogprobs: ref[i] }));
+  }
+
+  #stepOptions(o: StepOptions): NativeStepOptions {
+    return {
+      ...lossOptions(o),
+      microBatchTokens: o.microBatchTokens ?? DEFAULTS.microBatchTokens,
+      chunkBytes: o.chunkBytes,
+      gradientCheckpointing: o.gradientCheckpointing,
+      maxGradNorm: this.options.gradClip,
+      lr: o.lr ?? this.lr,
+    };
+  }
+
+  /** One optimizer step of the dual-clip PPO loss (plus entropy bonus, KL and value loss as configured) over `rows`
+   * as one mini-batch. */
+  async trainStep(rows: readonly TrainRow[], options: StepOptions = {}): Promise<TrainMetrics> {
+    if (rows.length === 0) throw new LamerError('E_ARG', 'trainStep: no rows');
+    const full = await this.#referenceLogprobs(rows, options);
+    const r = await this.#handle.step(packRows(full), { objective: 'policy', ...this.#stepOptions(options) });
+    return r.metrics as unknown as TrainMetrics;
+  }
+
+  /** One optimizer step of cross-entropy on the response tokens (token-mean over the mini-batch): warm starts. */
+  async sftStep(rows: readonly SftRow[], options: Pick<StepOptions, 'microBatchTokens' | 'lr' | 'chunkBytes' | 'gradientCheckpointing'> = {}): Promise<TrainMetrics> {
+    if (rows.length === 0) throw new LamerError('E_ARG', 'sftStep: no rows');
+    const r = await this.#handle.step(packRows(rows), { objective: 'sft', ...this.#stepOptions(options) });
+    return r.metrics as unknown as TrainMetrics;
+  }
+
+  /** Loss, metrics and (optionally) gradients of `rows` without changing any parameter. */
+  async lossAndGrad(
+    rows: readonly TrainRow[] | readonly SftRow[],
+    options: StepOptions & { objective?: 'policy' | 'sft'; grad?: boolean; chunked?: boolean } = {},
+  ): Promise<LossAndGrad> {
+    const objective = options.objective ?? 'policy';
+    const full = objective === 'policy' ? await this.#referenceLogprobs(rows as readonly TrainRow[], options) : rows;
+    const grad = options.grad ?? true;
+    const r = await this.#handle.step(packRows(full), {
+      objective,
+      ...this.#stepOptions(options),
+      chunked: options.chunked ?? true,
+      update: false,
+      withGrad: grad,
+      returnGrads: grad,
+    });
+    const out: LossAndGrad = { metrics: r.metrics, logprobs: r.logprobs };
+    if (r.grads) out.grads = Object.fromEntries(Object.entries(r.grads).map(([k, t]) => [k, new Tensor(t)]));
+    return out;
+  }
+
+  /** PPO: the value head's prediction for every response token (rows concatenated; no gradient). */
+  async values(rows: readonly SftRow[], options: { microBatchTokens?: number } = {}): Promise<Float32Array[]> {
+    const flat = await this.#handle.values(packRows(rows), options.microBatchTokens ?? DEFAULTS.microBatchTokens);
+    const out: Float32Array[] = [];
+    let k = 0;
+    for (const r of rows) {
+      out.push(flat.slice(k, k + r.response.length));
+      k += r.response.length;
+    }
+    return out;
+  }
+
+  /** Writes the optimizer state (step, AdamW moments, fp32 masters, value head) as safetensors. Save the policy
+   * beside it (policy.save) and the pair resumes exactly. */
+  async save(path: string): Promise<void> {
+    const o = this.options;
+    await this.#handle.save(path, {
+      lr: String(o.lr),
+      schedule: o.schedule,
+      warmup_steps: String(o.warmupSteps),
+      grad_clip: String(o.gradClip),
+    });
+  }
+
+  /** Reads a state written by save() into this optimizer (same model shape; E_CHECKPOINT otherwise). */
+  async load(path: string): Promise<void> {
+    await this.#handle.load(path);
+  }
+
+  dispose(): void {
+    if (this.#native) {
+      this.#native.dispose();
+      this.#native = null;
+    }
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
+
+/** Optimizer settings of a trainer config (optim section). */
+export function optimizerOptionsFromConfig(config: TrainerConfig, totalSteps?: number): OptimizerOptions {
+  return {
+    lr: config.optim.lr,
+    weightDecay: config.optim.weightDecay,
+    betas: config.optim.betas,
+    gradClip: config.optim.gradClip,
+    schedule: config.optim.schedule,
+    warmupSteps: config.optim.warmupSteps,
+    totalSteps,
+    valueHead: config.method === 'ppo',
+  };
+}
+
+/** Loss and micro-batch settings of a trainer config (loss and optim sections, sampling temperature). */
+export function stepOptionsFromConfig(config: TrainerConfig): StepOptions {
+  return {
+    clipLow: config.loss.clipLow,
+    clipHigh: config.loss.clipHigh,
+    dualClip: config.loss.dualClip,
+    aggregation: config.loss.aggregation,
+    entropyCoef: config.loss.entropyCoef,
+    kl: config.loss.kl,
+    valueClip: config.loss.valueClip,
+    valueCoef: config.method === 'ppo' ? 1 : 0,
+    temperature: config.rollout.temperature,
+    microBatchTokens: config.optim.microBatchTokens,
+    gradientCheckpointing: config.optim.gradientCheckpointing,
+  };
+}
+
+const defaultOptimizers = new WeakMap<Policy, Optimizer>();
+
+/** `policy.trainStep(rows, options)`: one step with `options.optimizer`, or with an optimizer kept for this policy
+ * (created on first use from `options`). */
+export async function trainStep(
+  policy: Policy,
+  rows: readonly TrainRow[],
+  options: StepOptions & { optimizer?: Optimizer } & OptimizerOptions = {},
+): Promise<TrainMetrics> {
+  let opt = options.optimizer;
+  if (opt && opt.policy !== policy) throw new LamerError('E_ARG', 'trainStep: the optimizer belongs to another policy');
+  if (!opt) {
+    opt = defaultOptimizers.get(policy);
+    if (!opt) {
+      opt = Optimizer.create(policy, options);
+      defaultOptimizers.set(policy, opt);
+    }
+  }
+  return opt.trainStep(rows, options);
+}
