@@ -1,0 +1,217 @@
+// The update half of the train step: micro-batching does not change the result, AdamW with clipping and weight-decay
+// groups against a plain TS reference, exact resume from saved optimizer state, and the learning-rate schedule.
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { Policy } from '../../src/model/policy.js';
+import { Optimizer, lrAt, type TrainRow } from '../../src/train/step.js';
+import { hasCode } from '../../src/errors.js';
+import { maxParamDiff, randomIds, rng, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
+
+/** 8 rows of lengths 20, 19, ..., 13 (prompt 4..7 tokens), mixed-sign advantages, off-policy old log-probs. */
+async function splitRows(policy: Policy, seed: number): Promise<TrainRow[]> {
+  const r = rng(seed);
+  const V = policy.config.vocabSize;
+  const base = Array.from({ length: 8 }, (_, i) => {
+    const len = 13 + ((i * 5) % 8); // a permutation of 13..20, so sorting by length matters
+    const p = 4 + (i % 4);
+    return { prompt: randomIds(r, p, V), response: randomIds(r, len - p, V) };
+  });
+  const lp = await policy.logprobs({ prompts: base.map((b) => b.prompt), completions: base.map((b) => b.response) });
+  return base.map((b, i) => ({
+    ...b,
+    advantage: (i % 3 === 0 ? -1 : 1) * (0.5 + r()),
+    oldLogprobs: Array.from(lp[i], (x) => x + 0.4 * (r() - 0.5)),
+  }));
+}
+
+function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `lamer-train-${prefix}-`));
+}
+
+describe('micro-batching', () => {
+  for (const aggregation of ['token-mean', 'seq-mean-token-mean'] as const) {
+    it(`${aggregation}: 1, 2 or 4 micro-batches give the same parameters after a step (within 1e-5)`, async () => {
+      const results: { params: Map<string, Float64Array>; loss: number; gradNorm: number; micro: number }[] = [];
+      let before: Map<string, Float64Array> | undefined;
+      // Budgets: 160 padded tokens hold all 8 rows; 80 hold 4 rows of <= 20; 40 hold 2.
+      for (const [budget, expected] of [
+        [160, 1],
+        [80, 2],
+        [40, 4],
+      ]) {
+        await using policy = await tinyPolicy(3, { vocab: 64, hidden: 32 });
+        before ??= snapshot(policy);
+        using opt = Optimizer.create(policy, { lr: 1e-3, weightDecay: 0.01 });
+        const rows = await splitRows(policy, 17);
+        const m = await opt.trainStep(rows, { microBatchTokens: budget, aggregation, entropyCoef: 0.01 });
+        expect(m.microBatches).toBe(expected);
+        results.push({ params: snapshot(policy), loss: m.loss, gradNorm: m.gradNorm, micro: m.microBatches });
+      }
+      // The step moved the parameters (so equality below is not vacuous) ...
+      expect(maxParamDiff(before!, results[0].params)).toBeGreaterThan(5e-4);
+      for (const r of results.slice(1)) {
+        // ... and every split moved them to the same place; loss and gradient norm (scale-sensitive) agree too.
+        expect(maxParamDiff(results[0].params, r.params)).toBeLessThan(1e-5);
+        expect(Math.abs(r.loss - results[0].loss)).toBeLessThan(1e-6 * Math.max(1, Math.abs(results[0].loss)));
+        expect(Math.abs(r.gradNorm - results[0].gradNorm)).toBeLessThan(1e-5 * results[0].gradNorm);
+      }
+    });
+  }
+});
+
+describe('AdamW', () => {
+  it('two steps with gradient clipping and weight-decay groups equal a plain TS AdamW on the same gradients (float64)', async () => {
+    await using policy = await tinyPolicy(5, { arch: 'qwen2', vocab: 40, hidden: 16, intermediate: 24, headDim: 4, heads: 4, kvHeads: 2, tied: false }, 'float64', 0.3);
+    const o = { lr: 3e-3, weightDecay: 0.1, betas: [0.8, 0.95] as [number, number], eps: 1e-6, gradClip: 0.05 };
+    using opt = Optimizer.create(policy, o);
+    const rows = await splitRows(policy, 23);
+    const names = [...snapshot(policy).keys()];
+    expect(names.some((n) => n.endsWith('.bias'))).toBe(true);
+    const m = new Map<string, Float64Array>();
+    const v = new Map<string, Float64Array>();
+    let expected = snapshot(policy);
+    for (let step = 1; step <= 2; step++) {
+      const g = await opt.lossAndGrad(rows, { entropyCoef: 0.01 });
+      const grads = new Map(Object.entries(g.grads!).map(([k, t]) => [k, Float64Array.from(t.data as Float64Array)]));
+      for (const t of Object.values(g.grads!)) t.dispose();
+      let sq = 0;
+      for (const x of grads.values()) for (const y of x) sq += y * y;
+      const norm = Math.sqrt(sq);
+      expect(norm).toBeGreaterThan(o.gradClip); // clipping is active
+      const coef = Math.min(1, o.gradClip / (norm + 1e-6));
+      const metrics = await opt.trainStep(rows, { entropyCoef: 0.01 });
+      expect(metrics.gradNorm).toBeCloseTo(norm, 10);
+      expect(metrics.step).toBe(step);
+      const next = new Map<string, Float64Array>();
+      for (const [name, p] of expected) {
+        const gr = grads.get(name)!;
+        const decay = name.endsWith('norm.weight') || name.endsWith('.bias') ? 0 : o.weightDecay;
+        const mm = m.get(name) ?? new Float64Array(p.length);
+        const vv = v.get(name) ?? new Float64Array(p.length);
+        const out = new Float64Array(p.length);
+        for (let i = 0; i < p.length; i++) {
+          const gi = gr[i] * coef;
+          mm[i] = o.betas[0] * mm[i] + (1 - o.betas[0]) * gi;
+          vv[i] = o.betas[1] * vv[i] + (1 - o.betas[1]) * gi * gi;
+          const mh = mm[i] / (1 - o.betas[0] ** step);
+          const vh = Math.sqrt(vv[i]) / Math.sqrt(1 - o.betas[1] ** step);
+          out[i] = p[i] * (1 - o.lr * decay) - (o.lr * mh) / (vh + o.eps);
+        }
+        m.set(name, mm);
+        v.set(name, vv);
+        next.set(name, out);
+      }
+      expected = next;
+      expect(maxParamDiff(expected, snapshot(policy))).toBeLessThan(1e-12);
+    }
+  });
+
+  it('with zero gradients only weight decay acts, and never on norm weights or biases', async () => {
+    await using policy = await tinyPolicy(6, { arch: 'qwen2', vocab: 40, hidden: 16, intermediate: 24, headDim: 4, tied: true });
+    const before = snapshot(policy);
+    using opt = Optimizer.create(policy, { lr: 0.1, weightDecay: 0.5 });
+    const rows = (await splitRows(policy, 4)).map((r) => ({ ...r, advantage: 0 }));
+    await opt.trainStep(rows, { entropyCoef: 0 });
+    const after = snapshot(policy);
+    let decayed = 0;
+    let kept = 0;
+    for (const [name, p] of before) {
+      const q = after.get(name)!;
+      const noDecay = name.endsWith('norm.weight') || name.endsWith('.bias');
+      for (let i = 0; i < p.length; i++) expect(Math.abs(q[i] - (noDecay ? p[i] : p[i] * 0.95))).toBeLessThan(1e-6);
+      if (noDecay) kept++;
+      else decayed++;
+    }
+    expect(kept).toBeGreaterThan(5); // norms and q/k/v biases
+    expect(decayed).toBeGreaterThan(5);
+  });
+});
+
+describe('save, reload, continue', () => {
+  for (const variant of ['fp32 parameters with a value head (PPO)', 'bf16 parameters with fp32 master weights'] as const) {
+    it(`${variant}: identical parameters to an uninterrupted run`, async () => {
+      const bf16 = variant.startsWith('bf16');
+      const dir = tempDir('resume');
+      try {
+        const init = async () =>
+          Policy.init(tinyConfig(), { seed: 9, std: 0.2, dtype: 'float32', paramDtype: bf16 ? 'bfloat16' : 'float32' });
+        const optOptions = { lr: 2e-3, weightDecay: 0.01, valueHead: !bf16, schedule: 'cosine' as const, warmupSteps: 2, totalSteps: 6 };
+        const rowsFor = async (policy: Policy, k: number): Promise<TrainRow[]> => {
+          const rows = await splitRows(policy, 100 + k);
+          if (bf16) return rows;
+          const r = rng(200 + k);
+          return rows.map((row) => ({
+            ...row,
+            returns: Array.from(row.response, () => r()),
+            oldValues: Array.from(row.response, () => r() - 0.5),
+          }));
+        };
+        const step = { valueCoef: bf16 ? 0 : 0.5, entropyCoef: 0.01, microBatchTokens: 64 };
+
+        // Uninterrupted: 6 steps.
+        await using a = await init();
+        using optA = Optimizer.create(a, optOptions);
+        const rowSets: TrainRow[][] = [];
+        for (let k = 0; k < 6; k++) {
+          rowSets.push(await rowsFor(a, k));
+          await optA.trainStep(rowSets[k], step);
+          if (k === 2) {
+            await a.save(join(dir, 'policy'), { dtype: bf16 ? 'bfloat16' : 'float32' });
+            await optA.save(join(dir, 'optimizer.safetensors'));
+          }
+        }
+        // Resumed: load after step 3, run steps 4..6 on the same rows.
+        await using b = await Policy.load(join(dir, 'policy'), { dtype: 'float32', paramDtype: bf16 ? 'bfloat16' : 'float32' });
+        using optB = await Optimizer.load(b, join(dir, 'optimizer.safetensors'), optOptions);
+        expect(optB.stepCount).toBe(3);
+        expect(optB.lr).toBe(lrAt(3, { ...optOptions, minLrRatio: 0 }));
+        for (let k = 3; k < 6; k++) await optB.trainStep(rowSets[k], step);
+        expect(optB.stepCount).toBe(6);
+        expect(maxParamDiff(snapshot(a), snapshot(b))).toBe(0);
+        if (!bf16) {
+          const va = await optA.values(rowSets[5]);
+          const vb = await optB.values(rowSets[5]);
+          expect(vb).toEqual(va);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it('a state file for another model shape is rejected with E_CHECKPOINT', async () => {
+    const dir = tempDir('shape');
+    try {
+      await using a = await tinyPolicy(1, { hidden: 32 });
+      using optA = Optimizer.create(a, { lr: 1e-3 });
+      await optA.trainStep(await splitRows(a, 1));
+      await optA.save(join(dir, 'opt.safetensors'));
+      await using b = await tinyPolicy(1, { hidden: 16, headDim: 4 });
+      using optB = Optimizer.create(b);
+      const e = await optB.load(join(dir, 'opt.safetensors')).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(hasCode(e, 'E_CHECKPOINT')).toBe(true);
+      expect(String(e)).toMatch(/expected shape/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('learning-rate schedule', () => {
+  it('constant, linear warmup, warmup + cosine to minLrRatio', () => {
+    expect([0, 1, 10].map((s) => lrAt(s, { lr: 1, schedule: 'constant', warmupSteps: 5 }))).toEqual([1, 1, 1]);
+    expect([0, 1, 3, 4, 9].map((s) => lrAt(s, { lr: 1, schedule: 'warmup', warmupSteps: 4 }))).toEqual([0.25, 0.5, 1, 1, 1]);
+    const c = { lr: 2, schedule: 'cosine' as const, warmupSteps: 2, totalSteps: 12, minLrRatio: 0.1 };
+    expect(lrAt(0, c)).toBe(1);
+    expect(lrAt(2, c)).toBeCloseTo(2, 12);
+    expect(lrAt(7, c)).toBeCloseTo(2 * (0.1 + 0.9 * 0.5), 12); // halfway through the decay
+    expect(lrAt(12, c)).toBeCloseTo(0.2, 12);
+    expect(lrAt(50, c)).toBeCloseTo(0.2, 12);
+    expect(() => lrAt(3, { lr: 1, schedule: 'cosine', warmupSteps: 0 })).toThrow(/totalSteps/);
+  });
+});
