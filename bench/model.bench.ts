@@ -1,6 +1,6 @@
 // Model benches: checkpoint load time and resident memory for a ~100 MB fp32 checkpoint (memory-mapped, so the
 // weights are file-backed pages, not a second anonymous copy), against a load that converts to bf16 (which must
-// copy); and forward throughput (log-probs, tokens/s) of the `small` preset. Loads run in a fresh child process each,
+// copy); and forward throughput (log-probs, tokens/s) of the `small` preset, beside transformers on the same model. Loads run in a fresh child process each,
 // so one measurement's pages and allocator state do not flatter the next.
 //
 //   npx tsx bench/model.bench.ts            prints the figures
@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseModelConfig } from '../src/model/config.js';
 import { Policy } from '../src/model/policy.js';
@@ -27,6 +27,8 @@ export interface Bench {
 }
 
 const thisFile = fileURLToPath(import.meta.url);
+const root = join(dirname(thisFile), '..');
+const python = join(root, '.venv', 'bin', 'python');
 
 /** RssAnon / RssFile of this process in MB (Linux /proc). */
 function rss(): { anon: number; file: number } {
@@ -137,6 +139,16 @@ async function forwardBench(): Promise<BenchResult[]> {
       tokens += batch * len;
     } while (performance.now() - t0 < 1500);
     out.push({ name: `small preset log-probs, batch ${batch} x ${len} tokens`, value: tokens / ((performance.now() - t0) / 1000), unit: 'tokens/s' });
+    // transformers on the same checkpoint and inputs, when the project's Python reference environment exists.
+    if (existsSync(python)) {
+      const r = spawnSync(python, [join(root, 'scripts', 'py', 'bench_forward.py'), '--model', dir, '--batch', String(batch), '--len', String(len)], {
+        encoding: 'utf8',
+      });
+      if (r.status === 0) {
+        const ref = JSON.parse(r.stdout.trim().split('\n').pop()!) as { tokens_per_s: number };
+        out.push({ name: `  transformers, same model and inputs`, value: ref.tokens_per_s, unit: 'tokens/s' });
+      }
+    }
   }
   return out;
 }

@@ -88,6 +88,12 @@ std::string StringArg(const Napi::CallbackInfo& info, size_t i, const char* what
   return info[i].As<Napi::String>();
 }
 
+// "cuda" means "cuda:0", so a model and the tensors sent to it share one executor (one worker thread per GPU).
+at::Device ModelDevice(const std::string& name) {
+  at::Device d = ParseDevice(name);
+  return d.is_cuda() && !d.has_index() ? at::Device(at::kCUDA, 0) : d;
+}
+
 // Checks the checkpoint's tensors against the names and shapes the config implies and converts them to the
 // parameter dtype on the device. Same-dtype CPU tensors stay views of the mapped file (no copy).
 std::map<std::string, at::Tensor> ParametersFrom(CheckpointTensors& ckpt, const DecoderConfig& c, at::Device device,
@@ -127,7 +133,7 @@ Napi::Value ModelLoad(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
     const std::string dir = StringArg(info, 0, "modelLoad(dir, config, device, dtype, paramDtype): dir");
     const DecoderConfig config = ReadConfig(info[1]);
-    const at::Device device = ParseDevice(StringArg(info, 2, "device"));
+    const at::Device device = ModelDevice(StringArg(info, 2, "device"));
     const at::ScalarType dtype = ParseDType(StringArg(info, 3, "dtype"));
     const at::ScalarType param_dtype = ParseDType(StringArg(info, 4, "paramDtype"));
     auto decoder = std::make_shared<std::shared_ptr<Decoder>>();
@@ -149,7 +155,7 @@ Napi::Value ModelLoad(const Napi::CallbackInfo& info) {
 Napi::Value ModelInit(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
     const DecoderConfig config = ReadConfig(info[0]);
-    const at::Device device = ParseDevice(StringArg(info, 1, "modelInit(config, device, dtype, paramDtype, seed, std): device"));
+    const at::Device device = ModelDevice(StringArg(info, 1, "modelInit(config, device, dtype, paramDtype, seed, std): device"));
     const at::ScalarType dtype = ParseDType(StringArg(info, 2, "dtype"));
     const at::ScalarType param_dtype = ParseDType(StringArg(info, 3, "paramDtype"));
     if (info.Length() < 6 || !info[4].IsNumber() || !info[5].IsNumber()) Fail("E_ARG", "modelInit: seed and std must be numbers");
