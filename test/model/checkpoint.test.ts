@@ -2,14 +2,16 @@
 // message naming the file, the tensor or field, what was expected and what was found; 1,000 random corruptions of a
 // valid file are each rejected or read exactly as an independent parser of the same bytes reads them, never a crash.
 // Files here are written by a small writer in this test, independent of the project's writer.
-import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { modelNative } from '../../src/model/native.js';
 import { Policy } from '../../src/model/policy.js';
 import { parseModelConfig } from '../../src/model/config.js';
 import { hasCode } from '../../src/errors.js';
+import { tempDir, removeTempDirs } from './python.js';
+
+afterAll(removeTempDirs);
 
 const ITEM: Record<string, number> = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1 };
 
@@ -50,7 +52,7 @@ function safetensors(specs: Spec[], opts: { headerText?: string; lengthOverride?
   return Buffer.concat([len, Buffer.from(text), ...chunks, Buffer.alloc(opts.extra ?? 0)]);
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'lamer-st-'));
+const dir = tempDir('st');
 let fileNo = 0;
 function write(buf: Buffer): string {
   const p = join(dir, `f${fileNo++}.safetensors`);
@@ -160,7 +162,7 @@ function tinyTensors(): Spec[] {
   });
 }
 function checkpointDir(config: Record<string, unknown>, specs: Spec[], opts: Parameters<typeof safetensors>[1] = {}): string {
-  const d = mkdtempSync(join(tmpdir(), 'lamer-ckdir-'));
+  const d = tempDir('ckdir');
   writeFileSync(join(d, 'config.json'), JSON.stringify(config));
   writeFileSync(join(d, 'model.safetensors'), safetensors(specs, opts));
   return d;
@@ -255,7 +257,7 @@ describe('checkpoint folders are checked against config.json', () => {
   it('sharded: an index naming a tensor its shard lacks, a tensor in two shards, a missing shard file', async () => {
     const specs = tinyTensors();
     const mk = (shards: Spec[][], map: Record<string, string>): string => {
-      const d = mkdtempSync(join(tmpdir(), 'lamer-shard-'));
+      const d = tempDir('shard');
       writeFileSync(join(d, 'config.json'), JSON.stringify(TINY_CONFIG));
       shards.forEach((s, i) => writeFileSync(join(d, `s${i}.safetensors`), safetensors(s)));
       writeFileSync(join(d, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: map }));
@@ -371,7 +373,7 @@ describe('1,000 random corruptions of a valid file: each rejected with E_CHECKPO
     const headerEnd = 8 + Number(valid.readBigUInt64LE(0));
     const r = rng(77);
     const pick = (n: number): number => Math.floor(r() * n);
-    const d = mkdtempSync(join(tmpdir(), 'lamer-fuzzdir-'));
+    const d = tempDir('fuzzdir');
     copyFileSync(join(base, 'config.json'), join(d, 'config.json'));
     let loaded = 0;
     for (let k = 0; k < 200; k++) {

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Policy } from '../../src/model/policy.js';
-import { ensurePython, maxAbsDiff, Oracle, tempDir } from './python.js';
+import { ensurePython, maxAbsDiff, Oracle, tempDir, removeTempDirs } from './python.js';
+
+afterAll(removeTempDirs);
 
 const py = ensurePython();
 const TOL = 1e-4;

@@ -9,7 +9,9 @@ import { modelNative } from '../../src/model/native.js';
 import { command as initModel } from '../../src/cli/commands/init-model.js';
 import { command as score } from '../../src/cli/commands/score.js';
 import { hasCode } from '../../src/errors.js';
-import { ensurePython, maxAbsDiff, Oracle, tempDir } from './python.js';
+import { ensurePython, maxAbsDiff, Oracle, tempDir, removeTempDirs } from './python.js';
+
+afterAll(removeTempDirs);
 
 const py = ensurePython();
 

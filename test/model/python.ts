@@ -2,7 +2,7 @@
 // scripts/pyenv.sh creates it; globalSetup (setup-python.ts) runs it once before the workers start, and
 // ensurePython() here runs it too when a file is run on its own.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,8 +32,19 @@ export function ensurePython(): PythonStatus {
   return status;
 }
 
+const made: string[] = [];
+
+/** Removes the folders tempDir made (each test file calls it in afterAll); LAMER_KEEP_TMP=1 keeps them. */
+export function removeTempDirs(): void {
+  if (process.env.LAMER_KEEP_TMP === '1') return;
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** A fresh temporary folder, removed by removeTempDirs. */
 export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `lamer-${prefix}-`));
+  const d = mkdtempSync(join(tmpdir(), `lamer-${prefix}-`));
+  made.push(d);
+  return d;
 }
 
 /**
