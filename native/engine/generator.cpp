@@ -27,10 +27,13 @@ Finish FinishAfter(const Request& r, int64_t token, int64_t generated) {
   return Finish::kNone;
 }
 
-// Left-pads the cache tensor `t` [B, kv, S, D] with `n` hole columns.
-at::Tensor PadLeft(const at::Tensor& t, int64_t n) {
-  if (n == 0) return t;
-  return at::constant_pad_nd(t, {0, 0, n, 0}, 0);
+// Capacity for `needed` columns plus room to grow, so buffers are reallocated once every many steps.
+int64_t CapacityFor(int64_t needed) { return needed + std::max<int64_t>(64, needed / 2); }
+
+// A zeroed buffer [rows, kv, capacity, D] like `like`. Zeros, not garbage: hole columns are masked out of attention,
+// but a masked weight of 0 times a NaN left in memory would still be NaN.
+at::Tensor Buffer(const at::Tensor& like, int64_t rows, int64_t capacity) {
+  return at::zeros({rows, like.size(1), capacity, like.size(3)}, like.options());
 }
 
 }  // namespace
@@ -45,8 +48,7 @@ Generator::Generator(std::shared_ptr<model::Decoder> decoder, GeneratorOptions o
 
 void Generator::Clear() {
   rows_.clear();
-  cache_.k.clear();
-  cache_.v.clear();
+  cache_ = model::KvCache();
   columns_ = 0;
   next_ = at::Tensor();
   lengths_ = at::Tensor();
@@ -83,11 +85,16 @@ void Generator::Keep(const std::vector<int64_t>& keep) {
   const at::Tensor index = at::tensor(keep, at::kLong).to(decoder_->device());
   // Columns left of the longest remaining row are holes in every row: cut them off.
   const int64_t cut = columns_ - longest;
-  for (size_t i = 0; i < cache_.k.size(); ++i) {
-    cache_.k[i] = cache_.k[i].index_select(0, index).narrow(2, cut, longest);
-    cache_.v[i] = cache_.v[i].index_select(0, index).narrow(2, cut, longest);
+  const int64_t capacity = CapacityFor(longest);
+  for (auto* layers : {&cache_.k, &cache_.v}) {
+    for (at::Tensor& t : *layers) {
+      at::Tensor fresh = Buffer(t, static_cast<int64_t>(keep.size()), capacity);
+      fresh.narrow(2, 0, longest).copy_(t.narrow(2, cut, longest).index_select(0, index));
+      t = fresh;
+    }
   }
   columns_ = longest;
+  cache_.length = longest;
   next_ = next_.index_select(0, index);
   lengths_ = lengths_.index_select(0, index);
 }
@@ -146,17 +153,25 @@ void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
   const bool all = static_cast<int64_t>(keep.size()) == N;
   const int64_t width = std::max(columns_, P);
   const bool had_rows = !rows_.empty();
-  if (cache_.k.size() != cache.k.size()) {
+  const int64_t old_rows = had_rows ? static_cast<int64_t>(rows_.size()) : 0;
+  const int64_t capacity = CapacityFor(width);
+  if (!had_rows) {
     cache_.k.assign(cache.k.size(), at::Tensor());
     cache_.v.assign(cache.v.size(), at::Tensor());
   }
-  for (size_t i = 0; i < cache.k.size(); ++i) {
-    const at::Tensor k = PadLeft(all ? cache.k[i] : cache.k[i].index_select(0, index), width - P);
-    const at::Tensor v = PadLeft(all ? cache.v[i] : cache.v[i].index_select(0, index), width - P);
-    cache_.k[i] = had_rows ? at::cat({PadLeft(cache_.k[i], width - columns_), k}, 0) : k;
-    cache_.v[i] = had_rows ? at::cat({PadLeft(cache_.v[i], width - columns_), v}, 0) : v;
+  for (auto [mine, theirs] : {std::pair{&cache_.k, &cache.k}, std::pair{&cache_.v, &cache.v}}) {
+    for (size_t i = 0; i < theirs->size(); ++i) {
+      const at::Tensor& fresh_rows = (*theirs)[i];
+      at::Tensor merged = Buffer(fresh_rows, old_rows + static_cast<int64_t>(keep.size()), capacity);
+      if (had_rows) merged.narrow(0, 0, old_rows).narrow(2, width - columns_, columns_).copy_((*mine)[i].narrow(2, 0, columns_));
+      merged.narrow(0, old_rows, static_cast<int64_t>(keep.size()))
+          .narrow(2, width - P, P)
+          .copy_(all ? fresh_rows : fresh_rows.index_select(0, index));
+      (*mine)[i] = merged;
+    }
   }
   columns_ = width;
+  cache_.length = width;
   const at::Tensor new_next = tokens_dev.index_select(0, index);
   std::vector<int64_t> new_lengths;
   for (int64_t r : keep) new_lengths.push_back(lengths[r]);
@@ -191,6 +206,16 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
     for (int64_t r = 0; r < B; ++r) host[s][r] = RequestUniform(rows_[r].req.seed, rows_[r].generated + s);
   }
   const at::Tensor uniforms = Uniforms(host);
+  if (cache_.k[0].size(2) < columns_ + steps) {
+    const int64_t capacity = CapacityFor(columns_ + steps);
+    for (auto* layers : {&cache_.k, &cache_.v}) {
+      for (at::Tensor& t : *layers) {
+        at::Tensor grown = Buffer(t, B, capacity);
+        grown.narrow(2, 0, columns_).copy_(t.narrow(2, 0, columns_));
+        t = grown;
+      }
+    }
+  }
   const bool read_each_step = device.is_cpu();
   const at::Tensor column = at::arange(0, columns_ + steps + 1, at::TensorOptions().dtype(at::kLong).device(device));
 

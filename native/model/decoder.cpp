@@ -148,7 +148,12 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
   const DecoderConfig& c = config_;
   const int64_t B = input_ids.size(0);
   const int64_t T = input_ids.size(1);
-  const int64_t past = cache && !cache->k.empty() && cache->k[0].defined() ? cache->k[0].size(2) : 0;
+  const bool in_place = cache && cache->length >= 0;  // preallocated cache (see KvCache)
+  const int64_t past = in_place ? cache->length : cache && !cache->k.empty() && cache->k[0].defined() ? cache->k[0].size(2) : 0;
+  if (in_place && (cache->k.size() != static_cast<size_t>(c.num_hidden_layers) || cache->k[0].size(2) < past + T)) {
+    Fail("E_ARG", "preallocated KV cache: needs " + std::to_string(c.num_hidden_layers) + " layers of capacity >= " +
+                      std::to_string(past + T));
+  }
   const int64_t S = past + T;
   const int64_t groups = c.num_attention_heads / c.num_key_value_heads;
 
@@ -176,7 +181,7 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     // One layer as a function of its input, so a training runner can wrap it (gradient checkpointing recomputes it
     // in backward; the captures are copies that outlive this call).
-    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, B, T, S, groups, scale](const at::Tensor& x_in) -> at::Tensor {
+    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, B, T, S, groups, scale, in_place, past](const at::Tensor& x_in) -> at::Tensor {
       const DecoderConfig& c = config_;
       at::Tensor x = x_in;
       const std::string p = Layer(i);
@@ -193,7 +198,12 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
       v = v.transpose(1, 2);
       q = q * cos4 + RotateHalf(q) * sin4;
       k = k * cos4 + RotateHalf(k) * sin4;
-      if (cache) {
+      if (in_place) {
+        cache->k[i].narrow(2, past, T).copy_(k);
+        cache->v[i].narrow(2, past, T).copy_(v);
+        k = cache->k[i].narrow(2, 0, S);
+        v = cache->v[i].narrow(2, 0, S);
+      } else if (cache) {
         if (cache->k[i].defined()) {
           k = at::cat({cache->k[i], k}, 2);
           v = at::cat({cache->v[i], v}, 2);
@@ -201,12 +211,13 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
         cache->k[i] = k;
         cache->v[i] = v;
       }
-      if (groups > 1) {
+      if (groups > 1 && !in_place) {
         // GQA: each key/value head serves `groups` consecutive query heads.
         k = k.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
         v = v.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
       }
-      at::Tensor attn = at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale);
+      // With a preallocated cache, sdpa shares each key/value head among its query heads itself (enable_gqa).
+      at::Tensor attn = at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale, /*enable_gqa=*/in_place && groups > 1);
       attn = attn.transpose(1, 2).reshape({B, T, c.num_attention_heads * c.head_dim});
       x = x + Linear(attn, p + "self_attn.o_proj", c.o_bias);
 
@@ -217,6 +228,7 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
     };
     x = runner && !cache ? runner(layer, x) : layer(x);
   }
+  if (in_place) cache->length = S;
   return RmsNorm(x, "model.norm.weight");
 }
 

@@ -41,8 +41,13 @@ struct DecoderConfig {
 std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedParameters(const DecoderConfig& c);
 
 // Per-layer past keys and values for incremental decoding: [B, kv_heads, S, head_dim] each, in compute dtype.
+// Two modes. Growing (length < 0, the default): k/v hold exactly the past, and each Hidden call appends with a copy.
+// Preallocated (length >= 0; the generation engine): k/v are buffers [B, kv_heads, capacity, head_dim] whose first
+// `length` columns are the past; Hidden writes the new keys/values in place after them and advances `length`, and
+// attention reads the buffers without expanding them for GQA, so a decode step copies nothing of the past.
 struct KvCache {
   std::vector<at::Tensor> k, v;
+  int64_t length = -1;
 };
 
 class Decoder {
