@@ -5,6 +5,9 @@ export { LamerError, hasCode } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { Rng } from './util/rng.js';
 
+// The policy model: Hugging Face Qwen3 / Qwen2 / Llama checkpoints in the native addon, tokenizer, chat template.
+export * from './model/index.js';
+
 // Environments (SPEC §8): the interface, createEnv/createExpert, and each environment.
 export * from './envs/index.js';
 
@@ -18,7 +21,29 @@ export * from './agent/index.js';
 // Evaluation: pass@k on held-out tasks and the prompting baselines' trial modes.
 export * from './eval/index.js';
 
-// Trainer configuration, checkpoints and events.
+// Trainer: configuration, the loop, the native runtime, jobs, checkpoints and events.
+export { Trainer, rolloutSummary } from './train/trainer.js';
+export type { TrainerOptions, RunOptions } from './train/trainer.js';
+export { createNativeRuntime } from './train/native-runtime.js';
+export type { PolicyRuntime, UpdateBatch, UpdateMetrics, SupervisedBatch } from './train/runtime.js';
+export { runJob } from './train/job.js';
+export type { JobOptions, JobResult, EvalSummary } from './train/job.js';
 export { configSchema, loadConfig, validateConfig, applyOverrides, mergeConfig } from './train/config.js';
 export type { TrainerConfig, TrainerConfigInput } from './train/config.js';
 export type { TrainerEvent, IterationEvent, EvalEvent, CheckpointEvent, LogEvent } from './train/events.js';
+
+// The train step (SPEC §5): AdamW state, PPO/GRPO policy loss, supervised warm-start steps.
+export { Optimizer, trainStep, lrAt, optimizerOptionsFromConfig, stepOptionsFromConfig } from './train/step.js';
+export type {
+  Aggregation,
+  KlType,
+  LossAndGrad,
+  LrSchedule,
+  OptimizerOptions,
+  PolicyLossOptions,
+  SftRow,
+  StepOptions,
+  TrainMetrics,
+  TrainRow,
+  TrainStepOptions,
+} from './train/step.js';

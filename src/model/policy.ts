@@ -10,6 +10,7 @@ import { ChatTemplate, type ChatMessage, type ChatRenderOptions } from './chat.j
 import { parseModelConfig, toNativeConfig, type CheckpointDType, type ModelConfig } from './config.js';
 import { modelNative, type NativeModel } from './native.js';
 import { TextTokenizer } from './tokenizer.js';
+import { trainStep, type TrainMetrics, type TrainRow, type TrainStepOptions } from '../train/step.js';
 
 export type ComputeDType = 'float32' | 'bfloat16';
 
@@ -250,6 +251,12 @@ export class Policy {
     }
     if (seqs.length === 0) return [];
     return this.native.logprobs(seqs, starts, temperature, this.#tokenBudget);
+  }
+
+  /** One optimizer step of the policy loss over `rows` (SPEC §5; src/train/step.ts): with `options.optimizer`, or an
+   * AdamW state kept for this policy and created on first use from `options`. */
+  trainStep(rows: readonly TrainRow[], options: TrainStepOptions = {}): Promise<TrainMetrics> {
+    return trainStep(this, rows, options);
   }
 
   /** fp32 logits [B, T, vocab] of the sequences, left-padded to the longest. */

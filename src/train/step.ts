@@ -426,13 +426,13 @@ export function stepOptionsFromConfig(config: TrainerConfig): StepOptions {
 
 const defaultOptimizers = new WeakMap<Policy, Optimizer>();
 
+/** Options of `policy.trainStep`: the step's loss options, plus either an explicit optimizer or the settings of the
+ * one kept for the policy. */
+export type TrainStepOptions = StepOptions & OptimizerOptions & { optimizer?: Optimizer };
+
 /** `policy.trainStep(rows, options)`: one step with `options.optimizer`, or with an optimizer kept for this policy
  * (created on first use from `options`). */
-export async function trainStep(
-  policy: Policy,
-  rows: readonly TrainRow[],
-  options: StepOptions & { optimizer?: Optimizer } & OptimizerOptions = {},
-): Promise<TrainMetrics> {
+export async function trainStep(policy: Policy, rows: readonly TrainRow[], options: TrainStepOptions = {}): Promise<TrainMetrics> {
   let opt = options.optimizer;
   if (opt && opt.policy !== policy) throw new LamerError('E_ARG', 'trainStep: the optimizer belongs to another policy');
   if (!opt) {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { Policy } from '../../src/model/policy.js';
 import { Optimizer, lrAt, type TrainRow } from '../../src/train/step.js';
+import * as lamer from '../../src/index.js';
 import { hasCode } from '../../src/errors.js';
 import { maxParamDiff, randomIds, rng, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
 
@@ -213,5 +214,26 @@ describe('learning-rate schedule', () => {
     expect(lrAt(12, c)).toBeCloseTo(0.2, 12);
     expect(lrAt(50, c)).toBeCloseTo(0.2, 12);
     expect(() => lrAt(3, { lr: 1, schedule: 'cosine', warmupSteps: 0 })).toThrow(/totalSteps/);
+  });
+});
+
+describe('policy.trainStep', () => {
+  it('keeps one optimizer per policy (steps count up), or uses the one given; exported from the package index', async () => {
+    expect(lamer.Optimizer).toBe(Optimizer);
+    await using policy = await tinyPolicy(2);
+    const rows = await splitRows(policy, 8);
+    const before = snapshot(policy);
+    const a = await policy.trainStep(rows, { lr: 1e-3 });
+    const b = await policy.trainStep(rows, { lr: 1e-3 });
+    expect([a.step, b.step]).toEqual([1, 2]);
+    expect(maxParamDiff(before, snapshot(policy))).toBeGreaterThan(1e-4);
+    using other = Optimizer.create(policy, { lr: 1e-3 });
+    expect((await policy.trainStep(rows, { optimizer: other })).step).toBe(1);
+    await using second = await tinyPolicy(2);
+    const e = await second.trainStep(rows, { optimizer: other }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(hasCode(e, 'E_ARG')).toBe(true);
   });
 });
