@@ -6,6 +6,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 600_000,
-    globalSetup: [],
+    // Creates the project-local Python environment (transformers) used as the reference in parity tests, once.
+    globalSetup: ['test/model/setup-python.ts'],
   },
 });

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'E_ROWS' // a row table is malformed
   | 'E_ENV' // an environment was misused
   | 'E_CONFIG' // a configuration value is invalid
+  | 'E_TRAIN' // a train step could not be applied (e.g. a non-finite gradient); parameters unchanged
   | 'E_IO'; // a file could not be read or written
 
 export class LamerError extends Error {

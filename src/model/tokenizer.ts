@@ -64,6 +64,8 @@ export class TextTokenizer {
   }
 
   decode(ids: ArrayLike<number>, options: { skipSpecialTokens?: boolean } = {}): string {
+    // The tokenizer library refuses an empty list; a response that is only a stop token decodes to ''.
+    if (ids.length === 0) return '';
     return this.#tokenizer.decode(Array.from(ids), { skip_special_tokens: options.skipSpecialTokens ?? false });
   }
 

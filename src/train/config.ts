@@ -155,6 +155,11 @@ export const configSchema = z
     /** Where runs are written; the run folder is `${runsDir}/${name}`. */
     runsDir: z.string().min(1).default('runs'),
     method: z.enum(METHODS).default('lamer'),
+    /**
+     * A comparison job (`lamer train` of the default config): one shared warm start, then each listed method trained
+     * from it at an equal episode budget and evaluated on the same held-out tasks; `method` is ignored.
+     */
+    compare: z.array(z.enum(METHODS)).min(1).nullish(),
     model: modelSchema.default(modelSchema.parse({})),
     env: envSchema,
     trial: trialSchema.default(trialSchema.parse({})),

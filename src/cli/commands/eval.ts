@@ -1,0 +1,72 @@
+// `lamer eval`: pass@1..N of a checkpoint on held-out tasks, for one or more methods' trial modes.
+import { parseArgs } from 'node:util';
+import { formatPassAtKTable } from '../../eval/table.js';
+import { loadConfig } from '../../train/config.js';
+import { writeFileAtomic } from '../../train/checkpoint.js';
+import { createNativeRuntime } from '../../train/native-runtime.js';
+import { Trainer } from '../../train/trainer.js';
+import type { EvalEvent } from '../../train/events.js';
+import type { Command } from '../command.js';
+
+const usage = `usage: lamer eval --model DIR [--config NAME|FILE] [--method M ...] [--tasks N] [--set FIELD=VALUE ...] [--json FILE]
+
+Evaluates the checkpoint in DIR on held-out tasks (seeds disjoint from training) with each method's trial mode:
+lamer and reflexion reflect between attempts; gigpo, grpo, ppo, react and zero-shot get N independent attempts.
+Prints pass@1..pass@N (and per task type where the environment has types).
+  --model    a Hugging Face checkpoint folder (a run's checkpoints/ckpt-N works too)
+  --config   environment, prompts, N and sampling (default: default)
+  --method   repeatable; default the config's method
+  --tasks    number of held-out tasks (default: config eval.tasks)
+  --json     also write the results as JSON`;
+
+export const command: Command = {
+  name: 'eval',
+  summary: 'pass@1..N of a checkpoint on held-out tasks (LaMer, RL baselines, prompting baselines)',
+  usage,
+  async run(argv) {
+    let values;
+    try {
+      ({ values } = parseArgs({
+        args: argv,
+        options: {
+          model: { type: 'string' },
+          config: { type: 'string', default: 'default' },
+          method: { type: 'string', multiple: true },
+          tasks: { type: 'string' },
+          set: { type: 'string', multiple: true, default: [] },
+          json: { type: 'string' },
+          quiet: { type: 'boolean', default: false },
+        },
+        strict: true,
+      }));
+    } catch (e) {
+      console.error(`lamer eval: ${(e as Error).message}\n\n${usage}`);
+      return 2;
+    }
+    if (!values.model) {
+      console.error(`lamer eval: --model DIR is required\n\n${usage}`);
+      return 2;
+    }
+    const overrides = [...(values.set ?? []), `model.path=${values.model}`, 'compare=null', 'sft.trials=0'];
+    if (values.tasks) overrides.push(`eval.tasks=${values.tasks}`);
+    const base = loadConfig(values.config!, overrides);
+    const methods = values.method?.length ? values.method : [base.method];
+    const results: EvalEvent[] = [];
+    for (const method of methods) {
+      const config = loadConfig(values.config!, [...overrides, `method=${method}`]);
+      const trainer = new Trainer(config, { runtime: createNativeRuntime, progress: !values.quiet });
+      const runtime = await createNativeRuntime(config, trainer.runDir);
+      try {
+        results.push(await trainer.evaluate(runtime, 0));
+      } finally {
+        await runtime.dispose();
+      }
+    }
+    console.log(formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
+    if (values.json) {
+      writeFileAtomic(values.json, JSON.stringify(results.map(({ method, env, passAtK, tasks, byType }) => ({ method, env, passAtK, tasks, byType })), null, 2) + '\n');
+      console.log(`wrote ${values.json}`);
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,94 @@
+// Jobs the CLI runs: one training run, or a comparison (one shared warm start, then each method trained from it at
+// an equal episode budget and evaluated on the same held-out tasks), with eval.json and a pass@k table at the end.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { formatPassAtKTable } from '../eval/table.js';
+import { TRAINED_METHODS } from '../eval/methods.js';
+import { validateConfig, type TrainerConfig } from './config.js';
+import { writeFileAtomic } from './checkpoint.js';
+import type { EvalEvent, TrainerEvent } from './events.js';
+import type { PolicyRuntime } from './runtime.js';
+import { Trainer } from './trainer.js';
+
+export type RuntimeFactory = (config: TrainerConfig, runDir: string) => Promise<PolicyRuntime>;
+
+export interface JobOptions {
+  runtime: RuntimeFactory;
+  resume?: boolean;
+  signal?: AbortSignal;
+  progress?: boolean;
+  log?: (line: string) => void;
+  /** Called with every event of every run. */
+  onEvent?: (event: TrainerEvent, method: string) => void;
+}
+
+export interface EvalSummary {
+  method: string;
+  env: string;
+  passAtK: number[];
+  tasks: number;
+  byType?: Record<string, number[]>;
+}
+
+export interface JobResult {
+  runDir: string;
+  results: EvalSummary[];
+  table: string;
+}
+
+async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalSummary | undefined> {
+  const trainer = new Trainer(config, { runtime: options.runtime, progress: options.progress, log: options.log });
+  let last: EvalEvent | undefined;
+  for await (const event of trainer.run({ resume: options.resume, signal: options.signal })) {
+    options.onEvent?.(event, config.method);
+    if (event.type === 'eval') last = event;
+  }
+  return last && { method: last.method, env: last.env, passAtK: last.passAtK, tasks: last.tasks, byType: last.byType };
+}
+
+/** Runs a config: a single method, or the comparison its `compare` field lists. */
+export async function runJob(config: TrainerConfig, options: JobOptions): Promise<JobResult> {
+  const runDir = resolve(config.runsDir, config.name);
+  mkdirSync(runDir, { recursive: true });
+  const log = options.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const results: EvalSummary[] = [];
+  if (!config.compare) {
+    const r = await runOne(config, options);
+    if (r) results.push(r);
+  } else {
+    // One warm start shared by every method, so the comparison starts from the same weights.
+    let modelPath = config.model.path;
+    const needsWarmStart = config.sft.trials > 0 && config.sft.steps > 0 && config.compare.some((m) => TRAINED_METHODS.includes(m));
+    if (needsWarmStart) {
+      const warmDir = join(runDir, 'warm-start');
+      if (!(options.resume && existsSync(join(warmDir, 'config.json')))) {
+        const trainer = new Trainer({ ...config, compare: undefined }, { runtime: options.runtime, progress: options.progress, log });
+        const runtime = await options.runtime(trainer.config, runDir);
+        try {
+          const losses = await trainer.warmStart(runtime, options.signal);
+          log(`[job] warm start: loss ${losses[0]?.toFixed(4)} -> ${losses.at(-1)?.toFixed(4)}; saving ${warmDir}`);
+          await runtime.save(warmDir);
+        } finally {
+          await runtime.dispose();
+        }
+      }
+      modelPath = warmDir;
+    }
+    for (const method of config.compare) {
+      const sub = validateConfig({
+        ...config,
+        compare: undefined,
+        method,
+        name: join(config.name, method),
+        model: { ...config.model, path: modelPath },
+        sft: { ...config.sft, trials: 0 },
+      });
+      log(`[job] ${method}: training ${TRAINED_METHODS.includes(method) ? `${sub.train.iterations} iterations` : '(prompting baseline: evaluation only)'}`);
+      const r = await runOne(sub, options);
+      if (r) results.push(r);
+    }
+  }
+  const table = formatPassAtKTable(results.map((r) => ({ method: r.method, passAtK: r.passAtK, tasks: r.tasks })));
+  writeFileAtomic(join(runDir, 'eval.json'), JSON.stringify(results, null, 2) + '\n');
+  return { runDir, results, table };
+}

@@ -1,0 +1,158 @@
+// The PolicyRuntime over the native addon: a Policy (Hugging Face checkpoint, or a preset created in the run
+// folder), the continuous-batching engine for rollouts, and the native optimizer for updates and the warm start.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { EngineClient } from '../engine/client.js';
+import { hasCode } from '../errors.js';
+import { Policy } from '../model/policy.js';
+import { presetCheckpoint } from '../model/presets.js';
+import type { DeviceName } from '../tensor.js';
+import { Rng } from '../util/rng.js';
+import type { TrainerConfig } from './config.js';
+import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
+import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig, type TrainRow } from './step.js';
+
+const OPTIMIZER_FILE = 'optimizer.safetensors';
+
+async function openPolicy(config: TrainerConfig, dir?: string): Promise<Policy> {
+  const options = { device: config.model.device as DeviceName, dtype: config.model.dtype };
+  const path = dir ?? config.model.path;
+  if (path) return Policy.load(path, options);
+  const { init } = config.model;
+  const preset = await presetCheckpoint(init.preset, init.tokenizer);
+  return Policy.init(preset.config, { ...options, seed: init.seed, assets: preset.assets });
+}
+
+class NativeRuntime implements PolicyRuntime {
+  #policy: Policy;
+  #client: EngineClient;
+  #optimizer: Optimizer | null = null;
+  #sftOptimizer: Optimizer | null = null;
+  readonly #config: TrainerConfig;
+
+  constructor(config: TrainerConfig, policy: Policy) {
+    this.#config = config;
+    this.#policy = policy;
+    this.#client = this.#makeClient();
+  }
+
+  #makeClient(): EngineClient {
+    return new EngineClient(this.#policy, {
+      slots: this.#config.rollout.slots,
+      enableThinking: this.#config.model.enableThinking,
+    });
+  }
+
+  get policy(): Policy {
+    return this.#policy;
+  }
+
+  #rlOptimizer(): Optimizer {
+    if (!this.#optimizer) {
+      const c = this.#config;
+      const rowsPerIteration = c.rollout.tasksPerIteration * c.rollout.groupSize * c.trial.episodes * 8;
+      const totalSteps = c.train.iterations * Math.ceil(rowsPerIteration / c.optim.miniBatchRows) * c.optim.epochs;
+      this.#optimizer = Optimizer.create(this.#policy, optimizerOptionsFromConfig(c, totalSteps));
+    }
+    return this.#optimizer;
+  }
+
+  client(): EngineClient {
+    return this.#client;
+  }
+
+  async update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics> {
+    const optimizer = this.#rlOptimizer();
+    const options = stepOptionsFromConfig(config);
+    const n = batch.promptIds.length;
+    const order = Array.from({ length: n }, (_, i) => i);
+    const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0 };
+    // Rows with no response tokens carry no gradient.
+    const usable = order.filter((i) => batch.responseIds[i].length > 0);
+    for (let epoch = 0; epoch < config.optim.epochs; epoch++) {
+      // A seeded shuffle per epoch: mini-batches mix tasks, and a rerun (or a resumed run) sees the same order.
+      new Rng(config.seed * 1_000_003 + optimizer.stepCount + epoch).shuffle(usable);
+      for (let start = 0; start < usable.length; start += config.optim.miniBatchRows) {
+        const rows: TrainRow[] = usable.slice(start, start + config.optim.miniBatchRows).map((i) => ({
+          prompt: batch.promptIds[i],
+          response: batch.responseIds[i],
+          advantage: batch.advantages[i],
+          oldLogprobs: batch.oldLogprobs[i],
+        }));
+        try {
+          const m = await optimizer.trainStep(rows, options);
+          if (!Number.isFinite(m.loss)) {
+            totals.skipped++;
+            continue;
+          }
+          totals.loss += m.loss;
+          totals.clipFraction += m.clipFrac ?? 0;
+          totals.approxKl += m.approxKl ?? 0;
+          totals.entropy += m.entropy ?? 0;
+          totals.gradNorm += m.gradNorm;
+          totals.tokens += m.tokens;
+          totals.steps++;
+        } catch (e) {
+          // A non-finite loss or gradient: the native step left the parameters unchanged.
+          if (!hasCode(e, 'E_TRAIN')) throw e;
+          totals.skipped++;
+        }
+      }
+    }
+    const k = Math.max(1, totals.steps);
+    return {
+      loss: totals.steps ? totals.loss / k : NaN,
+      clipFraction: totals.clipFraction / k,
+      approxKl: totals.approxKl / k,
+      entropy: totals.entropy / k,
+      gradNorm: totals.gradNorm / k,
+      steps: totals.steps,
+      skipped: totals.skipped,
+      tokens: totals.tokens,
+    };
+  }
+
+  async supervised(batch: SupervisedBatch, config: TrainerConfig): Promise<{ loss: number; tokens: number }> {
+    if (!this.#sftOptimizer) {
+      this.#sftOptimizer = Optimizer.create(this.#policy, { ...optimizerOptionsFromConfig(config), lr: config.sft.lr, schedule: 'constant', valueHead: false });
+    }
+    // The response ends with the checkpoint's stop token, so the model learns where an answer ends.
+    const stop = this.#policy.stopIds[0];
+    const rows = batch.prompts.map((prompt, i) => {
+      const response = this.#policy.encode(batch.responses[i]);
+      if (stop !== undefined) response.push(stop);
+      return { prompt: this.#client.promptIds(prompt), response };
+    });
+    const m = await this.#sftOptimizer.sftStep(rows, { microBatchTokens: config.optim.microBatchTokens });
+    return { loss: m.loss, tokens: m.tokens };
+  }
+
+  async save(dir: string): Promise<void> {
+    await this.#policy.save(dir);
+    if (this.#optimizer) await this.#optimizer.save(join(dir, OPTIMIZER_FILE));
+  }
+
+  async restore(dir: string): Promise<void> {
+    this.#client.dispose();
+    this.#optimizer?.dispose();
+    this.#sftOptimizer?.dispose();
+    this.#optimizer = null;
+    this.#sftOptimizer = null;
+    this.#policy.dispose();
+    this.#policy = await openPolicy(this.#config, dir);
+    this.#client = this.#makeClient();
+    if (existsSync(join(dir, OPTIMIZER_FILE))) await this.#rlOptimizer().load(join(dir, OPTIMIZER_FILE));
+  }
+
+  async dispose(): Promise<void> {
+    this.#client.dispose();
+    this.#optimizer?.dispose();
+    this.#sftOptimizer?.dispose();
+    this.#policy.dispose();
+  }
+}
+
+/** The native runtime of a config: the model from model.path, or a fresh preset model (model.init). */
+export async function createNativeRuntime(config: TrainerConfig, _runDir: string): Promise<PolicyRuntime> {
+  return new NativeRuntime(config, await openPolicy(config));
+}
