@@ -3,7 +3,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineClient } from '../engine/client.js';
-import { hasCode } from '../errors.js';
+import { LamerError, hasCode } from '../errors.js';
+import { computeGae } from '../algo/gae.js';
 import { Policy } from '../model/policy.js';
 import { presetCheckpoint } from '../model/presets.js';
 import type { DeviceName } from '../tensor.js';
@@ -66,6 +67,7 @@ class NativeRuntime implements PolicyRuntime {
     const options = stepOptionsFromConfig(config);
     const n = batch.promptIds.length;
     const order = Array.from({ length: n }, (_, i) => i);
+    const perToken = config.method === 'ppo' ? await this.#gae(optimizer, batch, config) : undefined;
     const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0 };
     // Rows with no response tokens carry no gradient.
     const usable = order.filter((i) => batch.responseIds[i].length > 0);
@@ -76,8 +78,9 @@ class NativeRuntime implements PolicyRuntime {
         const rows: TrainRow[] = usable.slice(start, start + config.optim.miniBatchRows).map((i) => ({
           prompt: batch.promptIds[i],
           response: batch.responseIds[i],
-          advantage: batch.advantages[i],
+          advantage: perToken ? perToken.advantage[i] : batch.advantages[i],
           oldLogprobs: batch.oldLogprobs[i],
+          ...(perToken ? { returns: perToken.returns[i], oldValues: perToken.values[i] } : {}),
         }));
         try {
           const m = await optimizer.trainStep(rows, options);
@@ -110,6 +113,42 @@ class NativeRuntime implements PolicyRuntime {
       skipped: totals.skipped,
       tokens: totals.tokens,
     };
+  }
+
+  /**
+   * PPO (SPEC §4): the critic's value of every response token, GAE inside each response with the row's return G on
+   * its last token, advantages whitened over the batch. Per row (empty for rows without response tokens).
+   */
+  async #gae(optimizer: Optimizer, batch: UpdateBatch, config: TrainerConfig): Promise<{ advantage: Float32Array[]; returns: Float32Array[]; values: Float32Array[] }> {
+    if (!batch.rowReturns) throw new LamerError('E_ARG', 'ppo update: the batch carries no row returns');
+    const n = batch.promptIds.length;
+    const idx = Array.from({ length: n }, (_, i) => i).filter((i) => batch.responseIds[i].length > 0);
+    const values = await optimizer.values(idx.map((i) => ({ prompt: batch.promptIds[i], response: batch.responseIds[i] })), { microBatchTokens: config.optim.microBatchTokens });
+    const lengths = Int32Array.from(idx, (i) => batch.responseIds[i].length);
+    const packed = new Float32Array(lengths.reduce((a, b) => a + b, 0));
+    let k = 0;
+    for (const v of values) {
+      packed.set(v, k);
+      k += v.length;
+    }
+    const gae = computeGae({
+      rowReward: Float32Array.from(idx, (i) => batch.rowReturns![i]),
+      values: packed,
+      responseLengths: lengths,
+      gamma: config.advantage.gaeGamma,
+      lambda: config.advantage.gaeLambda,
+    });
+    const empty = (): Float32Array[] => Array.from({ length: n }, () => new Float32Array(0));
+    const out = { advantage: empty(), returns: empty(), values: empty() };
+    k = 0;
+    idx.forEach((i, j) => {
+      const len = lengths[j];
+      out.advantage[i] = gae.advantage.subarray(k, k + len);
+      out.returns[i] = gae.returns.subarray(k, k + len);
+      out.values[i] = packed.subarray(k, k + len);
+      k += len;
+    });
+    return out;
   }
 
   async supervised(batch: SupervisedBatch, config: TrainerConfig): Promise<{ loss: number; tokens: number }> {

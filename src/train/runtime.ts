@@ -12,8 +12,8 @@ export interface UpdateBatch {
   advantages: Float32Array;
   /** Sampling log-probs per response token (old log-probs). */
   oldLogprobs: Float32Array[];
-  /** Per-token returns for the PPO critic (GAE targets); absent for the critic-free estimators. */
-  returns?: Float32Array[];
+  /** Per-row cross-episode return G (SPEC §3): PPO's critic learns it and GAE spreads it over the response. */
+  rowReturns?: Float32Array;
 }
 
 export interface UpdateMetrics {

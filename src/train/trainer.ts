@@ -214,7 +214,7 @@ export class Trainer {
       normByStd: c.advantage.normByStd,
     });
     const update: UpdateMetrics = await runtime.update(
-      { promptIds: batch.promptIds, responseIds: batch.responseIds, advantages: adv.advantage, oldLogprobs: batch.logprobs },
+      { promptIds: batch.promptIds, responseIds: batch.responseIds, advantages: adv.advantage, oldLogprobs: batch.logprobs, rowReturns: adv.stepReturn },
       c,
     );
     const t2 = performance.now();

@@ -1,0 +1,58 @@
+// Every method end to end on a tiny model the project creates (native policy, engine, optimizer): the RL methods
+// train two iterations and are evaluated; the prompting baselines are evaluated on the frozen policy.
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { METHODS } from '../../src/eval/methods.js';
+import { validateConfig } from '../../src/train/config.js';
+import { runJob } from '../../src/train/job.js';
+import { createNativeRuntime } from '../../src/train/native-runtime.js';
+import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
+
+describe('every method, two iterations, tiny model', () => {
+  it('trains lamer, gigpo, grpo, ppo and evaluates all seven methods', async () => {
+    const runsDir = mkdtempSync(join(tmpdir(), 'lamer-methods-'));
+    const config = validateConfig({
+      name: 'all',
+      runsDir,
+      compare: [...METHODS],
+      model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 1 }, promptStyle: 'compact' },
+      env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 2 } },
+      trial: { episodes: 2 },
+      rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
+      optim: { lr: 1e-3, miniBatchRows: 8 },
+      train: { iterations: 2, evalEvery: 0, checkpointEvery: 2 },
+      eval: { tasks: 2 },
+      sft: { trials: 4, steps: 2, batchRows: 4 },
+    });
+    const events: Array<{ method: string; event: TrainerEvent }> = [];
+    const { results, runDir } = await runJob(config, {
+      runtime: createNativeRuntime,
+      progress: false,
+      log: () => {},
+      onEvent: (event, method) => events.push({ method, event }),
+    });
+    for (const method of ['lamer', 'gigpo', 'grpo', 'ppo']) {
+      const its = events.filter((e) => e.method === method && e.event.type === 'iteration').map((e) => e.event as IterationEvent);
+      expect(its.map((e) => e.iteration), method).toEqual([1, 2]);
+      for (const e of its) {
+        expect(e.rows, method).toBeGreaterThan(0);
+        expect(Number.isFinite(e.loss) || e.skipped, `${method} loss ${e.loss}`).toBe(true);
+      }
+      expect(events.some((e) => e.method === method && e.event.type === 'checkpoint'), method).toBe(true);
+    }
+    // Single-episode methods train with N = 1 and K x N trials; LaMer with K trials of N episodes (SPEC §2).
+    const firstRows = (m: string) => (events.find((e) => e.method === m && e.event.type === 'iteration')!.event as IterationEvent).rows;
+    expect(firstRows('lamer')).toBeGreaterThan(0);
+    expect(firstRows('gigpo')).toBeGreaterThan(0);
+    expect(results.map((r) => r.method)).toEqual([...METHODS]);
+    for (const r of results) {
+      expect(r.passAtK).toHaveLength(2);
+      expect(r.tasks).toBe(2);
+      expect(r.passAtK[1]).toBeGreaterThanOrEqual(r.passAtK[0]); // cumulative
+    }
+    const written = JSON.parse(readFileSync(join(runDir, 'eval.json'), 'utf8')) as Array<{ method: string; env: string; passAtK: number[]; tasks: number }>;
+    expect(written.map((w) => [w.method, w.env, w.tasks])).toEqual(METHODS.map((m) => [m, 'minesweeper', 2]));
+  }, 600_000);
+});
