@@ -63,6 +63,11 @@ export interface EngineStats {
   decodeSteps: number;
   /** Sum over decode steps of the rows decoded: mean occupancy = rowSteps / (decodeSteps * slots). */
   rowSteps: number;
+  /**
+   * Sum over decode steps of min(slots, requests live or waiting when the step began): the rows a step could have
+   * decoded. rowSteps / demandSteps is how well the scheduler keeps slots filled when there is work.
+   */
+  demandSteps: number;
   /** Tokens returned (prefill and decode). */
   tokens: number;
   requests: number;
@@ -107,7 +112,7 @@ export class Engine {
   #cancel: number[] = [];
   #nextId = 1;
   #running = false;
-  readonly #stats: EngineStats = { calls: 0, decodeSteps: 0, rowSteps: 0, tokens: 0, requests: 0, peakActive: 0 };
+  readonly #stats: EngineStats = { calls: 0, decodeSteps: 0, rowSteps: 0, demandSteps: 0, tokens: 0, requests: 0, peakActive: 0 };
 
   constructor(policy: Policy, options: EngineOptions = {}) {
     const int = (name: string, v: number | undefined, d: number): number =>
@@ -227,8 +232,15 @@ export class Engine {
 
   async #loop(): Promise<void> {
     try {
+      let first = true;
       while (this.#native && (this.#queue.length > 0 || this.#live.size > 0)) {
+        // Let the callers whose requests just finished run first (their continuations are queued microtasks): a trial
+        // that answers the environment and asks again at once then joins this step rather than the next one.
+        if (!first) await new Promise<void>((resolve) => setImmediate(resolve));
+        first = false;
+        if (!this.#native) break;
         const add = this.#admit();
+        const demand = Math.min(this.slots, this.#live.size + this.#queue.length);
         const cancel = this.#cancel;
         this.#cancel = [];
         let out: NativeStepResult;
@@ -242,6 +254,7 @@ export class Engine {
         this.#stats.calls++;
         this.#stats.decodeSteps += out.steps;
         this.#stats.rowSteps += out.steps * out.rows;
+        this.#stats.demandSteps += out.steps * demand;
         for (const r of out.results) this.#receive(r.id, r.tokens, r.logprobs, r.finish);
       }
     } finally {
