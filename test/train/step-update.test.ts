@@ -203,6 +203,24 @@ describe('save, reload, continue', () => {
   });
 });
 
+describe('non-finite gradients', () => {
+  it('a step whose gradient overflows fails with E_TRAIN and leaves the parameters unchanged', async () => {
+    await using policy = await tinyPolicy(4);
+    using opt = Optimizer.create(policy, { lr: 1e-3 });
+    const rows = (await splitRows(policy, 2)).map((r) => ({ ...r, advantage: 3e38 }));
+    const before = snapshot(policy);
+    const e = await opt.trainStep(rows).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(hasCode(e, 'E_TRAIN')).toBe(true);
+    expect(maxParamDiff(before, snapshot(policy))).toBe(0);
+    expect(opt.stepCount).toBe(0);
+    // The optimizer is still usable.
+    expect((await opt.trainStep(await splitRows(policy, 2))).step).toBe(1);
+  });
+});
+
 describe('learning-rate schedule', () => {
   it('constant, linear warmup, warmup + cosine to minLrRatio', () => {
     expect([0, 1, 10].map((s) => lrAt(s, { lr: 1, schedule: 'constant', warmupSteps: 5 }))).toEqual([1, 1, 1]);

@@ -1,0 +1,195 @@
+// Train-step figures, measured side by side in one run:
+//   - training tokens/s of one PPO step (forward + backward + clip + AdamW) on the `small` preset, batch 16 x 256
+//     (128 prompt + 128 response tokens a row), this project vs transformers + torch.optim.AdamW on the same
+//     checkpoint (scripts/py/train_reference.py: same loss, logits only at response positions);
+//   - peak extra host memory of log-probs + entropy with gradient over a 151,936-token vocabulary, chunked vs plain
+//     autograd over whole logits (peak RSS above the level before the call; /proc/self/clear_refs resets the peak).
+// Run alone: `LAMER_BUILD_DIR=build-train npx tsx bench/train.bench.ts`.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseModelConfig } from '../src/model/config.js';
+import { Policy } from '../src/model/policy.js';
+import { presetCheckpoint } from '../src/model/presets.js';
+import { Optimizer, type TrainRow } from '../src/train/step.js';
+
+interface BenchResult {
+  name: string;
+  value: number;
+  unit: string;
+}
+
+export interface Bench {
+  name: string;
+  unit: string;
+  run: () => Promise<number | BenchResult[]>;
+}
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const python = join(root, '.venv', 'bin', 'python');
+const ROWS = 16;
+const PROMPT = 128;
+const RESPONSE = 128;
+const TIMED_STEPS = 4;
+
+function lcg(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function benchRows(vocab: number, rows: number, prompt: number, response: number, seed = 1): TrainRow[] {
+  const r = lcg(seed);
+  const ids = (n: number) => Array.from({ length: n }, () => Math.floor(r() * vocab));
+  return Array.from({ length: rows }, (_, i) => ({ prompt: ids(prompt), response: ids(response), advantage: (i % 2 ? -1 : 1) * (0.5 + r()) }));
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+async function trainThroughput(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'lamer-bench-train-'));
+  try {
+    const preset = await presetCheckpoint('small');
+    const init = await Policy.init(preset.config, { seed: 0, assets: preset.assets });
+    await init.save(join(dir, 'model'));
+    init.dispose();
+    const rows = benchRows(preset.config.vocabSize, ROWS, PROMPT, RESPONSE);
+    const tokens = ROWS * (PROMPT + RESPONSE);
+    const settings = { lr: 1e-6, weightDecay: 0.01, gradClip: 1.0 };
+
+    const ours = async (): Promise<number[]> => {
+      await using policy = await Policy.load(join(dir, 'model'));
+      using opt = Optimizer.create(policy, settings);
+      const times: number[] = [];
+      for (let s = 0; s < TIMED_STEPS + 1; s++) {
+        const t0 = performance.now();
+        await opt.trainStep(rows, { microBatchTokens: tokens, entropyCoef: 0.001 });
+        if (s > 0) times.push((performance.now() - t0) / 1000);
+      }
+      return times;
+    };
+    const theirs = (): number[] => {
+      if (!existsSync(python)) throw new Error('no .venv python (run scripts/pyenv.sh)');
+      writeFileSync(
+        join(dir, 'in.json'),
+        JSON.stringify({
+          objective: 'policy',
+          rows: rows.map((r) => ({ prompt: r.prompt, response: r.response, advantage: r.advantage })),
+          steps: TIMED_STEPS,
+          warmup_steps: 1,
+          lr: settings.lr,
+          weight_decay: settings.weightDecay,
+          grad_clip: settings.gradClip,
+          entropy_coef: 0.001,
+        }),
+      );
+      execFileSync(python, [join(root, 'scripts', 'py', 'train_reference.py'), '--model', join(dir, 'model'), '--input', join(dir, 'in.json'), '--out', join(dir, 'out.json')], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error', HF_HUB_OFFLINE: '1' },
+      });
+      return (JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as { seconds: number[] }).seconds;
+    };
+    // Interleaved (ours, theirs, ours, theirs) so load from elsewhere on the machine hits both sides alike.
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let round = 0; round < 2; round++) {
+      a.push(...(await ours()));
+      b.push(...theirs());
+    }
+    const oursRate = tokens / median(a);
+    const theirRate = tokens / median(b);
+    return [
+      { name: 'train step small 16x256 (lamer)', value: oursRate, unit: 'tokens/s' },
+      { name: 'train step small 16x256 (transformers)', value: theirRate, unit: 'tokens/s' },
+      { name: 'train step small 16x256 lamer/transformers', value: oursRate / theirRate, unit: 'x' },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function status(field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync('/proc/self/status', 'utf8'));
+  if (!m) throw new Error(`/proc/self/status has no ${field}`);
+  return Number(m[1]) * 1024;
+}
+
+const VOCAB = 151936;
+const MEMORY_ROWS = 8;
+const MEMORY_RESPONSE = 128; // 1024 scored tokens
+
+/** In a child process (fresh heap): peak RSS above the level just before one forward + backward of log-probs and
+ * entropy over a 151,936-token vocabulary. */
+async function logprobPeakChild(chunked: boolean): Promise<number> {
+  const config = parseModelConfig({
+    model_type: 'qwen3',
+    vocab_size: VOCAB,
+    hidden_size: 64,
+    intermediate_size: 128,
+    num_hidden_layers: 1,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 16,
+    tie_word_embeddings: true,
+    dtype: 'float32',
+  });
+  await using policy = await Policy.init(config, { seed: 1, std: 0.02 });
+  using opt = Optimizer.create(policy);
+  const rows = benchRows(VOCAB, MEMORY_ROWS, 16, MEMORY_RESPONSE, 7);
+  const once = async (r: TrainRow[]) => {
+    const out = await opt.lossAndGrad(r, { chunked, entropyCoef: 0.001 });
+    for (const t of Object.values(out.grads ?? {})) t.dispose();
+  };
+  await once(benchRows(VOCAB, 1, 4, 4, 3)); // warm-up: thread pools, first allocations
+  writeFileSync('/proc/self/clear_refs', '5'); // resets VmHWM to the current RSS
+  const base = status('VmRSS');
+  await once(rows);
+  return status('VmHWM') - base;
+}
+
+async function logprobMemory(): Promise<BenchResult[]> {
+  if (!existsSync('/proc/self/clear_refs')) throw new Error('needs Linux /proc/self/clear_refs to measure peak memory');
+  const MB = 1024 * 1024;
+  const measure = (variant: 'chunked' | 'full'): number => {
+    const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--logprob-peak', variant], {
+      encoding: 'utf8',
+      // Every large block mmapped and returned on free, so RSS follows what is live.
+      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' },
+    });
+    return Number(/peak (\d+)/.exec(out)![1]);
+  };
+  const chunked = measure('chunked');
+  const full = measure('full');
+  const scored = MEMORY_ROWS * MEMORY_RESPONSE;
+  return [
+    { name: 'logprob+entropy+grad 1024 tok x 151936 vocab, chunked', value: chunked / MB, unit: 'MB peak' },
+    { name: 'logprob+entropy+grad 1024 tok x 151936 vocab, whole logits', value: full / MB, unit: 'MB peak' },
+    { name: '  (one fp32 logits copy of that size)', value: (scored * VOCAB * 4) / MB, unit: 'MB' },
+  ];
+}
+
+export const benches: Bench[] = [
+  { name: 'train step small 16x256 vs transformers', unit: 'tokens/s', run: trainThroughput },
+  { name: 'log-prob peak memory, 151936 vocab', unit: 'MB', run: logprobMemory },
+];
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const i = process.argv.indexOf('--logprob-peak');
+  if (i >= 0) {
+    console.log(`peak ${await logprobPeakChild(process.argv[i + 1] === 'chunked')}`);
+  } else {
+    for (const b of benches) {
+      const r = await b.run();
+      for (const row of typeof r === 'number' ? [{ name: b.name, value: r, unit: b.unit }] : r) {
+        console.log(`${row.name.padEnd(64)} ${row.value.toFixed(2).padStart(12)}  ${row.unit}`);
+      }
+    }
+  }
+}
