@@ -3,7 +3,8 @@
 //     (128 prompt + 128 response tokens a row), this project vs transformers + torch.optim.AdamW on the same
 //     checkpoint (scripts/py/train_reference.py: same loss, logits only at response positions);
 //   - peak extra host memory of log-probs + entropy with gradient over a 151,936-token vocabulary, chunked vs plain
-//     autograd over whole logits (peak RSS above the level before the call; /proc/self/clear_refs resets the peak).
+//     autograd over whole logits (peak RSS above the level before the call; /proc/self/clear_refs resets the peak);
+//   - peak memory of one train step on the small preset with and without gradient checkpointing.
 // Run alone: `LAMER_BUILD_DIR=build-train npx tsx bench/train.bench.ts`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -154,17 +155,43 @@ async function logprobPeakChild(chunked: boolean): Promise<number> {
   return status('VmHWM') - base;
 }
 
+/** In a child process: peak RSS above the level before one PPO step (forward, backward, AdamW) on the small preset,
+ * 16 x 256 tokens, with or without gradient checkpointing. */
+async function stepPeakChild(checkpointing: boolean): Promise<number> {
+  const preset = await presetCheckpoint('small');
+  await using policy = await Policy.init(preset.config, { seed: 0, assets: preset.assets });
+  using opt = Optimizer.create(policy, { lr: 1e-6 });
+  const rows = benchRows(preset.config.vocabSize, ROWS, PROMPT, RESPONSE);
+  // Warm-up on a small batch: allocates the AdamW state, so the figure is the step's activations.
+  await opt.trainStep(benchRows(preset.config.vocabSize, 2, 4, 4, 5), { gradientCheckpointing: checkpointing });
+  writeFileSync('/proc/self/clear_refs', '5');
+  const base = status('VmRSS');
+  await opt.trainStep(rows, { microBatchTokens: ROWS * (PROMPT + RESPONSE), gradientCheckpointing: checkpointing });
+  return status('VmHWM') - base;
+}
+
+function childPeak(flag: string, variant: string): number {
+  const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), flag, variant], {
+    encoding: 'utf8',
+    // Every large block mmapped and returned on free, so RSS follows what is live.
+    env: { ...process.env, MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' },
+  });
+  return Number(/peak (\d+)/.exec(out)![1]);
+}
+
+async function checkpointingMemory(): Promise<BenchResult[]> {
+  if (!existsSync('/proc/self/clear_refs')) throw new Error('needs Linux /proc/self/clear_refs to measure peak memory');
+  const MB = 1024 * 1024;
+  return [
+    { name: 'train step small 16x256 peak, no checkpointing', value: childPeak('--step-peak', 'off') / MB, unit: 'MB peak' },
+    { name: 'train step small 16x256 peak, gradient checkpointing', value: childPeak('--step-peak', 'on') / MB, unit: 'MB peak' },
+  ];
+}
+
 async function logprobMemory(): Promise<BenchResult[]> {
   if (!existsSync('/proc/self/clear_refs')) throw new Error('needs Linux /proc/self/clear_refs to measure peak memory');
   const MB = 1024 * 1024;
-  const measure = (variant: 'chunked' | 'full'): number => {
-    const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--logprob-peak', variant], {
-      encoding: 'utf8',
-      // Every large block mmapped and returned on free, so RSS follows what is live.
-      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' },
-    });
-    return Number(/peak (\d+)/.exec(out)![1]);
-  };
+  const measure = (variant: 'chunked' | 'full'): number => childPeak('--logprob-peak', variant);
   const chunked = measure('chunked');
   const full = measure('full');
   const scored = MEMORY_ROWS * MEMORY_RESPONSE;
@@ -178,12 +205,16 @@ async function logprobMemory(): Promise<BenchResult[]> {
 export const benches: Bench[] = [
   { name: 'train step small 16x256 vs transformers', unit: 'tokens/s', run: trainThroughput },
   { name: 'log-prob peak memory, 151936 vocab', unit: 'MB', run: logprobMemory },
+  { name: 'train step peak memory, gradient checkpointing', unit: 'MB', run: checkpointingMemory },
 ];
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const i = process.argv.indexOf('--logprob-peak');
+  const j = process.argv.indexOf('--step-peak');
   if (i >= 0) {
     console.log(`peak ${await logprobPeakChild(process.argv[i + 1] === 'chunked')}`);
+  } else if (j >= 0) {
+    console.log(`peak ${await stepPeakChild(process.argv[j + 1] === 'on')}`);
   } else {
     for (const b of benches) {
       const r = await b.run();
