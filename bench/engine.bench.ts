@@ -63,13 +63,23 @@ async function engineRun(
   policy: Policy,
   prompts: number[][],
   options: { stepsPerCall?: number; maxNew?: number } = {},
-): Promise<{ seconds: number; tokens: number[][] }> {
+): Promise<{ seconds: number; tokens: number[][]; decodeStepSeconds: number }> {
   await using engine = new Engine(policy, { slots: BATCH, stepsPerCall: options.stepsPerCall });
   const maxNewTokens = options.maxNew ?? NEW;
+  // Time of the first native call's results (the prompt forward and one decode step) and of each later arrival.
+  let first = NaN;
+  const onTokens = (): void => {
+    if (Number.isNaN(first)) first = performance.now();
+  };
   const t0 = performance.now();
-  const out: EngineResult[] = await Promise.all(prompts.map((p) => engine.generate({ promptIds: p, maxNewTokens, temperature: 0, stopIds: [] })));
-  const seconds = (performance.now() - t0) / 1000;
-  return { seconds, tokens: out.map((o) => Array.from(o.tokens)) };
+  const out: EngineResult[] = await Promise.all(
+    prompts.map((p) => engine.generate({ promptIds: p, maxNewTokens, temperature: 0, stopIds: [], onTokens })),
+  );
+  const end = performance.now();
+  const seconds = (end - t0) / 1000;
+  // Tokens 3..NEW come from NEW - 2 decode steps after the first call.
+  const decodeStepSeconds = (end - first) / 1000 / Math.max(1, maxNewTokens - 2);
+  return { seconds, tokens: out.map((o) => Array.from(o.tokens)), decodeStepSeconds };
 }
 
 /** Greedy decoding without a cache: each new token costs a forward over the whole (left-padded) batch. */
@@ -95,6 +105,7 @@ async function noCacheRun(policy: Policy, prompts: number[][]): Promise<{ second
 interface TransformersTiming {
   seconds: number;
   prefillSeconds: number;
+  decodeStepSeconds: number;
   tokens: number[][];
   newTokens: number;
 }
@@ -110,10 +121,17 @@ function transformersRun(dir: string, prompts: number[][], threads: number): Tra
   const out = JSON.parse(readFileSync(join(work, 'out.json'), 'utf8')) as {
     seconds: number;
     prefill_seconds: number;
+    decode_step_seconds: number;
     tokens: number[][];
     new_tokens: number;
   };
-  return { seconds: out.seconds, prefillSeconds: out.prefill_seconds, tokens: out.tokens, newTokens: out.new_tokens };
+  return {
+    seconds: out.seconds,
+    prefillSeconds: out.prefill_seconds,
+    decodeStepSeconds: out.decode_step_seconds,
+    tokens: out.tokens,
+    newTokens: out.new_tokens,
+  };
 }
 
 function agreement(a: number[][], b: number[][]): number {
@@ -140,6 +158,7 @@ export const benches = [
       // Best of 3, as for transformers; the machine may be shared, and the minimum is the least disturbed run.
       let best = Infinity;
       let prefill = Infinity;
+      let step = NaN;
       let ours: number[][] = [];
       for (let i = 0; i < 3; i++) {
         prefill = Math.min(prefill, (await engineRun(policy, prompts, { maxNew: 1 })).seconds);
@@ -147,17 +166,19 @@ export const benches = [
         if (r.seconds < best) {
           best = r.seconds;
           ours = r.tokens;
+          step = r.decodeStepSeconds;
         }
       }
-      const chunked = await engineRun(policy, prompts, { stepsPerCall: 8 });
+      let chunked = await engineRun(policy, prompts, { stepsPerCall: 8 });
+      const again = await engineRun(policy, prompts, { stepsPerCall: 8 });
+      if (again.seconds < chunked.seconds) chunked = again;
       const noCache = await noCacheRun(policy, prompts);
-      // Decode alone: the 63 tokens per row after the first, which the prompt forward samples.
-      const decodeTokens = BATCH * (NEW - 1);
       const rows: BenchResult[] = [
         { name: `engine: torch threads`, value: threads, unit: 'threads' },
         { name: 'engine: KV cache, 1 step/call (b32 p128 n64)', value: tokens / best, unit: 'tokens/s' },
         { name: 'engine: KV cache, 8 steps/call', value: tokens / chunked.seconds, unit: 'tokens/s' },
-        { name: 'engine: KV cache, decode only', value: decodeTokens / (best - prefill), unit: 'tokens/s' },
+        { name: 'engine: KV cache, decode steps only', value: BATCH / step, unit: 'tokens/s' },
+        { name: 'engine: KV cache, prompt forward (32 x 128)', value: prefill * 1000, unit: 'ms' },
         { name: 'engine: no KV cache (full forwards)', value: tokens / noCache.seconds, unit: 'tokens/s' },
         { name: 'engine: KV cache / no cache', value: noCache.seconds / best, unit: 'x' },
         { name: 'engine: no-cache tokens equal to KV-cache tokens', value: agreement(ours, noCache.tokens), unit: 'fraction' },
@@ -167,10 +188,10 @@ export const benches = [
         if (hf.newTokens !== tokens) throw new Error(`transformers generated ${hf.newTokens} tokens, expected ${tokens}`);
         rows.push(
           { name: 'engine: transformers generate()', value: tokens / hf.seconds, unit: 'tokens/s' },
-          { name: 'engine: transformers generate(), decode only', value: decodeTokens / (hf.seconds - hf.prefillSeconds), unit: 'tokens/s' },
+          { name: 'engine: transformers generate(), decode steps only', value: BATCH / hf.decodeStepSeconds, unit: 'tokens/s' },
+          { name: 'engine: transformers prompt forward (32 x 128)', value: hf.prefillSeconds * 1000, unit: 'ms' },
           { name: 'engine: KV cache / transformers (end to end)', value: hf.seconds / best, unit: 'x' },
-          { name: 'engine: KV cache / transformers (decode only)', value: (hf.seconds - hf.prefillSeconds) / (best - prefill), unit: 'x' },
-          { name: 'engine: prompt forward, ours / transformers', value: prefill / hf.prefillSeconds, unit: 'x time' },
+          { name: 'engine: KV cache / transformers (decode steps)', value: hf.decodeStepSeconds / step, unit: 'x' },
           { name: 'engine: transformers tokens equal to ours', value: agreement(ours, hf.tokens), unit: 'fraction' },
         );
       }
