@@ -2,9 +2,10 @@
 // tokenizer, chat template and stop ids. Weights are memory-mapped by the addon; heavy calls run on the device's
 // executor thread and return Promises. The native handle (`policy.native`) is what the generation engine and the
 // train step take, so they share these parameters without copies.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LamerError } from '../errors.js';
+import { writeFileAtomic } from '../util/fs.js';
 import { Tensor, type DeviceName } from '../tensor.js';
 import { ChatTemplate, type ChatMessage, type ChatRenderOptions } from './chat.js';
 import { parseModelConfig, toNativeConfig, type CheckpointDType, type ModelConfig } from './config.js';
@@ -60,11 +61,6 @@ const ASSET_FILES = [
   'generation_config.json',
 ];
 
-function writeAtomic(path: string, data: string): void {
-  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
-}
 
 function readConfig(dir: string): ModelConfig {
   const path = join(dir, 'config.json');
@@ -309,20 +305,20 @@ export class Policy {
         for (const n of shards[s]) weightMap[n] = file;
         written.add(file);
       }
-      writeAtomic(join(root, 'model.safetensors.index.json'), `${JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2)}\n`);
+      writeFileAtomic(join(root, 'model.safetensors.index.json'), `${JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2)}\n`);
       written.add('model.safetensors.index.json');
     }
 
     for (const [file, text] of this.#assets) {
       if (file === 'generation_config.json') continue;
-      writeAtomic(join(root, file), text);
+      writeFileAtomic(join(root, file), text);
       written.add(file);
     }
     const generation = this.#assets.get('generation_config.json') ?? `${JSON.stringify(this.#defaultGenerationConfig(), null, 2)}\n`;
-    writeAtomic(join(root, 'generation_config.json'), generation);
+    writeFileAtomic(join(root, 'generation_config.json'), generation);
     const raw: Record<string, unknown> = { ...this.config.raw, dtype };
     delete raw.torch_dtype;
-    writeAtomic(join(root, 'config.json'), `${JSON.stringify(raw, null, 2)}\n`);
+    writeFileAtomic(join(root, 'config.json'), `${JSON.stringify(raw, null, 2)}\n`);
 
     // Weights of an earlier save in the other layout (or with more shards) would confuse loaders: remove them.
     for (const f of readdirSync(root)) {

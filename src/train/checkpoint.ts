@@ -1,23 +1,13 @@
 // Checkpoints are folders written under a temporary name and renamed into place, and `latest` is a small file
 // replaced by rename: a process killed at any moment leaves the previous checkpoint intact and resumable.
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LamerError } from '../errors.js';
+import { writeFileAtomic } from '../util/fs.js';
+
+export { writeFileAtomic };
 
 export const LATEST_FILE = 'latest';
-
-/** Writes `data` to `path` atomically (temporary file, fsync, rename). */
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  writeFileSync(tmp, data);
-  const fd = openSync(tmp, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-}
 
 function fsyncDir(dir: string): void {
   try {
