@@ -30,10 +30,12 @@ Finish FinishAfter(const Request& r, int64_t token, int64_t generated) {
 // Capacity for `needed` columns plus room to grow, so buffers are reallocated once every many steps.
 int64_t CapacityFor(int64_t needed) { return needed + std::max<int64_t>(64, needed / 2); }
 
-// A zeroed buffer [rows, kv, capacity, D] like `like`. Zeros, not garbage: hole columns are masked out of attention,
-// but a masked weight of 0 times a NaN left in memory would still be NaN.
-at::Tensor Buffer(const at::Tensor& like, int64_t rows, int64_t capacity) {
-  return at::zeros({rows, like.size(1), capacity, like.size(3)}, like.options());
+// A buffer [rows, kv, capacity, D] like `like`. `zeroed` when hole columns will not be copied in: holes are masked
+// out of attention, but a masked weight of 0 times a NaN left in memory would still be NaN. Columns at or after the
+// cache length need nothing: Hidden writes them before attention reads them.
+at::Tensor Buffer(const at::Tensor& like, int64_t rows, int64_t capacity, bool zeroed) {
+  const std::vector<int64_t> shape = {rows, like.size(1), capacity, like.size(3)};
+  return zeroed ? at::zeros(shape, like.options()) : at::empty(shape, like.options());
 }
 
 }  // namespace
@@ -88,7 +90,7 @@ void Generator::Keep(const std::vector<int64_t>& keep) {
   const int64_t capacity = CapacityFor(longest);
   for (auto* layers : {&cache_.k, &cache_.v}) {
     for (at::Tensor& t : *layers) {
-      at::Tensor fresh = Buffer(t, static_cast<int64_t>(keep.size()), capacity);
+      at::Tensor fresh = Buffer(t, static_cast<int64_t>(keep.size()), capacity, /*zeroed=*/false);
       fresh.narrow(2, 0, longest).copy_(t.narrow(2, cut, longest).index_select(0, index));
       t = fresh;
     }
@@ -162,7 +164,7 @@ void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
   for (auto [mine, theirs] : {std::pair{&cache_.k, &cache.k}, std::pair{&cache_.v, &cache.v}}) {
     for (size_t i = 0; i < theirs->size(); ++i) {
       const at::Tensor& fresh_rows = (*theirs)[i];
-      at::Tensor merged = Buffer(fresh_rows, old_rows + static_cast<int64_t>(keep.size()), capacity);
+      at::Tensor merged = Buffer(fresh_rows, old_rows + static_cast<int64_t>(keep.size()), capacity, /*zeroed=*/true);
       if (had_rows) merged.narrow(0, 0, old_rows).narrow(2, width - columns_, columns_).copy_((*mine)[i].narrow(2, 0, columns_));
       merged.narrow(0, old_rows, static_cast<int64_t>(keep.size()))
           .narrow(2, width - P, P)
@@ -210,7 +212,7 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
     const int64_t capacity = CapacityFor(columns_ + steps);
     for (auto* layers : {&cache_.k, &cache_.v}) {
       for (at::Tensor& t : *layers) {
-        at::Tensor grown = Buffer(t, B, capacity);
+        at::Tensor grown = Buffer(t, B, capacity, /*zeroed=*/false);
         grown.narrow(2, 0, columns_).copy_(t.narrow(2, 0, columns_));
         t = grown;
       }
