@@ -8,6 +8,9 @@ export { Rng } from './util/rng.js';
 // The policy model: Hugging Face Qwen3 / Qwen2 / Llama checkpoints in the native addon, tokenizer, chat template.
 export * from './model/index.js';
 
+// The generation engine: KV cache, seeded sampling, continuous batching across concurrent generate() calls.
+export * from './engine/index.js';
+
 // Environments (SPEC §8): the interface, createEnv/createExpert, and each environment.
 export * from './envs/index.js';
 

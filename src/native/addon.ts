@@ -32,6 +32,11 @@ export function addon(): NativeAddon {
       `the native addon is not built (looked for ${candidates.join(', ')}); run \`npm run setup\` in ${projectRoot}`,
     );
   }
+  // OpenMP's default is to busy-wait at every barrier. When the cores are shared (other processes, parallel test
+  // workers, the JS thread itself), a spinning thread that is descheduled stalls every op: a 2-token forward of a
+  // small model took 190 ms instead of 3 ms here. Threads that sleep at barriers cost little when the machine is
+  // idle. libgomp reads this when it loads, with the addon, so it is set just before; a user's choice wins.
+  process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   const require = createRequire(import.meta.url);
   try {
     loaded = require(path) as NativeAddon;
