@@ -9,7 +9,8 @@ export { Rng } from './util/rng.js';
 export * from './model/index.js';
 
 // The generation engine: KV cache, seeded sampling, continuous batching across concurrent generate() calls.
-export * from './engine/index.js';
+export { Engine, EngineClient } from './engine/index.js';
+export type { EngineOptions, EngineRequest, EngineResult, EngineStats, EngineClientOptions } from './engine/index.js';
 
 // Environments (SPEC §8): the interface, createEnv/createExpert, and each environment.
 export * from './envs/index.js';
