@@ -163,6 +163,7 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
   const at::Tensor q_index = at::arange(past, S, at::TensorOptions().dtype(at::kLong).device(device_)).view({T, 1});
   const at::Tensor k_index = at::arange(0, S, at::TensorOptions().dtype(at::kLong).device(device_)).view({1, S});
   at::Tensor allowed = (k_index <= q_index).view({1, 1, T, S});
+  const bool causal_only = !attention_mask.defined() && past == 0;
   if (attention_mask.defined()) {
     const at::Tensor key_real = attention_mask.to(device_).to(at::kBool).view({B, 1, 1, S});
     allowed = (allowed & key_real) | (k_index == q_index).view({1, 1, T, S});
@@ -181,7 +182,7 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     // One layer as a function of its input, so a training runner can wrap it (gradient checkpointing recomputes it
     // in backward; the captures are copies that outlive this call).
-    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, B, T, S, groups, scale, in_place, past](const at::Tensor& x_in) -> at::Tensor {
+    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, causal_only, B, T, S, groups, scale, in_place, past](const at::Tensor& x_in) -> at::Tensor {
       const DecoderConfig& c = config_;
       at::Tensor x = x_in;
       const std::string p = Layer(i);
@@ -217,7 +218,9 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
         v = v.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
       }
       // With a preallocated cache, sdpa shares each key/value head among its query heads itself (enable_gqa).
-      at::Tensor attn = at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale, /*enable_gqa=*/in_place && groups > 1);
+      // No padding and no past: plain causal attention, which lets sdpa pick its fused kernel instead of a masked one.
+      at::Tensor attn = causal_only ? at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true, scale, in_place && groups > 1)
+                                    : at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale, /*enable_gqa=*/in_place && groups > 1);
       attn = attn.transpose(1, 2).reshape({B, T, c.num_attention_heads * c.head_dim});
       x = x + Linear(attn, p + "self_attn.o_proj", c.o_bias);
 
