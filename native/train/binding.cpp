@@ -121,7 +121,7 @@ StepOptions ReadStepOptions(const Napi::Value& value) {
   s.return_grads = Flag(o, "returnGrads", s.return_grads);
   s.chunked = Flag(o, "chunked", s.chunked);
   s.chunk_bytes = static_cast<int64_t>(Num(o, "chunkBytes", static_cast<double>(s.chunk_bytes)));
-  if (s.chunk_bytes < 1) Fail("E_ARG", "train options: 'chunkBytes' must be >= 1");
+  if (s.chunk_bytes < 0) Fail("E_ARG", "train options: 'chunkBytes' must be >= 1 (or 0 for the device default)");
   s.gradient_checkpointing = Flag(o, "gradientCheckpointing", s.gradient_checkpointing);
   return s;
 }

@@ -77,6 +77,10 @@ Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<
     }
   }
   m.positions = (m.mask.cumsum(1) - 1).clamp_min(0);
+  // Rows of one length need no padding mask: the decoder then runs plain causal attention (a faster kernel).
+  bool padded = false;
+  for (int64_t r : rows) padded = padded || b.length(r) != T;
+  if (!padded) m.mask = at::Tensor();
   return m;
 }
 
@@ -215,6 +219,9 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
   std::vector<float> logprobs(N);
   const auto micro = MicroBatches(batch, std::max<int64_t>(1, o.micro_batch_tokens));
 
+  // Logit chunks: small on the CPU (cache-friendly, bounded host memory); larger on a GPU, where tiny matmuls waste it.
+  const int64_t chunk_bytes = o.chunk_bytes > 0 ? o.chunk_bytes : decoder_->device().is_cpu() ? (64ll << 20) : (512ll << 20);
+
   // Gradient checkpointing: each decoder layer keeps only its input and is recomputed in backward.
   model::Decoder::LayerRunner runner;
   if (o.gradient_checkpointing && o.with_grad) {
@@ -224,14 +231,14 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
   for (const auto& rows : micro) {
     const Micro m = Build(batch, rows, tok_begin, row_weight);
     if (m.flat.empty()) continue;
-    const at::Tensor hidden = decoder_->Hidden(m.ids.to(decoder_->device()), m.positions.to(decoder_->device()),
-                                               m.mask.to(decoder_->device()), nullptr, runner);
+    const at::Device dev = decoder_->device();
+    const at::Tensor hidden = decoder_->Hidden(m.ids.to(dev), m.positions.to(dev), m.mask.defined() ? m.mask.to(dev) : m.mask, nullptr, runner);
     const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, at::tensor(m.flat, at::kLong).to(lopts));
     const at::Tensor targets = at::tensor(m.targets, at::kLong).to(lopts);
     at::Tensor head = params.at(head_name);
     if (head.scalar_type() != decoder_->compute_dtype()) head = head.to(decoder_->compute_dtype());
     const bool want_entropy = policy;
-    const TokenScores s = o.chunked ? ChunkedTokenScores(h, head, targets, L.temperature, want_entropy, o.chunk_bytes)
+    const TokenScores s = o.chunked ? ChunkedTokenScores(h, head, targets, L.temperature, want_entropy, chunk_bytes)
                                     : FullTokenScores(h, head, targets, L.temperature, want_entropy);
     const at::Tensor lp = s.logprobs;
     const at::Tensor w = at::tensor(m.weight, at::kDouble).to(sopts);
@@ -360,7 +367,7 @@ std::vector<float> Trainer::Values(const Batch& batch, int64_t micro_batch_token
     const Micro m = Build(batch, rows, tok_begin, row_weight);
     if (m.flat.empty()) continue;
     const at::Device dev = decoder_->device();
-    const at::Tensor hidden = decoder_->Hidden(m.ids.to(dev), m.positions.to(dev), m.mask.to(dev));
+    const at::Tensor hidden = decoder_->Hidden(m.ids.to(dev), m.positions.to(dev), m.mask.defined() ? m.mask.to(dev) : m.mask);
     const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, at::tensor(m.flat, at::kLong).to(dev));
     const at::Tensor v = at::linear(h.to(score), head_.at(kHeadWeight), head_.at(kHeadBias)).squeeze(-1).to(at::kCPU, at::kFloat).contiguous();
     const float* p = v.data_ptr<float>();
@@ -371,6 +378,7 @@ std::vector<float> Trainer::Values(const Batch& batch, int64_t micro_batch_token
 
 void Trainer::Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata) {
   at::NoGradGuard no_grad;
+  if (value_head_) EnsureValueHead();  // saved even before the first step, so load() finds it
   auto items = adam_.StateTensors();
   for (const auto& [name, t] : head_) items.emplace_back(name, t);
   auto metadata = adam_.StateMetadata();

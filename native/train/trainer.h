@@ -59,7 +59,7 @@ struct StepOptions {
   bool with_grad = true;      // false: no backward at all (loss evaluation)
   bool return_grads = false;  // hand the gradients back (tests)
   bool chunked = true;        // chunked log-prob function (false: plain autograd over whole logits)
-  int64_t chunk_bytes = 64ll << 20;
+  int64_t chunk_bytes = 0;  // logit-chunk budget; 0: 64 MiB on the CPU, 512 MiB on a GPU
   bool gradient_checkpointing = false;
 };
 

@@ -62,7 +62,7 @@ export interface StepOptions extends PolicyLossOptions {
   lr?: number;
   /** Frozen reference policy for the KL loss, used when rows carry no refLogprobs. */
   reference?: Policy;
-  /** Logit-chunk size of the log-prob computation in bytes (default 64 MiB). */
+  /** Logit-chunk size of the log-prob computation in bytes (default 64 MiB on the CPU, 512 MiB on a GPU). */
   chunkBytes?: number;
   /** Recompute each decoder layer in backward instead of keeping its activations. */
   gradientCheckpointing?: boolean;

@@ -66,6 +66,15 @@ describe('policy loss value', () => {
     for (let i = 0; i < flat.length; i++) expect(Math.abs(out.logprobs[i] - flat[i])).toBeLessThan(1e-5);
   });
 
+  it('rows of one length (no padding: plain causal attention) give the inference path log-probs too', async () => {
+    const r = rng(31);
+    const same = Array.from({ length: 4 }, () => ({ prompt: randomIds(r, 5, 60), response: randomIds(r, 7, 60), advantage: 1 }));
+    const out = await opt.lossAndGrad(same, { grad: false, temperature });
+    const lp = await policy.logprobs({ prompts: same.map((x) => x.prompt), completions: same.map((x) => x.response) }, { temperature });
+    const flat = lp.flatMap((a) => Array.from(a));
+    for (let i = 0; i < flat.length; i++) expect(Math.abs(out.logprobs[i] - flat[i])).toBeLessThan(1e-5);
+  });
+
   for (const aggregation of AGGREGATIONS) {
     for (const kl of KLS) {
       it(`${aggregation}, kl ${kl}: loss, pg loss, kl loss, entropy, clip fractions and approx KL match the TS reference`, async () => {
@@ -135,6 +144,18 @@ describe('policy loss value', () => {
     // The total includes valueCoef * valueLoss.
     const noValue = await ppo.lossAndGrad(batch, { grad: false, temperature, valueCoef: 0 });
     expect(out.metrics.loss - noValue.metrics.loss).toBeCloseTo(0.7 * out.metrics.valueLoss!, 5);
+  });
+
+  it('KL to a frozen reference policy: its log-probs are computed (without gradient) when rows carry none', async () => {
+    await using reference = await tinyPolicy(12, { vocab: 60, hidden: 32 });
+    const bare = rows.map(({ refLogprobs: _r, ...x }) => x);
+    const refLp = await reference.logprobs({ prompts: rows.map((r) => r.prompt), completions: rows.map((r) => r.response) }, { temperature });
+    const kl = { type: 'low_var_kl' as KlType, coef: 0.2 };
+    const a = await opt.lossAndGrad(bare, { grad: false, temperature, kl, reference });
+    const b = await opt.lossAndGrad(bare.map((r, i) => ({ ...r, refLogprobs: refLp[i] })), { grad: false, temperature, kl });
+    expect(a.metrics.klLoss).toBeGreaterThan(0.01);
+    expect(a.metrics.klLoss).toBe(b.metrics.klLoss);
+    expect(a.metrics.loss).toBe(b.metrics.loss);
   });
 
   it('rejects malformed batches with E_ARG', async () => {

@@ -182,6 +182,27 @@ describe('save, reload, continue', () => {
     });
   }
 
+  it('a value-head optimizer saved before its first step loads (step 0, zero head); a head-less one refuses it', async () => {
+    const dir = tempDir('fresh');
+    try {
+      await using policy = await tinyPolicy(1);
+      using fresh = Optimizer.create(policy, { valueHead: true });
+      await fresh.save(join(dir, 'opt.safetensors'));
+      using again = await Optimizer.load(policy, join(dir, 'opt.safetensors'), { valueHead: true });
+      expect(again.stepCount).toBe(0);
+      const rows = await splitRows(policy, 3);
+      expect((await again.values(rows)).every((v) => v.every((x) => x === 0))).toBe(true);
+      using headless = Optimizer.create(policy);
+      const e = await headless.load(join(dir, 'opt.safetensors')).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(hasCode(e, 'E_CHECKPOINT')).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a state file for another model shape is rejected with E_CHECKPOINT', async () => {
     const dir = tempDir('shape');
     try {
