@@ -3,10 +3,10 @@
 // against the inference path, its entropy against full logits, its gradient against finite differences of the loss
 // (float64 model), and the chunked log-prob function against plain autograd.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Policy } from '../../src/model/policy.js';
+import { Policy } from '../../src/model/policy.js';
 import { Optimizer, type Aggregation, type KlType, type TrainRow } from '../../src/train/step.js';
 import { hasCode } from '../../src/errors.js';
-import { randomIds, referenceEntropy, referenceLoss, rng, tinyPolicy } from './step-helpers.js';
+import { maxParamDiff, randomIds, referenceEntropy, referenceLoss, rng, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
 
 const AGGREGATIONS: Aggregation[] = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'];
 const KLS: KlType[] = ['none', 'low_var_kl', 'kl', 'mse'];
@@ -285,5 +285,37 @@ describe('policy loss gradient (float64 model)', () => {
       t.dispose();
       b.grads![n].dispose();
     }
+  });
+});
+
+describe('mixed precision (bf16 compute, fp32 parameters: the CUDA default, run here on the CPU)', () => {
+  it('chunked and plain-autograd gradients agree to bf16 rounding, reach the fp32 parameters, and a step moves them', async () => {
+    await using policy = await Policy.init(tinyConfig({ vocab: 60, hidden: 32 }), { seed: 8, std: 0.2, dtype: 'bfloat16', paramDtype: 'float32' });
+    expect(policy.native.dtype).toBe('bfloat16');
+    expect(policy.native.paramDtype).toBe('float32');
+    using opt = Optimizer.create(policy, { lr: 1e-3 });
+    const rows = await makeRows(policy, 41, 1);
+    const a = await opt.lossAndGrad(rows, { entropyCoef: 0.01, chunkBytes: 2048 });
+    const b = await opt.lossAndGrad(rows, { entropyCoef: 0.01, chunked: false });
+    expect(Math.abs(a.metrics.loss - b.metrics.loss)).toBeLessThan(1e-3);
+    for (const [n, t] of Object.entries(a.grads!)) {
+      expect(t.dtype, n).toBe('float32');
+      const x = t.data as Float32Array;
+      const y = b.grads![n].data as Float32Array;
+      let diff = 0;
+      let scale = 0;
+      for (let i = 0; i < x.length; i++) {
+        diff = Math.max(diff, Math.abs(x[i] - y[i]));
+        scale = Math.max(scale, Math.abs(y[i]));
+      }
+      expect(scale, n).toBeGreaterThan(0);
+      expect(diff, n).toBeLessThan(0.03 * scale);
+      t.dispose();
+      b.grads![n].dispose();
+    }
+    const before = snapshot(policy);
+    const m = await opt.trainStep(rows, { entropyCoef: 0.01 });
+    expect(Number.isFinite(m.loss) && m.gradNorm > 0).toBe(true);
+    expect(maxParamDiff(before, snapshot(policy))).toBeGreaterThan(5e-4);
   });
 });
