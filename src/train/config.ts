@@ -34,7 +34,8 @@ const modelSchema = z
 
 const envSchema = z
   .object({
-    name: z.enum(['sokoban', 'minesweeper', 'webshop', 'alfworld']),
+    /** `custom`: an Environment of your own, given to the Trainer as `options.env`. */
+    name: z.enum(['sokoban', 'minesweeper', 'webshop', 'alfworld', 'custom']),
     /** Passed to createEnv (sizes, limits); validated by the environment itself. */
     options: z.record(z.string(), z.unknown()).default({}),
     /** Options that differ at evaluation (e.g. ALFWorld's 30 turns and out-of-distribution split). */

@@ -16,6 +16,7 @@ import { scriptedPolicy, scriptedResult } from '../rollout/scripted.js';
 import type { GenerateRequest, GenerateResult, PolicyClient, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
 import { deriveSeed } from '../rollout/trial.js';
 import type { TrainerConfig } from './config.js';
+import { LamerError } from '../errors.js';
 
 /** Marks the random moves of noisy experts, so they are left out of the demonstrations. */
 const RANDOM_MOVE = 'I try something at random.';
@@ -67,7 +68,11 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
   const taskCount = Math.max(1, Math.ceil(config.sft.trials / trialsPerTask));
   // Seeds far into the training split, so demonstrations and RL iterations use different tasks.
   const tasks = Array.from({ length: taskCount }, (_, i) => taskSeed('train', 500_000_000 + i));
-  const env = (): Environment => createEnv(config.env.name, config.env.options as never);
+  if (config.env.name === 'custom') {
+    throw new LamerError('E_CONFIG', 'the supervised warm start needs a built-in environment (its scripted players); set sft.trials=0 for a custom one');
+  }
+  const envName = config.env.name;
+  const env = (): Environment => createEnv(envName, config.env.options as never);
   const batch = await runRollout({
     policy: demoPolicy(config),
     env,

@@ -7,13 +7,15 @@ import { TRAINED_METHODS } from '../eval/methods.js';
 import { validateConfig, type TrainerConfig } from './config.js';
 import { writeFileAtomic } from './checkpoint.js';
 import type { EvalEvent, TrainerEvent } from './events.js';
+import { createNativeRuntime } from './native-runtime.js';
 import type { PolicyRuntime } from './runtime.js';
 import { Trainer } from './trainer.js';
 
 export type RuntimeFactory = (config: TrainerConfig, runDir: string) => Promise<PolicyRuntime>;
 
 export interface JobOptions {
-  runtime: RuntimeFactory;
+  /** Default: the native runtime. */
+  runtime?: RuntimeFactory;
   resume?: boolean;
   signal?: AbortSignal;
   progress?: boolean;
@@ -63,7 +65,7 @@ export async function runJob(config: TrainerConfig, options: JobOptions): Promis
       const warmDir = join(runDir, 'warm-start');
       if (!(options.resume && existsSync(join(warmDir, 'config.json')))) {
         const trainer = new Trainer({ ...config, compare: undefined }, { runtime: options.runtime, progress: options.progress, log });
-        const runtime = await options.runtime(trainer.config, runDir);
+        const runtime = await (options.runtime ?? createNativeRuntime)(trainer.config, runDir);
         try {
           const losses = await trainer.warmStart(runtime, options.signal);
           log(`[job] warm start: loss ${losses[0]?.toFixed(4)} -> ${losses.at(-1)?.toFixed(4)}; saving ${warmDir}`);

@@ -18,11 +18,14 @@ import { validateConfig, type TrainerConfig, type TrainerConfigInput } from './c
 import { cleanInterruptedCheckpoints, latestCheckpoint, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
 import { collectDemonstrations } from './demonstrations.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from './events.js';
+import { createNativeRuntime } from './native-runtime.js';
 import type { PolicyRuntime, UpdateMetrics } from './runtime.js';
 
 export interface TrainerOptions {
-  /** Creates the model runtime for a config (the native policy by default). `resumeDir` is a checkpoint to load. */
-  runtime: (config: TrainerConfig, runDir: string) => Promise<PolicyRuntime>;
+  /** Creates the model runtime for a config; default: the native policy, engine and optimizer. */
+  runtime?: (config: TrainerConfig, runDir: string) => Promise<PolicyRuntime>;
+  /** A custom environment (config env.name 'custom'): called for each trial; `evaluation` selects held-out settings. */
+  env?: (evaluation: boolean) => Environment;
   /** Progress bars on stderr (default true). */
   progress?: boolean;
   /** Where plain log lines go (default stderr). */
@@ -73,7 +76,7 @@ export class Trainer {
   readonly runDir: string;
   readonly #options: TrainerOptions;
 
-  constructor(config: TrainerConfig | TrainerConfigInput, options: TrainerOptions) {
+  constructor(config: TrainerConfig | TrainerConfigInput, options: TrainerOptions = {}) {
     this.config = validateConfig(config);
     this.runDir = resolve(this.config.runsDir, this.config.name);
     this.#options = options;
@@ -93,7 +96,10 @@ export class Trainer {
   }
 
   #env(evaluation = false): () => Environment {
+    const custom = this.#options.env;
+    if (custom) return () => custom(evaluation);
     const { name, options, evalOptions } = this.config.env;
+    if (name === 'custom') throw new LamerError('E_CONFIG', "env.name is 'custom': pass the environment as the Trainer's `env` option");
     const opts = evaluation ? { ...options, ...evalOptions } : options;
     return () => createEnv(name, opts as never);
   }
@@ -259,7 +265,7 @@ export class Trainer {
     const { signal } = options;
     mkdirSync(this.runDir, { recursive: true });
     writeFileAtomic(join(this.runDir, 'config.json'), JSON.stringify(c, null, 2) + '\n');
-    const runtime = await this.#options.runtime(c, this.runDir);
+    const runtime = await (this.#options.runtime ?? createNativeRuntime)(c, this.runDir);
     try {
       let start = 0;
       const latest = options.resume ? latestCheckpoint(this.checkpointsDir) : undefined;

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scriptedPolicy } from '../../src/rollout/scripted.js';
+import { createEnv } from '../../src/envs/registry.js';
 import { Trainer } from '../../src/train/trainer.js';
 import type { PolicyRuntime, UpdateBatch } from '../../src/train/runtime.js';
 import type { TrainerConfigInput } from '../../src/train/config.js';
@@ -116,6 +117,20 @@ describe('Trainer loop', () => {
     );
     expect(rt.supervisedSteps).toBe(5);
     expect(events[0]).toMatchObject({ type: 'log', message: expect.stringContaining('warm start: 5 supervised steps') });
+  });
+
+  it('trains on a custom environment given as an option', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-custom-'));
+    let made = 0;
+    const env = () => {
+      made++;
+      return createEnv('minesweeper', { rows: 4, cols: 4, mines: 2 });
+    };
+    const cfg = { ...config(dir, { train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), env: { name: 'custom' as const } };
+    const events = await collect(new Trainer(cfg, { runtime: async () => new StandInRuntime(), env, progress: false, log: () => {} }));
+    expect(events.filter((e) => e.type === 'iteration')).toHaveLength(1);
+    expect(made).toBeGreaterThan(0);
+    await expect(collect(new Trainer(cfg, { runtime: async () => new StandInRuntime(), progress: false, log: () => {} }))).rejects.toThrow(/custom/);
   });
 
   it('prompting baselines only evaluate', async () => {
