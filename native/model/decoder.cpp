@@ -212,14 +212,15 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
         cache->k[i] = k;
         cache->v[i] = v;
       }
-      if (groups > 1 && !in_place) {
+      // (Without a mask, sdpa shares key/value heads itself as transformers does: no expanded copies.)
+      if (groups > 1 && !in_place && !causal_only) {
         // GQA: each key/value head serves `groups` consecutive query heads.
         k = k.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
         v = v.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
       }
       // With a preallocated cache, sdpa shares each key/value head among its query heads itself (enable_gqa).
       // No padding and no past: plain causal attention, which lets sdpa pick its fused kernel instead of a masked one.
-      at::Tensor attn = causal_only ? at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true, scale, in_place && groups > 1)
+      at::Tensor attn = causal_only ? at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true, scale, groups > 1)
                                     : at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale, /*enable_gqa=*/in_place && groups > 1);
       attn = attn.transpose(1, 2).reshape({B, T, c.num_attention_heads * c.head_dim});
       x = x + Linear(attn, p + "self_attn.o_proj", c.o_bias);
