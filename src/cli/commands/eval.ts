@@ -1,11 +1,11 @@
 // `lamer eval`: pass@1..N of a checkpoint on held-out tasks, for one or more methods' trial modes.
-import { parseArgs } from 'node:util';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { loadConfig } from '../../train/config.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
 import { Trainer } from '../../train/trainer.js';
 import type { EvalEvent } from '../../train/events.js';
+import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
 const usage = `usage: lamer eval --model DIR [--config NAME|FILE] [--method M ...] [--tasks N] [--set FIELD=VALUE ...] [--json FILE]
@@ -24,25 +24,16 @@ export const command: Command = {
   summary: 'pass@1..N of a checkpoint on held-out tasks (LaMer, RL baselines, prompting baselines)',
   usage,
   async run(argv) {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: {
-          model: { type: 'string' },
-          config: { type: 'string', default: 'default' },
-          method: { type: 'string', multiple: true },
-          tasks: { type: 'string' },
-          set: { type: 'string', multiple: true, default: [] },
-          json: { type: 'string' },
-          quiet: { type: 'boolean', default: false },
-        },
-        strict: true,
-      }));
-    } catch (e) {
-      console.error(`lamer eval: ${(e as Error).message}\n\n${usage}`);
-      return 2;
-    }
+    const values = parseCommandArgs('eval', usage, argv, {
+      model: { type: 'string' },
+      config: { type: 'string', default: 'default' },
+      method: { type: 'string', multiple: true },
+      tasks: { type: 'string' },
+      set: { type: 'string', multiple: true, default: [] },
+      json: { type: 'string' },
+      quiet: { type: 'boolean', default: false },
+    });
+    if (!values) return 2;
     if (!values.model) {
       console.error(`lamer eval: --model DIR is required\n\n${usage}`);
       return 2;

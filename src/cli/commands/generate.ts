@@ -1,5 +1,5 @@
 // `lamer generate`: a completion from a checkpoint, printed as it is decoded — a quick look at what a model does.
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { Policy } from '../../model/policy.js';
 import { Engine } from '../../engine/engine.js';
@@ -24,29 +24,20 @@ export const command: Command = {
   summary: 'print a completion of a prompt from a checkpoint (streamed)',
   usage,
   async run(argv: string[]): Promise<number> {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: {
-          model: { type: 'string' },
-          prompt: { type: 'string' },
-          chat: { type: 'boolean', default: false },
-          thinking: { type: 'boolean', default: false },
-          'max-new': { type: 'string', default: '256' },
-          temperature: { type: 'string', default: '0.7' },
-          'top-p': { type: 'string', default: '1' },
-          'top-k': { type: 'string', default: '0' },
-          seed: { type: 'string', default: '0' },
-          stop: { type: 'string', multiple: true, default: [] },
-          device: { type: 'string', default: 'cpu' },
-        },
-        strict: true,
-      }));
-    } catch (e) {
-      console.error(`lamer generate: ${(e as Error).message}\n\n${usage}`);
-      return 2;
-    }
+    const values = parseCommandArgs('generate', usage, argv, {
+      model: { type: 'string' },
+      prompt: { type: 'string' },
+      chat: { type: 'boolean', default: false },
+      thinking: { type: 'boolean', default: false },
+      'max-new': { type: 'string', default: '256' },
+      temperature: { type: 'string', default: '0.7' },
+      'top-p': { type: 'string', default: '1' },
+      'top-k': { type: 'string', default: '0' },
+      seed: { type: 'string', default: '0' },
+      stop: { type: 'string', multiple: true, default: [] },
+      device: { type: 'string', default: 'cpu' },
+    });
+    if (!values) return 2;
     const maxNew = Number(values['max-new']);
     const temperature = Number(values.temperature);
     const topP = Number(values['top-p']);

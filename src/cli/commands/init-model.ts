@@ -1,5 +1,5 @@
 // `lamer init-model`: writes a random checkpoint of a preset size, in Hugging Face format, ready to train.
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { Policy } from '../../model/policy.js';
 import { presetCheckpoint, type PresetName, type TokenizerChoice } from '../../model/presets.js';
@@ -20,22 +20,13 @@ export const command: Command = {
   summary: 'write a random tiny/small checkpoint in Hugging Face format',
   usage,
   async run(argv: string[]): Promise<number> {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: {
-          preset: { type: 'string' },
-          out: { type: 'string' },
-          seed: { type: 'string', default: '0' },
-          tokenizer: { type: 'string', default: 'compact' },
-        },
-        strict: true,
-      }));
-    } catch (e) {
-      console.error(`lamer init-model: ${(e as Error).message}\n\n${usage}`);
-      return 2;
-    }
+    const values = parseCommandArgs('init-model', usage, argv, {
+      preset: { type: 'string' },
+      out: { type: 'string' },
+      seed: { type: 'string', default: '0' },
+      tokenizer: { type: 'string', default: 'compact' },
+    });
+    if (!values) return 2;
     const preset = values.preset as PresetName | undefined;
     const seed = Number(values.seed);
     if ((preset !== 'tiny' && preset !== 'small') || !values.out || !Number.isInteger(seed) || seed < 0) {

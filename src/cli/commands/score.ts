@@ -2,7 +2,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { Policy } from '../../model/policy.js';
 import type { DeviceName } from '../../tensor.js';
@@ -18,23 +18,14 @@ export const command: Command = {
   summary: 'log-probs of token-id sequences under a checkpoint (JSONL in, JSONL out)',
   usage,
   async run(argv: string[]): Promise<number> {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: {
-          model: { type: 'string' },
-          input: { type: 'string' },
-          out: { type: 'string' },
-          device: { type: 'string', default: 'cpu' },
-          batch: { type: 'string', default: '32' },
-        },
-        strict: true,
-      }));
-    } catch (e) {
-      console.error(`lamer score: ${(e as Error).message}\n\n${usage}`);
-      return 2;
-    }
+    const values = parseCommandArgs('score', usage, argv, {
+      model: { type: 'string' },
+      input: { type: 'string' },
+      out: { type: 'string' },
+      device: { type: 'string', default: 'cpu' },
+      batch: { type: 'string', default: '32' },
+    });
+    if (!values) return 2;
     const batchSize = Number(values.batch);
     if (!values.model || !values.input || !values.out || !Number.isInteger(batchSize) || batchSize < 1) {
       console.error(`lamer score: --model, --input and --out are required\n\n${usage}`);

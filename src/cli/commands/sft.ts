@@ -1,9 +1,9 @@
 // `lamer sft`: the supervised warm start alone: scripted demonstrations (with scripted reflections) -> a checkpoint.
-import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { loadConfig } from '../../train/config.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
 import { Trainer } from '../../train/trainer.js';
+import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
 const usage = `usage: lamer sft [--config NAME|FILE] [--set FIELD=VALUE ...] [--out DIR]
@@ -18,22 +18,13 @@ export const command: Command = {
   summary: 'supervised warm start from scripted demonstrations (formats, reflections, use of memory)',
   usage,
   async run(argv) {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: {
-          config: { type: 'string', default: 'default' },
-          set: { type: 'string', multiple: true, default: [] },
-          out: { type: 'string' },
-          quiet: { type: 'boolean', default: false },
-        },
-        strict: true,
-      }));
-    } catch (e) {
-      console.error(`lamer sft: ${(e as Error).message}\n\n${usage}`);
-      return 2;
-    }
+    const values = parseCommandArgs('sft', usage, argv, {
+      config: { type: 'string', default: 'default' },
+      set: { type: 'string', multiple: true, default: [] },
+      out: { type: 'string' },
+      quiet: { type: 'boolean', default: false },
+    });
+    if (!values) return 2;
     const config = loadConfig(values.config!, [...(values.set ?? []), 'compare=null']);
     if (config.sft.trials === 0 || config.sft.steps === 0) {
       console.error('lamer sft: the config has no warm start (sft.trials or sft.steps is 0); set them with --set sft.trials=256');

@@ -1,8 +1,8 @@
 // `lamer train`: runs a training job from a named config (default: the CPU comparison of LaMer and GiGPO).
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../train/config.js';
 import { runJob } from '../../train/job.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
+import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
 const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--resume] [--quiet]
@@ -21,23 +21,14 @@ export const command: Command = {
   summary: 'train a policy (default job: LaMer vs GiGPO on a CPU) and print pass@k on held-out tasks',
   usage,
   async run(argv) {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: {
-          config: { type: 'string', default: 'default' },
-          set: { type: 'string', multiple: true, default: [] },
-          method: { type: 'string' },
-          resume: { type: 'boolean', default: false },
-          quiet: { type: 'boolean', default: false },
-        },
-        strict: true,
-      }));
-    } catch (e) {
-      console.error(`lamer train: ${(e as Error).message}\n\n${usage}`);
-      return 2;
-    }
+    const values = parseCommandArgs('train', usage, argv, {
+      config: { type: 'string', default: 'default' },
+      set: { type: 'string', multiple: true, default: [] },
+      method: { type: 'string' },
+      resume: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false },
+    });
+    if (!values) return 2;
     const overrides = [...(values.set ?? [])];
     if (values.method) overrides.push(`method=${values.method}`, 'compare=null');
     const config = loadConfig(values.config!, overrides);
