@@ -144,6 +144,8 @@ const sftSchema = z
     /** Probability that the demonstrating expert makes a random move, so failed episodes and reflections occur. */
     noise: unitInterval.default(0.3),
     steps: z.number().int().nonnegative().default(200),
+    /** Times each reflection row and each row of a later episode (which reads the memory) is repeated. */
+    memoryWeight: z.number().int().positive().default(3),
     lr: z.number().positive().default(1e-3),
     batchRows: positiveInt.default(32),
   })

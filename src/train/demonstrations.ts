@@ -95,8 +95,13 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
     const response = batch.responses[i];
     if (response.startsWith(RANDOM_MOVE)) continue;
     if (batch.table.phase[i] === 0 && extractAction(response) === null) continue;
-    prompts.push(batch.prompts[i]);
-    responses.push(response);
+    // Reflections and the episodes that read them are what a single-episode player never shows, and the scripted
+    // players win most first episodes: those rows are repeated `memoryWeight` times so they are not a small minority.
+    const copies = batch.table.phase[i] === 1 || batch.table.episode[i] > 0 ? config.sft.memoryWeight : 1;
+    for (let c = 0; c < copies; c++) {
+      prompts.push(batch.prompts[i]);
+      responses.push(response);
+    }
   }
   return { prompts, responses, trials: batch.trials.length, won: batch.trials.filter((t) => t.won.some(Boolean)).length };
 }
