@@ -48,7 +48,8 @@ export class Progress {
     this.#done += n;
     if (note !== undefined) this.#note = note;
     const now = performance.now();
-    if (now - this.#lastDraw >= this.#opts.intervalMs || this.#done >= this.#opts.total) {
+    // The last line is finish()'s, so a completed bar is not printed twice.
+    if (now - this.#lastDraw >= this.#opts.intervalMs && this.#done < this.#opts.total) {
       this.#lastDraw = now;
       this.#draw(now);
     }
