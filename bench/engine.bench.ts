@@ -15,12 +15,7 @@ import { Policy } from '../src/model/policy.js';
 import { presetCheckpoint } from '../src/model/presets.js';
 import { Engine, type EngineResult } from '../src/engine/index.js';
 import { addon } from '../src/native/addon.js';
-
-interface BenchResult {
-  name: string;
-  value: number;
-  unit: string;
-}
+import type { BenchResult } from './run.js';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 const python = join(root, '.venv', 'bin', 'python');

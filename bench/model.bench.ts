@@ -13,18 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseModelConfig } from '../src/model/config.js';
 import { Policy } from '../src/model/policy.js';
 import { presetCheckpoint } from '../src/model/presets.js';
-
-interface BenchResult {
-  name: string;
-  value: number;
-  unit: string;
-}
-
-export interface Bench {
-  name: string;
-  unit: string;
-  run: () => Promise<number | BenchResult[]>;
-}
+import type { Bench, BenchResult } from './run.js';
 
 const thisFile = fileURLToPath(import.meta.url);
 const root = join(dirname(thisFile), '..');

@@ -19,13 +19,7 @@ import { TRAIN_SAMPLING } from '../src/rollout/policy.js';
 import { runRollout, type RolloutBatch } from '../src/rollout/runner.js';
 import { scriptedPolicy, simulateBatchedEngine, type BatchedEngineStats } from '../src/rollout/scripted.js';
 import { trainRolloutShape } from '../src/eval/methods.js';
-import type { BenchResult } from './run.js';
-
-export interface Bench {
-  name: string;
-  unit: string;
-  run: () => Promise<number | BenchResult[]>;
-}
+import type { Bench, BenchResult } from './run.js';
 
 /** SPEC §6: 16 tasks per iteration, N = 3, LaMer group size 8. */
 const TASKS = Array.from({ length: 16 }, (_, i) => 1000 + i);

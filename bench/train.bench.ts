@@ -15,18 +15,7 @@ import { parseModelConfig } from '../src/model/config.js';
 import { Policy } from '../src/model/policy.js';
 import { presetCheckpoint } from '../src/model/presets.js';
 import { Optimizer, type TrainRow } from '../src/train/step.js';
-
-interface BenchResult {
-  name: string;
-  value: number;
-  unit: string;
-}
-
-export interface Bench {
-  name: string;
-  unit: string;
-  run: () => Promise<number | BenchResult[]>;
-}
+import type { Bench, BenchResult } from './run.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const python = join(root, '.venv', 'bin', 'python');
