@@ -36,9 +36,10 @@ describe('micro-batching', () => {
     it(`${aggregation}: 1, 2 or 4 micro-batches give the same parameters after a step (within 1e-5)`, async () => {
       const results: { params: Map<string, Float64Array>; loss: number; gradNorm: number; micro: number }[] = [];
       let before: Map<string, Float64Array> | undefined;
-      // Budgets: 160 padded tokens hold all 8 rows; 80 hold 4 rows of <= 20; 40 hold 2.
-      for (const [budget, expected] of [
-        [160, 1],
+      // Budgets: 100000 padded tokens hold all 8 rows, and the per-forward overhead (budget / 64) outweighs any padding
+      // saved by a cut; 80 hold 4 rows of <= 20 at most, 40 hold 2.
+      for (const [budget, atLeast] of [
+        [100000, 1],
         [80, 2],
         [40, 4],
       ]) {
@@ -47,7 +48,8 @@ describe('micro-batching', () => {
         using opt = Optimizer.create(policy, { lr: 1e-3, weightDecay: 0.01 });
         const rows = await splitRows(policy, 17);
         const m = await opt.trainStep(rows, { microBatchTokens: budget, aggregation, entropyCoef: 0.01 });
-        expect(m.microBatches).toBe(expected);
+        if (atLeast === 1) expect(m.microBatches).toBe(1);
+        else expect(m.microBatches).toBeGreaterThanOrEqual(atLeast);
         results.push({ params: snapshot(policy), loss: m.loss, gradNorm: m.gradNorm, micro: m.microBatches });
       }
       // The step moved the parameters (so equality below is not vacuous) ...
