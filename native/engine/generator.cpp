@@ -128,8 +128,11 @@ void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
   }
   const at::Tensor positions = (mask.cumsum(1) - 1).clamp_min(0);
 
+  // Prompts of one length need no padding mask: plain causal attention lets sdpa use its fused kernel.
+  bool padded = false;
+  for (int64_t r = 0; r < N; ++r) padded = padded || lengths[r] != P;
   model::KvCache cache;
-  const at::Tensor hidden = d.Hidden(ids.to(device), positions.to(device), mask.to(device), &cache);
+  const at::Tensor hidden = d.Hidden(ids.to(device), positions.to(device), padded ? mask.to(device) : at::Tensor(), &cache);
   const at::Tensor logits = d.Logits(hidden.select(1, P - 1));
   const SamplerPlan plan(params, d.config().vocab_size, device);
   const auto [tokens_dev, logprobs_dev] = plan.Sample(logits, Uniforms(uniforms)[0]);
