@@ -1,6 +1,6 @@
 // N-API binding of the generation engine.
 //
-//   createEngine(model, { prefillTokens }) -> NativeEngine
+//   createEngine(model, { prefillTokens, prefixCacheTokens }) -> NativeEngine
 //   engine.step(add: Request[], cancel: number[], maxSteps) -> Promise<{ results, active, columns }>
 //   engine.dispose()
 //   engineSample(logits, params[], uniforms) -> { tokens, logprobs }   (the sampler alone, for tests)
@@ -124,6 +124,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       if (info.Length() > 1 && info[1].IsObject()) {
         const Napi::Object o = info[1].As<Napi::Object>();
         options.prefill_tokens = Integer(o, "prefillTokens", "createEngine options", 1, 8192, false);
+        options.prefix_cache_tokens = Integer(o, "prefixCacheTokens", "createEngine options", 0, 0, false);
       }
       executor_ = model::ModelWrap::ExecutorName(*decoder_);
       generator_ = std::make_shared<Generator>(decoder_, options);
@@ -155,7 +156,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       auto generator = generator_;
       auto busy = busy_;
       auto out = std::make_shared<std::vector<Emitted>>();
-      auto stats = std::make_shared<std::array<int64_t, 4>>();
+      auto stats = std::make_shared<std::array<int64_t, 8>>();
       Napi::Env env = info.Env();
       try {
         return Executor::ForDevice(env, executor_).Submit(env, [=, add = std::move(add)]() mutable -> Executor::Completion {
@@ -165,7 +166,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
           } release{busy};
           c10::InferenceMode guard;
           *out = generator->Step(std::move(add), cancel, max_steps);
-          *stats = {generator->active(), generator->columns(), generator->last_steps(), generator->last_rows()};
+          *stats = {generator->active(),       generator->columns(),         generator->last_steps(),     generator->last_rows(),
+                    generator->last_reused(),  generator->last_prefilled(),  generator->prefix_entries(), generator->prefix_tokens()};
           return [out, stats](Napi::Env env) -> Napi::Value {
             Napi::Array results = Napi::Array::New(env, out->size());
             for (size_t i = 0; i < out->size(); ++i) {
@@ -189,6 +191,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
             r.Set("columns", Napi::Number::New(env, static_cast<double>((*stats)[1])));
             r.Set("steps", Napi::Number::New(env, static_cast<double>((*stats)[2])));
             r.Set("rows", Napi::Number::New(env, static_cast<double>((*stats)[3])));
+            r.Set("reused", Napi::Number::New(env, static_cast<double>((*stats)[4])));
+            r.Set("prefilled", Napi::Number::New(env, static_cast<double>((*stats)[5])));
+            r.Set("prefixEntries", Napi::Number::New(env, static_cast<double>((*stats)[6])));
+            r.Set("prefixTokens", Napi::Number::New(env, static_cast<double>((*stats)[7])));
             return r;
           };
         });

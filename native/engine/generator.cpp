@@ -27,6 +27,9 @@ Finish FinishAfter(const Request& r, int64_t token, int64_t generated) {
   return Finish::kNone;
 }
 
+// Fewer shared leading tokens than this are computed again rather than taken from the prefix cache.
+constexpr int64_t kMinReuse = 4;
+
 // Capacity for `needed` columns plus room to grow, so buffers are reallocated once every many steps.
 int64_t CapacityFor(int64_t needed) { return needed + std::max<int64_t>(64, needed / 2); }
 
@@ -49,6 +52,12 @@ Generator::Generator(std::shared_ptr<model::Decoder> decoder, GeneratorOptions o
     : decoder_(std::move(decoder)), options_(options) {}
 
 void Generator::Clear() {
+  prefix_.clear();
+  prefix_tokens_ = 0;
+  ClearRows();
+}
+
+void Generator::ClearRows() {
   rows_.clear();
   cache_ = model::KvCache();
   columns_ = 0;
@@ -73,7 +82,7 @@ void Generator::Keep(const std::vector<int64_t>& keep) {
   if (keep.size() == rows_.size()) return;
   plan_stale_ = true;
   if (keep.empty()) {
-    Clear();
+    ClearRows();
     return;
   }
   std::vector<Row> rows;
@@ -101,41 +110,150 @@ void Generator::Keep(const std::vector<int64_t>& keep) {
   lengths_ = lengths_.index_select(0, index);
 }
 
+Generator::PrefixMatch Generator::LongestPrefix(const std::vector<int64_t>& prompt) const {
+  PrefixMatch best;
+  for (const auto& e : prefix_) {
+    const size_t n = std::min(e->tokens.size(), prompt.size());
+    if (static_cast<int64_t>(n) <= best.common) continue;
+    size_t k = 0;
+    while (k < n && e->tokens[k] == prompt[k]) ++k;
+    if (static_cast<int64_t>(k) > best.common) best = {e, static_cast<int64_t>(k)};
+  }
+  return best;
+}
+
+void Generator::Remember(const std::vector<int64_t>& prompt, const PrefixMatch& match, const std::vector<at::Tensor>& k,
+                         const std::vector<at::Tensor>& v, int64_t row) {
+  const int64_t len = static_cast<int64_t>(prompt.size());
+  if (options_.prefix_cache_tokens <= 0 || len > options_.prefix_cache_tokens) return;
+  if (match.entry && match.common == len) {
+    match.entry->last_use = ++prefix_clock_;  // already held whole (as itself or inside a longer prompt)
+    return;
+  }
+  if (match.entry && match.common == static_cast<int64_t>(match.entry->tokens.size())) {
+    // The new prompt extends this entry: it serves every prompt the entry served, and more.
+    prefix_tokens_ -= match.common;
+    prefix_.erase(std::find(prefix_.begin(), prefix_.end(), match.entry));
+  }
+  auto e = std::make_shared<PrefixEntry>();
+  e->tokens = prompt;
+  const int64_t width = k[0].size(2);
+  for (size_t i = 0; i < k.size(); ++i) {
+    e->k.push_back(k[i][row].narrow(1, width - len, len).clone());
+    e->v.push_back(v[i][row].narrow(1, width - len, len).clone());
+  }
+  e->last_use = ++prefix_clock_;
+  prefix_.push_back(std::move(e));
+  prefix_tokens_ += len;
+  while (prefix_tokens_ > options_.prefix_cache_tokens) {
+    auto oldest = std::min_element(prefix_.begin(), prefix_.end(), [](const auto& a, const auto& b) { return a->last_use < b->last_use; });
+    prefix_tokens_ -= static_cast<int64_t>((*oldest)->tokens.size());
+    prefix_.erase(oldest);
+  }
+}
+
+void Generator::DropStalePrefixes() {
+  const uint64_t version = decoder_->parameters_version();
+  if (version == prefix_version_) return;
+  prefix_.clear();
+  prefix_tokens_ = 0;
+  prefix_version_ = version;
+}
+
 void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
   model::Decoder& d = *decoder_;
+  const model::DecoderConfig& c = d.config();
   const at::Device device = d.device();
   const int64_t N = static_cast<int64_t>(batch.size());
   int64_t P = 0;
   for (const auto& r : batch) P = std::max<int64_t>(P, static_cast<int64_t>(r.prompt.size()));
-  // Left-padded prompts; positions count real tokens only, so a row sees the positions it would see alone.
-  at::Tensor ids = at::zeros({N, P}, at::kLong);
-  at::Tensor mask = at::zeros({N, P}, at::kLong);
+
+  // Per row: `reuse` leading prompt tokens come from the prefix cache (never the last one: its logits are needed),
+  // the other `fresh` tokens are computed now.
+  std::vector<PrefixMatch> match(N);
+  std::vector<int64_t> lengths(N), reuse(N, 0);
+  int64_t past = 0;  // cached columns: the longest reuse
+  int64_t T = 0;     // computed columns: the most fresh tokens
+  for (int64_t r = 0; r < N; ++r) {
+    lengths[r] = static_cast<int64_t>(batch[r].prompt.size());
+    if (options_.prefix_cache_tokens > 0) match[r] = LongestPrefix(batch[r].prompt);
+    reuse[r] = std::min(match[r].common, lengths[r] - 1);
+    if (reuse[r] < kMinReuse) reuse[r] = 0;
+    if (reuse[r] > 0) match[r].entry->last_use = ++prefix_clock_;
+    past = std::max(past, reuse[r]);
+    T = std::max(T, lengths[r] - reuse[r]);
+    last_reused_ += reuse[r];
+    last_prefilled_ += lengths[r] - reuse[r];
+  }
+
+  // Computed tokens right-aligned in T columns; positions count real tokens from the row's start, so a row sees the
+  // positions it would see alone. Key columns: `past` cached ones (each row's reuse right-aligned in them), then T.
+  at::Tensor ids = at::zeros({N, T}, at::kLong);
+  at::Tensor positions = at::zeros({N, T}, at::kLong);
+  at::Tensor mask = at::zeros({N, past + T}, at::kLong);
   auto ids_a = ids.accessor<int64_t, 2>();
+  auto pos_a = positions.accessor<int64_t, 2>();
   auto mask_a = mask.accessor<int64_t, 2>();
-  std::vector<int64_t> lengths(N);
   std::vector<SamplingParams> params(N);
   std::vector<std::vector<double>> uniforms(1, std::vector<double>(N));
+  bool padded = past > 0;
   for (int64_t r = 0; r < N; ++r) {
     const auto& prompt = batch[r].prompt;
-    const int64_t off = P - static_cast<int64_t>(prompt.size());
-    for (size_t t = 0; t < prompt.size(); ++t) {
-      ids_a[r][off + static_cast<int64_t>(t)] = prompt[t];
-      mask_a[r][off + static_cast<int64_t>(t)] = 1;
+    const int64_t fresh = lengths[r] - reuse[r];
+    const int64_t off = T - fresh;
+    padded = padded || off > 0;
+    for (int64_t t = 0; t < fresh; ++t) {
+      ids_a[r][off + t] = prompt[reuse[r] + t];
+      pos_a[r][off + t] = reuse[r] + t;
+      mask_a[r][past + off + t] = 1;
     }
-    lengths[r] = static_cast<int64_t>(prompt.size());
+    for (int64_t t = past - reuse[r]; t < past; ++t) mask_a[r][t] = 1;
     params[r] = batch[r].sampling;
     uniforms[0][r] = RequestUniform(batch[r].seed, 0);
   }
-  const at::Tensor positions = (mask.cumsum(1) - 1).clamp_min(0);
 
-  // Prompts of one length need no padding mask: plain causal attention lets sdpa use its fused kernel.
-  bool padded = false;
-  for (int64_t r = 0; r < N; ++r) padded = padded || lengths[r] != P;
   model::KvCache cache;
+  if (past > 0) {
+    // A preallocated cache holding the reused keys/values; the forward writes the computed ones after them.
+    const auto opts = at::TensorOptions().dtype(d.compute_dtype()).device(device);
+    for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+      cache.k.push_back(at::zeros({N, c.num_key_value_heads, past + T, c.head_dim}, opts));
+      cache.v.push_back(at::zeros({N, c.num_key_value_heads, past + T, c.head_dim}, opts));
+      for (int64_t r = 0; r < N; ++r) {
+        if (reuse[r] == 0) continue;
+        cache.k[i][r].narrow(1, past - reuse[r], reuse[r]).copy_(match[r].entry->k[i].narrow(1, 0, reuse[r]));
+        cache.v[i][r].narrow(1, past - reuse[r], reuse[r]).copy_(match[r].entry->v[i].narrow(1, 0, reuse[r]));
+      }
+    }
+    cache.length = past;
+  }
+  // Prompts of one length and no reuse need no padding mask: plain causal attention lets sdpa use its fused kernel.
   const at::Tensor hidden = d.Hidden(ids.to(device), positions.to(device), padded ? mask.to(device) : at::Tensor(), &cache);
-  const at::Tensor logits = d.Logits(hidden.select(1, P - 1));
-  const SamplerPlan plan(params, d.config().vocab_size, device);
+  const at::Tensor logits = d.Logits(hidden.select(1, T - 1));
+  const SamplerPlan plan(params, c.vocab_size, device);
   const auto [tokens_dev, logprobs_dev] = plan.Sample(logits, Uniforms(uniforms)[0]);
+
+  if (past > 0 || T != P) {
+    // Each row's real tokens as its rightmost `length` columns of P (the live cache's layout): the reused part and
+    // the computed part are gathered together; the hole columns on the left take any finite value (masked later).
+    at::Tensor index = at::zeros({N, P}, at::kLong);
+    auto index_a = index.accessor<int64_t, 2>();
+    for (int64_t r = 0; r < N; ++r) {
+      const int64_t fresh = lengths[r] - reuse[r];
+      for (int64_t j = P - lengths[r]; j < P; ++j) {
+        const int64_t p = j - (P - lengths[r]);
+        index_a[r][j] = p < reuse[r] ? past - reuse[r] + p : past + (T - fresh) + (p - reuse[r]);
+      }
+    }
+    const at::Tensor gather = index.to(device).view({N, 1, P, 1}).expand({N, c.num_key_value_heads, P, c.head_dim});
+    for (auto* layers : {&cache.k, &cache.v}) {
+      for (at::Tensor& t : *layers) t = t.gather(2, gather);
+    }
+  }
+  if (options_.prefix_cache_tokens > 0) {
+    for (int64_t r = 0; r < N; ++r) Remember(batch[r].prompt, match[r], cache.k, cache.v, r);
+  }
+
   const at::Tensor tokens = tokens_dev.to(at::kCPU);
   const at::Tensor logprobs = logprobs_dev.to(at::kCPU);
   const int64_t* tok = tokens.data_ptr<int64_t>();
@@ -273,6 +391,8 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
   std::vector<Emitted> out;
   last_steps_ = 0;
   last_rows_ = 0;
+  last_reused_ = 0;
+  last_prefilled_ = 0;
   try {
     if (!cancel.empty()) {
       const std::unordered_set<int64_t> gone(cancel.begin(), cancel.end());
@@ -283,16 +403,35 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
       Keep(keep);
     }
     if (!add.empty()) {
-      // Longest prompts first, so each prefill micro-batch pads little; at most `prefill_tokens` padded tokens each.
-      std::stable_sort(add.begin(), add.end(), [](const Request& a, const Request& b) { return a.prompt.size() > b.prompt.size(); });
-      size_t start = 0;
-      while (start < add.size()) {
-        const int64_t longest = static_cast<int64_t>(add[start].prompt.size());
-        size_t end = start + 1;
-        while (end < add.size() && static_cast<int64_t>(end - start + 1) * longest <= options_.prefill_tokens) ++end;
-        std::vector<Request> batch(std::make_move_iterator(add.begin() + start), std::make_move_iterator(add.begin() + end));
-        Prefill(std::move(batch), out);
-        start = end;
+      DropStalePrefixes();
+      // Prompts sharing a longer opening with an earlier prompt of this call than with anything cached (trials of
+      // one task starting together) wait for a second wave, which then finds that opening in the prefix cache.
+      std::vector<Request> first, second;
+      for (auto& r : add) {
+        int64_t shared = 0;
+        if (options_.prefix_cache_tokens > 0) {
+          for (const Request& f : first) {
+            const size_t n = std::min(f.prompt.size(), r.prompt.size());
+            size_t k = 0;
+            while (k < n && f.prompt[k] == r.prompt[k]) ++k;
+            shared = std::max(shared, static_cast<int64_t>(k));
+          }
+        }
+        const bool wait = shared >= kMinReuse && shared > LongestPrefix(r.prompt).common;
+        (wait ? second : first).push_back(std::move(r));
+      }
+      for (auto* wave : {&first, &second}) {
+        // Longest prompts first, so each prefill micro-batch pads little; at most `prefill_tokens` padded tokens each.
+        std::stable_sort(wave->begin(), wave->end(), [](const Request& a, const Request& b) { return a.prompt.size() > b.prompt.size(); });
+        size_t start = 0;
+        while (start < wave->size()) {
+          const int64_t longest = static_cast<int64_t>((*wave)[start].prompt.size());
+          size_t end = start + 1;
+          while (end < wave->size() && static_cast<int64_t>(end - start + 1) * longest <= options_.prefill_tokens) ++end;
+          std::vector<Request> batch(std::make_move_iterator(wave->begin() + start), std::make_move_iterator(wave->begin() + end));
+          Prefill(std::move(batch), out);
+          start = end;
+        }
       }
     }
     Decode(max_steps, out);

@@ -7,6 +7,12 @@
 // on the left; when the longest row leaves, the all-hole columns on the left are cut off, so the width is always the
 // longest live row.
 //
+// Prefix cache: the keys/values of recent prompts are kept (up to a token budget, least recently used dropped first).
+// A new prompt that starts with tokens of a kept one takes their keys/values and prefills only the rest: a
+// multi-turn agent re-sends a growing prompt every turn, and trials of one task share their opening. Keys/values of
+// a prefix do not depend on what follows it (causal attention, positions from the row start), so reuse changes no
+// result beyond floating-point rounding. The cache is dropped whenever the model's parameters change.
+//
 // Sampling: each request has its own counter-based generator (splitmix64 keyed by its seed): the uniform behind its
 // n-th token is a function of (seed, n) alone, so its tokens do not depend on the batch, on when it joined, or on how
 // steps were grouped into calls.
@@ -45,6 +51,8 @@ struct Emitted {
 struct GeneratorOptions {
   // Padded prompt tokens per prefill forward (prompts that join together are prefilled in micro-batches).
   int64_t prefill_tokens = 8192;
+  // Prompt tokens whose keys/values the prefix cache keeps; 0 turns it off.
+  int64_t prefix_cache_tokens = 0;
 };
 
 // The uniform number in [0, 1) behind token `n` of the request seeded with `seed` (splitmix64 output n).
@@ -67,7 +75,13 @@ class Generator {
   // Decode steps the last Step ran, and the rows each of them decoded (for occupancy figures).
   int64_t last_steps() const { return last_steps_; }
   int64_t last_rows() const { return last_rows_; }
-  // Forgets every request and frees the cache.
+  // Prompt tokens the last Step took from the prefix cache, and those it computed.
+  int64_t last_reused() const { return last_reused_; }
+  int64_t last_prefilled() const { return last_prefilled_; }
+  // Prompts (and their tokens) the prefix cache holds now.
+  int64_t prefix_entries() const { return static_cast<int64_t>(prefix_.size()); }
+  int64_t prefix_tokens() const { return prefix_tokens_; }
+  // Forgets every request and frees the cache, the prefix cache too.
   void Clear();
 
  private:
@@ -77,6 +91,25 @@ class Generator {
     int64_t generated = 0;  // tokens sampled so far
   };
 
+  // One kept prompt: its tokens and, per layer, keys and values [kv_heads, tokens, head_dim].
+  struct PrefixEntry {
+    std::vector<int64_t> tokens;
+    std::vector<at::Tensor> k, v;
+    uint64_t last_use = 0;
+  };
+  struct PrefixMatch {
+    std::shared_ptr<PrefixEntry> entry;
+    int64_t common = 0;  // tokens the prompt shares with the entry
+  };
+  PrefixMatch LongestPrefix(const std::vector<int64_t>& prompt) const;
+  // Keeps `prompt`'s keys/values (row `row` of per-layer [N, kv, width, D] tensors, right-aligned), replacing an
+  // entry the prompt extends, then drops least recently used entries down to the budget.
+  void Remember(const std::vector<int64_t>& prompt, const PrefixMatch& match, const std::vector<at::Tensor>& k,
+                const std::vector<at::Tensor>& v, int64_t row);
+  void DropStalePrefixes();
+
+  // Forgets every request (the prefix cache stays).
+  void ClearRows();
   // Keeps only rows `keep` (indices into rows_, ascending), then trims hole columns.
   void Keep(const std::vector<int64_t>& keep);
   void Prefill(std::vector<Request> batch, std::vector<Emitted>& out);
@@ -94,6 +127,12 @@ class Generator {
   bool plan_stale_ = true;
   int64_t last_steps_ = 0;
   int64_t last_rows_ = 0;
+  int64_t last_reused_ = 0;
+  int64_t last_prefilled_ = 0;
+  std::vector<std::shared_ptr<PrefixEntry>> prefix_;
+  int64_t prefix_tokens_ = 0;
+  uint64_t prefix_clock_ = 0;
+  uint64_t prefix_version_ = 0;
 };
 
 }  // namespace lamer::engine

@@ -92,11 +92,15 @@ at::ScalarType Decoder::param_dtype() const {
   return it == params_.end() ? compute_dtype_ : it->second.scalar_type();
 }
 
-void Decoder::ParametersChanged() { compute_cache_.clear(); }
+void Decoder::ParametersChanged() {
+  compute_cache_.clear();
+  ++version_;
+}
 
 void Decoder::Clear() {
   params_.clear();
   compute_cache_.clear();
+  ++version_;
 }
 
 at::Tensor Decoder::W(const std::string& name) {

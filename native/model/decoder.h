@@ -65,6 +65,9 @@ class Decoder {
   // place (the train step) must call ParametersChanged() so cached compute-dtype copies are refreshed.
   std::map<std::string, at::Tensor>& parameters() { return params_; }
   void ParametersChanged();
+  // Grows by one on every ParametersChanged() and Clear(): whoever keeps results computed from the parameters (the
+  // engine's prefix cache) compares it to know they are stale.
+  uint64_t parameters_version() const { return version_; }
 
   // Final-norm hidden states [B, T, hidden] (compute dtype) for `input_ids` [B, T] (int64), `position_ids` [B, T]
   // and `attention_mask` [B, T] (1 = token, 0 = left padding; may be undefined for none). With `cache`, the new
@@ -97,6 +100,7 @@ class Decoder {
   DecoderConfig config_;
   std::map<std::string, at::Tensor> params_;
   std::map<std::string, at::Tensor> compute_cache_;
+  uint64_t version_ = 0;
   at::Device device_;
   at::ScalarType compute_dtype_;
   at::Tensor inv_freq_;  // fp32 [head_dim / 2]

@@ -25,6 +25,12 @@ export interface EngineOptions {
   stepsPerCall?: number;
   /** Padded prompt tokens per prefill forward. Default 8192. */
   prefillTokens?: number;
+  /**
+   * Bytes of prompt keys/values the prefix cache may keep (0 turns it off). A prompt that starts like a kept one
+   * (the next turn of a multi-turn agent, another trial of the same task) reuses those keys/values and prefills only
+   * the rest. Dropped whenever the model's parameters change. Default 256 MiB.
+   */
+  prefixCacheBytes?: number;
 }
 
 export interface EngineRequest {
@@ -70,6 +76,11 @@ export interface EngineStats {
   demandSteps: number;
   /** Tokens returned (prefill and decode). */
   tokens: number;
+  /** Prompt tokens taken from the prefix cache, and prompt tokens computed. */
+  reusedPromptTokens: number;
+  prefilledPromptTokens: number;
+  /** Prompt tokens the prefix cache holds after the last call. */
+  cachedPrefixTokens: number;
   requests: number;
   peakActive: number;
 }
@@ -112,7 +123,18 @@ export class Engine {
   #cancel: number[] = [];
   #nextId = 1;
   #running = false;
-  readonly #stats: EngineStats = { calls: 0, decodeSteps: 0, rowSteps: 0, demandSteps: 0, tokens: 0, requests: 0, peakActive: 0 };
+  readonly #stats: EngineStats = {
+    calls: 0,
+    decodeSteps: 0,
+    rowSteps: 0,
+    demandSteps: 0,
+    tokens: 0,
+    reusedPromptTokens: 0,
+    prefilledPromptTokens: 0,
+    cachedPrefixTokens: 0,
+    requests: 0,
+    peakActive: 0,
+  };
 
   constructor(policy: Policy, options: EngineOptions = {}) {
     const int = (name: string, v: number | undefined, d: number): number =>
@@ -121,8 +143,15 @@ export class Engine {
     this.tokenBudget = int('tokenBudget', options.tokenBudget, 131072);
     this.stepsPerCall = int('stepsPerCall', options.stepsPerCall, policy.device.startsWith('cuda') ? 8 : 1);
     const prefillTokens = int('prefillTokens', options.prefillTokens, 8192);
+    const prefixCacheBytes =
+      options.prefixCacheBytes === undefined
+        ? 256 * 2 ** 20
+        : checkNumber('engine option prefixCacheBytes', options.prefixCacheBytes, (x) => Number.isInteger(x) && x >= 0, 'an integer >= 0 (0: no prefix cache)');
+    // Keys and values of every layer per token, in the compute dtype (fp32 on CPU, bf16 on CUDA).
+    const c = policy.config;
+    const bytesPerToken = 2 * c.numHiddenLayers * c.numKeyValueHeads * c.headDim * (policy.device.startsWith('cuda') ? 2 : 4);
     this.#policy = policy;
-    this.#native = engineNative().createEngine(policy.native, { prefillTokens });
+    this.#native = engineNative().createEngine(policy.native, { prefillTokens, prefixCacheTokens: Math.floor(prefixCacheBytes / bytesPerToken) });
   }
 
   /** Requests waiting for a slot, and requests decoding now. */
@@ -255,6 +284,9 @@ export class Engine {
         this.#stats.decodeSteps += out.steps;
         this.#stats.rowSteps += out.steps * out.rows;
         this.#stats.demandSteps += out.steps * demand;
+        this.#stats.reusedPromptTokens += out.reused;
+        this.#stats.prefilledPromptTokens += out.prefilled;
+        this.#stats.cachedPrefixTokens = out.prefixTokens;
         for (const r of out.results) this.#receive(r.id, r.tokens, r.logprobs, r.finish);
       }
     } finally {

@@ -41,6 +41,12 @@ export interface NativeStepResult {
   steps: number;
   /** Requests each of those steps decoded. */
   rows: number;
+  /** Prompt tokens of the requests added in this call taken from the prefix cache, and those computed. */
+  reused: number;
+  prefilled: number;
+  /** Prompts, and their tokens, the prefix cache holds after the call. */
+  prefixEntries: number;
+  prefixTokens: number;
 }
 
 export interface NativeEngine {
@@ -50,7 +56,7 @@ export interface NativeEngine {
 }
 
 export interface EngineNative {
-  createEngine(model: NativeModel, options?: { prefillTokens?: number }): NativeEngine;
+  createEngine(model: NativeModel, options?: { prefillTokens?: number; prefixCacheTokens?: number }): NativeEngine;
   engineSample(logits: NativeTensor, params: NativeSamplingParams[], uniforms: Float64Array): { tokens: Int32Array; logprobs: Float32Array };
   engineUniform(seed: number, n: number): number;
 }
