@@ -150,6 +150,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
         cancel.push_back(cancels.Get(i).As<Napi::Number>().Int64Value());
       }
       const int64_t max_steps = info[2].As<Napi::Number>().Int64Value();
+      const bool clear_prefixes = info.Length() > 3 && info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
       if (max_steps < 0) Fail("E_ARG", "engine.step: maxSteps must be >= 0");
       if (busy_->exchange(true)) Fail("E_ARG", "engine.step: the previous step has not finished (await it first)");
 
@@ -165,7 +166,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
             ~Release() { flag->store(false); }
           } release{busy};
           c10::InferenceMode guard;
-          *out = generator->Step(std::move(add), cancel, max_steps);
+          *out = generator->Step(std::move(add), cancel, max_steps, clear_prefixes);
           *stats = {generator->active(),       generator->columns(),         generator->last_steps(),     generator->last_rows(),
                     generator->last_reused(),  generator->last_prefilled(),  generator->prefix_entries(), generator->prefix_tokens()};
           return [out, stats](Napi::Env env) -> Napi::Value {

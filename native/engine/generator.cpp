@@ -416,12 +416,16 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
   Keep(keep);
 }
 
-std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector<int64_t>& cancel, int64_t max_steps) {
+std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector<int64_t>& cancel, int64_t max_steps, bool clear_prefixes) {
   std::vector<Emitted> out;
   last_steps_ = 0;
   last_rows_ = 0;
   last_reused_ = 0;
   last_prefilled_ = 0;
+  if (clear_prefixes) {
+    prefix_.clear();
+    prefix_tokens_ = 0;
+  }
   try {
     if (!cancel.empty()) {
       const std::unordered_set<int64_t> gone(cancel.begin(), cancel.end());

@@ -67,7 +67,8 @@ class Generator {
   // CPU where reading a token back is free, as soon as a row samples a stop id (so its slot frees at once). On a GPU
   // the tokens are read back once per call, so rows that stop mid-call decode a few discarded tokens. Runs on the
   // model's executor thread.
-  std::vector<Emitted> Step(std::vector<Request> add, const std::vector<int64_t>& cancel, int64_t max_steps);
+  // `clear_prefixes` empties the prefix cache first.
+  std::vector<Emitted> Step(std::vector<Request> add, const std::vector<int64_t>& cancel, int64_t max_steps, bool clear_prefixes = false);
 
   int64_t active() const { return static_cast<int64_t>(rows_.size()); }
   // Width of the cache (the longest live row, in tokens).

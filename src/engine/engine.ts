@@ -121,6 +121,7 @@ export class Engine {
   readonly #live = new Map<number, Pending>();
   #reserved = 0;
   #cancel: number[] = [];
+  #clearPrefixes = false;
   #nextId = 1;
   #running = false;
   readonly #stats: EngineStats = {
@@ -152,6 +153,15 @@ export class Engine {
     const bytesPerToken = 2 * c.numHiddenLayers * c.numKeyValueHeads * c.headDim * (policy.device.startsWith('cuda') ? 2 : 4);
     this.#policy = policy;
     this.#native = engineNative().createEngine(policy.native, { prefillTokens, prefixCacheTokens: Math.floor(prefixCacheBytes / bytesPerToken) });
+  }
+
+  /**
+   * Empties the prefix cache before the next step. A trainer calls it at the start of each rollout and evaluation,
+   * so that what a phase computes does not depend on prompts an earlier phase happened to leave behind (a resumed
+   * run then reproduces an uninterrupted one bit for bit).
+   */
+  clearPrefixCache(): void {
+    this.#clearPrefixes = true;
   }
 
   /** Requests waiting for a slot, and requests decoding now. */
@@ -272,9 +282,11 @@ export class Engine {
         const demand = Math.min(this.slots, this.#live.size + this.#queue.length);
         const cancel = this.#cancel;
         this.#cancel = [];
+        const clearPrefixes = this.#clearPrefixes;
+        this.#clearPrefixes = false;
         let out: NativeStepResult;
         try {
-          out = await this.#native.step(add, cancel, this.stepsPerCall);
+          out = await this.#native.step(add, cancel, this.stepsPerCall, clearPrefixes);
         } catch (e) {
           // The native engine forgot every request: fail those it held, keep the queue.
           for (const p of [...this.#live.values()]) this.#settle(p, e);

@@ -51,7 +51,8 @@ export interface NativeStepResult {
 
 export interface NativeEngine {
   readonly disposed: boolean;
-  step(add: NativeEngineRequest[], cancel: number[], maxSteps: number): Promise<NativeStepResult>;
+  /** `clearPrefixCache` empties the prefix cache before the step. */
+  step(add: NativeEngineRequest[], cancel: number[], maxSteps: number, clearPrefixCache?: boolean): Promise<NativeStepResult>;
   dispose(): void;
 }
 

@@ -62,6 +62,10 @@ class NativeRuntime implements PolicyRuntime {
     return this.#client;
   }
 
+  resetCaches(): void {
+    this.#client.engine.clearPrefixCache();
+  }
+
   async update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics> {
     const optimizer = this.#rlOptimizer();
     const options = stepOptionsFromConfig(config);

@@ -40,6 +40,11 @@ export interface SupervisedBatch {
 export interface PolicyRuntime {
   /** Sampling over the current weights: one client the engine batches, or a per-trial factory. */
   client(): PolicySource;
+  /**
+   * Drops state carried from one phase to the next that could change results at the floating-point level (the
+   * engine's prefix cache). Called at the start of every rollout and evaluation.
+   */
+  resetCaches?(): void;
   /** One epoch over the batch in mini-batches of `config.optim.miniBatchRows`, one optimizer step each. */
   update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics>;
   /** One supervised step; returns the mean token cross-entropy before the step. */

@@ -157,6 +157,7 @@ export class Trainer {
   /** Held-out evaluation of the current policy with the config's method (pass@1..N). */
   async evaluate(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<EvalEvent> {
     const c = this.config;
+    runtime.resetCaches?.();
     const progress = new Progress({ label: `eval ${c.method}`, total: c.eval.tasks, unit: 'tasks', silent: this.#options.progress === false });
     const result = await evaluate({
       policy: runtime.client(),
@@ -182,6 +183,7 @@ export class Trainer {
   async iterate(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<IterationEvent> {
     const c = this.config;
     const t0 = performance.now();
+    runtime.resetCaches?.();
     const shape = trainRolloutShape(c.method, c.trial.episodes, c.rollout.groupSize);
     const tasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) => taskSeed('train', (iteration - 1) * c.rollout.tasksPerIteration + j));
     const total = tasks.length * shape.trialsPerTask;

@@ -121,5 +121,9 @@ describe('prefix cache', () => {
     await engine.generate(greedy(b));
     expect(engine.stats().reusedPromptTokens - reused).toBe(39); // b was dropped
     expect(() => new Engine(policy, { prefixCacheBytes: -1 })).toThrow(/prefixCacheBytes/);
+    engine.clearPrefixCache();
+    await engine.generate(greedy(a));
+    expect(engine.stats().reusedPromptTokens - reused).toBe(39); // emptied before that step: a computed again
+    expect(engine.stats().cachedPrefixTokens).toBe(40);
   });
 });
