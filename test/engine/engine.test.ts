@@ -13,6 +13,7 @@ import { engineNative } from '../../src/engine/native.js';
 import { Tensor } from '../../src/tensor.js';
 import { hasCode } from '../../src/errors.js';
 import { ensurePython, maxAbsDiff, Oracle, python, root, tempDir } from '../model/python.js';
+import { greedyByFullForwards } from './full-forwards.js';
 
 const py = ensurePython();
 
@@ -37,23 +38,6 @@ function hfGreedy(model: string, prompts: number[][], maxNew: number): number[][
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return (JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as { tokens: number[][] }).tokens;
-}
-
-/** Greedy decoding by a full forward over the whole sequence for every new token (no KV cache). */
-async function greedyByFullForwards(policy: Policy, prompt: number[], maxNew: number, stopIds: number[]): Promise<number[]> {
-  const seq = [...prompt];
-  const out: number[] = [];
-  const V = policy.config.vocabSize;
-  for (let i = 0; i < maxNew; i++) {
-    using logits = await policy.logits([seq]);
-    const row = (logits.data as Float32Array).subarray((seq.length - 1) * V, seq.length * V);
-    let best = 0;
-    for (let j = 1; j < V; j++) if (row[j] > row[best]) best = j;
-    out.push(best);
-    seq.push(best);
-    if (stopIds.includes(best)) break;
-  }
-  return out;
 }
 
 /**

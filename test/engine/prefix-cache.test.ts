@@ -4,25 +4,11 @@
 // must be dropped when the parameters change and stay within its budget.
 import { describe, expect, it } from 'vitest';
 import { Engine, type EngineRequest } from '../../src/engine/index.js';
-import type { Policy } from '../../src/model/policy.js';
 import { Optimizer } from '../../src/train/step.js';
 import { randomIds, rng, tinyPolicy } from '../train/step-helpers.js';
+import { greedyByFullForwards } from './full-forwards.js';
 
 const V = 50;
-
-async function greedyByFullForwards(policy: Policy, prompt: number[], maxNew: number): Promise<number[]> {
-  const seq = [...prompt];
-  const out: number[] = [];
-  for (let i = 0; i < maxNew; i++) {
-    using logits = await policy.logits([seq]);
-    const row = (logits.data as Float32Array).subarray((seq.length - 1) * V, seq.length * V);
-    let best = 0;
-    for (let j = 1; j < V; j++) if (row[j] > row[best]) best = j;
-    out.push(best);
-    seq.push(best);
-  }
-  return out;
-}
 
 /**
  * Three "agents" of two tasks: each turn's prompt is the previous prompt plus the previous response plus a new
