@@ -1,6 +1,6 @@
 // N-API binding of the generation engine.
 //
-//   createEngine(model, { prefillTokens, prefixCacheTokens }) -> NativeEngine
+//   createEngine(model, { prefillTokens, prefixCacheBytes }) -> NativeEngine
 //   engine.step(add: Request[], cancel: number[], maxSteps) -> Promise<{ results, active, columns }>
 //   engine.dispose()
 //   engineSample(logits, params[], uniforms) -> { tokens, logprobs }   (the sampler alone, for tests)
@@ -124,7 +124,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       if (info.Length() > 1 && info[1].IsObject()) {
         const Napi::Object o = info[1].As<Napi::Object>();
         options.prefill_tokens = Integer(o, "prefillTokens", "createEngine options", 1, 8192, false);
-        options.prefix_cache_tokens = Integer(o, "prefixCacheTokens", "createEngine options", 0, 0, false);
+        // Bytes to tokens: keys and values of every layer, in the compute dtype.
+        const model::DecoderConfig& c = decoder_->config();
+        const int64_t token_bytes = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim *
+                                    static_cast<int64_t>(c10::elementSize(decoder_->compute_dtype()));
+        options.prefix_cache_tokens = Integer(o, "prefixCacheBytes", "createEngine options", 0, 0, false) / token_bytes;
       }
       executor_ = model::ModelWrap::ExecutorName(*decoder_);
       generator_ = std::make_shared<Generator>(decoder_, options);

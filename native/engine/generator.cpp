@@ -68,6 +68,14 @@ at::Tensor Buffer(const at::Tensor& like, int64_t rows, int64_t capacity, bool z
   return zeroed ? at::zeros(shape, like.options()) : at::empty(shape, like.options());
 }
 
+// Leading tokens `a` and `b` share.
+int64_t CommonPrefix(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t k = 0;
+  while (k < n && a[k] == b[k]) ++k;
+  return static_cast<int64_t>(k);
+}
+
 }  // namespace
 
 double RequestUniform(uint64_t seed, uint64_t n) {
@@ -79,9 +87,13 @@ Generator::Generator(std::shared_ptr<model::Decoder> decoder, GeneratorOptions o
     : decoder_(std::move(decoder)), options_(options) {}
 
 void Generator::Clear() {
+  ClearPrefixes();
+  ClearRows();
+}
+
+void Generator::ClearPrefixes() {
   prefix_.clear();
   prefix_tokens_ = 0;
-  ClearRows();
 }
 
 void Generator::ClearRows() {
@@ -140,11 +152,9 @@ void Generator::Keep(const std::vector<int64_t>& keep) {
 Generator::PrefixMatch Generator::LongestPrefix(const std::vector<int64_t>& prompt) const {
   PrefixMatch best;
   for (const auto& e : prefix_) {
-    const size_t n = std::min(e->tokens.size(), prompt.size());
-    if (static_cast<int64_t>(n) <= best.common) continue;
-    size_t k = 0;
-    while (k < n && e->tokens[k] == prompt[k]) ++k;
-    if (static_cast<int64_t>(k) > best.common) best = {e, static_cast<int64_t>(k)};
+    if (static_cast<int64_t>(std::min(e->tokens.size(), prompt.size())) <= best.common) continue;
+    const int64_t k = CommonPrefix(e->tokens, prompt);
+    if (k > best.common) best = {e, k};
   }
   return best;
 }
@@ -182,8 +192,7 @@ void Generator::Remember(const std::vector<int64_t>& prompt, const PrefixMatch& 
 void Generator::DropStalePrefixes() {
   const uint64_t version = decoder_->parameters_version();
   if (version == prefix_version_) return;
-  prefix_.clear();
-  prefix_tokens_ = 0;
+  ClearPrefixes();
   prefix_version_ = version;
 }
 
@@ -422,10 +431,7 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
   last_rows_ = 0;
   last_reused_ = 0;
   last_prefilled_ = 0;
-  if (clear_prefixes) {
-    prefix_.clear();
-    prefix_tokens_ = 0;
-  }
+  if (clear_prefixes) ClearPrefixes();
   try {
     if (!cancel.empty()) {
       const std::unordered_set<int64_t> gone(cancel.begin(), cancel.end());
@@ -443,12 +449,7 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
       for (auto& r : add) {
         int64_t shared = 0;
         if (options_.prefix_cache_tokens > 0) {
-          for (const Request& f : first) {
-            const size_t n = std::min(f.prompt.size(), r.prompt.size());
-            size_t k = 0;
-            while (k < n && f.prompt[k] == r.prompt[k]) ++k;
-            shared = std::max(shared, static_cast<int64_t>(k));
-          }
+          for (const Request& f : first) shared = std::max(shared, CommonPrefix(f.prompt, r.prompt));
         }
         const bool wait = shared >= kMinReuse && shared > LongestPrefix(r.prompt).common;
         (wait ? second : first).push_back(std::move(r));

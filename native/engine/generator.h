@@ -111,6 +111,7 @@ class Generator {
 
   // Forgets every request (the prefix cache stays).
   void ClearRows();
+  void ClearPrefixes();
   // Keeps only rows `keep` (indices into rows_, ascending), then trims hole columns.
   void Keep(const std::vector<int64_t>& keep);
   void Prefill(std::vector<Request> batch, std::vector<Emitted>& out);

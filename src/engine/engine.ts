@@ -148,11 +148,8 @@ export class Engine {
       options.prefixCacheBytes === undefined
         ? 256 * 2 ** 20
         : checkNumber('engine option prefixCacheBytes', options.prefixCacheBytes, (x) => Number.isInteger(x) && x >= 0, 'an integer >= 0 (0: no prefix cache)');
-    // Keys and values of every layer per token, in the compute dtype (fp32 on CPU, bf16 on CUDA).
-    const c = policy.config;
-    const bytesPerToken = 2 * c.numHiddenLayers * c.numKeyValueHeads * c.headDim * (policy.device.startsWith('cuda') ? 2 : 4);
     this.#policy = policy;
-    this.#native = engineNative().createEngine(policy.native, { prefillTokens, prefixCacheTokens: Math.floor(prefixCacheBytes / bytesPerToken) });
+    this.#native = engineNative().createEngine(policy.native, { prefillTokens, prefixCacheBytes });
   }
 
   /**

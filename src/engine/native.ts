@@ -57,7 +57,7 @@ export interface NativeEngine {
 }
 
 export interface EngineNative {
-  createEngine(model: NativeModel, options?: { prefillTokens?: number; prefixCacheTokens?: number }): NativeEngine;
+  createEngine(model: NativeModel, options?: { prefillTokens?: number; prefixCacheBytes?: number }): NativeEngine;
   engineSample(logits: NativeTensor, params: NativeSamplingParams[], uniforms: Float64Array): { tokens: Int32Array; logprobs: Float32Array };
   engineUniform(seed: number, n: number): number;
 }

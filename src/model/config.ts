@@ -37,28 +37,30 @@ export interface ModelConfig {
   raw: Record<string, unknown>;
 }
 
-/** The plain struct the native decoder reads (native/model/binding.cpp ReadConfig). */
-export interface NativeModelConfig {
-  modelType: ModelType;
-  vocabSize: number;
-  hiddenSize: number;
-  intermediateSize: number;
-  numHiddenLayers: number;
-  numAttentionHeads: number;
-  numKeyValueHeads: number;
-  headDim: number;
-  rmsNormEps: number;
-  ropeTheta: number;
-  tieWordEmbeddings: boolean;
-  qkNorm: boolean;
-  qkvBias: boolean;
-  oBias: boolean;
-  mlpBias: boolean;
+/** The plain struct the native decoder reads (native/model/binding.cpp ReadConfig): llama3 RoPE scaling flattened. */
+export type NativeModelConfig = Pick<
+  ModelConfig,
+  | 'modelType'
+  | 'vocabSize'
+  | 'hiddenSize'
+  | 'intermediateSize'
+  | 'numHiddenLayers'
+  | 'numAttentionHeads'
+  | 'numKeyValueHeads'
+  | 'headDim'
+  | 'rmsNormEps'
+  | 'ropeTheta'
+  | 'tieWordEmbeddings'
+  | 'qkNorm'
+  | 'qkvBias'
+  | 'oBias'
+  | 'mlpBias'
+> & {
   ropeFactor: number;
   ropeLowFreqFactor: number;
   ropeHighFreqFactor: number;
   ropeOriginalMaxPositionEmbeddings: number;
-}
+};
 
 type Json = Record<string, unknown>;
 

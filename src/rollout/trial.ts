@@ -47,17 +47,21 @@ export type ResolvedTrialConfig = Required<Omit<TrialConfig, 'maxTurns' | 'windo
   Pick<TrialConfig, 'maxTurns' | 'window'>;
 
 /** One row of SPEC §1 plus what the train step and the logs need. */
-export interface TrialRow extends Row {
-  phase: 'play' | 'reflect';
-  valid: boolean;
-  won: boolean;
-  prompt: string;
+/** What the policy answered, as a row keeps it. */
+interface Sampled {
   response: string;
   promptIds: Int32Array;
   responseIds: Int32Array;
   /** Sampling log-probs of the response tokens. */
   logprobs: Float32Array;
   finishReason: FinishReason;
+}
+
+export interface TrialRow extends Row, Sampled {
+  phase: 'play' | 'reflect';
+  valid: boolean;
+  won: boolean;
+  prompt: string;
 }
 
 export interface TrialResult {
@@ -267,9 +271,21 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
     signal?.throwIfAborted();
     return checkResult(result, where);
   };
-  const emit = (row: TrialRow) => {
-    rows.push(row);
-    input.onRow?.(row);
+  /** Records a row: where it stands and what it scored, plus the prompt and the policy's sampled answer. */
+  const emit = (row: Omit<TrialRow, 'group' | 'trial' | 'prompt' | keyof Sampled>, prompt: string, out: GenerateResult) => {
+    const full: TrialRow = {
+      group,
+      trial,
+      ...row,
+      prompt,
+      response: out.text,
+      promptIds: out.promptIds,
+      responseIds: out.responseIds,
+      logprobs: out.logprobs,
+      finishReason: out.finishReason,
+    };
+    rows.push(full);
+    input.onRow?.(full);
   };
 
   let wonEpisode = -1;
@@ -294,23 +310,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
           memory.setReflection(reflection.text);
           reflections.push(reflection.text);
           // The reflect row carries the index of the episode it prepares (SPEC §1: it sits before that episode).
-          emit({
-            group,
-            trial,
-            episode: n,
-            turn: 0,
-            phase: 'reflect',
-            reward: 0,
-            valid: reflection.valid,
-            won: false,
-            anchor: REFLECTION_ANCHOR,
-            prompt,
-            response: out.text,
-            promptIds: out.promptIds,
-            responseIds: out.responseIds,
-            logprobs: out.logprobs,
-            finishReason: out.finishReason,
-          });
+          emit({ episode: n, turn: 0, phase: 'reflect', reward: 0, valid: reflection.valid, won: false, anchor: REFLECTION_ANCHOR }, prompt, out);
         }
       }
       current = env.restart();
@@ -337,23 +337,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
       const out = await generate(prompt, `trial ${trial} (group ${group}) episode ${n} turn ${turn}`);
       const anchor = current.anchor;
       const result = env.step(out.text);
-      emit({
-        group,
-        trial,
-        episode: n,
-        turn,
-        phase: 'play',
-        reward: result.reward,
-        valid: result.valid,
-        won: result.won,
-        anchor,
-        prompt,
-        response: out.text,
-        promptIds: out.promptIds,
-        responseIds: out.responseIds,
-        logprobs: out.logprobs,
-        finishReason: out.finishReason,
-      });
+      emit({ episode: n, turn, phase: 'play', reward: result.reward, valid: result.valid, won: result.won, anchor }, prompt, out);
       episodeReward += result.reward;
       steps.push({ action: extractAction(out.text) ?? NO_ACTION, observation: result.observation.text });
       current = result.observation;

@@ -6,7 +6,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Policy } from '../../src/model/policy.js';
 import { Optimizer, type Aggregation, type KlType, type TrainRow } from '../../src/train/step.js';
 import { hasCode } from '../../src/errors.js';
+import type { Tensor } from '../../src/tensor.js';
 import { maxParamDiff, randomIds, referenceEntropy, referenceLoss, rng, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
+
+/** Largest |a - b| over two gradients of one parameter, and the largest |b| (their scale). */
+function gradDiff(a: Tensor, b: Tensor): { diff: number; scale: number } {
+  const x = a.data as Float32Array | Float64Array;
+  const y = b.data as Float32Array | Float64Array;
+  let diff = 0;
+  let scale = 0;
+  for (let i = 0; i < x.length; i++) {
+    diff = Math.max(diff, Math.abs(x[i] - y[i]));
+    scale = Math.max(scale, Math.abs(y[i]));
+  }
+  return { diff, scale };
+}
 
 const AGGREGATIONS: Aggregation[] = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'];
 const KLS: KlType[] = ['none', 'low_var_kl', 'kl', 'mse'];
@@ -254,16 +268,9 @@ describe('policy loss gradient (float64 model)', () => {
     expect(a.metrics.loss).toBe(b.metrics.loss);
     expect(Object.keys(a.grads!).sort()).toEqual(Object.keys(b.grads!).sort());
     for (const [n, t] of Object.entries(a.grads!)) {
-      const x = t.data as Float64Array;
-      const y = b.grads![n].data as Float64Array;
-      let m = 0;
-      let norm = 0;
-      for (let i = 0; i < x.length; i++) {
-        m = Math.max(m, Math.abs(x[i] - y[i]));
-        norm = Math.max(norm, Math.abs(y[i]));
-      }
-      expect(norm, n).toBeGreaterThan(0);
-      expect(m, n).toBeLessThan(1e-12);
+      const { diff, scale } = gradDiff(t, b.grads![n]);
+      expect(scale, n).toBeGreaterThan(0);
+      expect(diff, n).toBeLessThan(1e-12);
       t.dispose();
       b.grads![n].dispose();
     }
@@ -277,11 +284,7 @@ describe('policy loss gradient (float64 model)', () => {
     expect(Math.abs(a.metrics.loss - b.metrics.loss)).toBeLessThan(1e-12);
     expect(Math.abs(a.metrics.entropy! - b.metrics.entropy!)).toBeLessThan(1e-12);
     for (const [n, t] of Object.entries(a.grads!)) {
-      const x = t.data as Float64Array;
-      const y = b.grads![n].data as Float64Array;
-      let m = 0;
-      for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i] - y[i]));
-      expect(m, n).toBeLessThan(1e-12);
+      expect(gradDiff(t, b.grads![n]).diff, n).toBeLessThan(1e-12);
       t.dispose();
       b.grads![n].dispose();
     }
@@ -300,14 +303,7 @@ describe('mixed precision (bf16 compute, fp32 parameters: the CUDA default, run 
     expect(Math.abs(a.metrics.loss - b.metrics.loss)).toBeLessThan(1e-3);
     for (const [n, t] of Object.entries(a.grads!)) {
       expect(t.dtype, n).toBe('float32');
-      const x = t.data as Float32Array;
-      const y = b.grads![n].data as Float32Array;
-      let diff = 0;
-      let scale = 0;
-      for (let i = 0; i < x.length; i++) {
-        diff = Math.max(diff, Math.abs(x[i] - y[i]));
-        scale = Math.max(scale, Math.abs(y[i]));
-      }
+      const { diff, scale } = gradDiff(t, b.grads![n]);
       expect(scale, n).toBeGreaterThan(0);
       expect(diff, n).toBeLessThan(0.03 * scale);
       t.dispose();
