@@ -314,7 +314,7 @@ export class AlfWorldEnv implements Environment {
   }
 
   parseReflection(response: string): Reflection {
-    return extractRemark(typeof response === 'string' ? response : '');
+    return extractRemark(response);
   }
 
   private requireHouse(): Household {

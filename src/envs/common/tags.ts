@@ -32,6 +32,7 @@ export function extractAction(response: string): string | null {
 /**
  * The reflection inside `<remark>...</remark>`, truncated to REMARK_MAX_CHARS. Missing tags or an empty remark give
  * an empty, invalid reflection: an empty remark carries nothing into the next episode, so it is not rewarded as valid.
+ * So does a response that is not a string at all.
  */
 export function extractRemark(response: string): Reflection {
   const inner = extractTag(response, 'remark');

@@ -166,7 +166,7 @@ export class MineSweeperEnv implements Environment {
   }
 
   parseReflection(response: string): Reflection {
-    return extractRemark(typeof response === 'string' ? response : '');
+    return extractRemark(response);
   }
 
   // ---- read access for players, experts and tests ----

@@ -303,7 +303,7 @@ export class SokobanEnv implements Environment {
   }
 
   parseReflection(response: string): Reflection {
-    return extractRemark(typeof response === 'string' ? response : '');
+    return extractRemark(response);
   }
 
   // ---- read access for experts and tests ----

@@ -230,7 +230,7 @@ export class WebShopEnv implements Environment {
   }
 
   parseReflection(response: string): Reflection {
-    return extractRemark(typeof response === 'string' ? response : '');
+    return extractRemark(response);
   }
 
   // ---- internals ----
