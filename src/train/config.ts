@@ -144,8 +144,13 @@ const sftSchema = z
     /** Probability that the demonstrating expert makes a random move, so failed episodes and reflections occur. */
     noise: unitInterval.default(0.3),
     steps: z.number().int().nonnegative().default(200),
-    /** Times each reflection row and each row of a later episode (which reads the memory) is repeated. */
+    /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3),
+    /**
+     * Times each reflection row is repeated. Reflections are few (only failed episodes write one) and a model trained
+     * from scratch must learn to copy the mine and the safe cells out of the trajectory exactly.
+     */
+    reflectionWeight: z.number().int().positive().default(3),
     lr: z.number().positive().default(1e-3),
     batchRows: positiveInt.default(32),
   })

@@ -7,7 +7,6 @@
 import { createEnv } from '../envs/registry.js';
 import { MineSweeperEnv } from '../envs/minesweeper/env.js';
 import { MineSweeperLogicPlayer } from '../envs/minesweeper/expert.js';
-import { parseCellAction } from '../envs/minesweeper/parse.js';
 import { extractAction } from '../envs/common/tags.js';
 import { taskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
@@ -41,13 +40,9 @@ class MineSweeperDemoPolicy implements PolicyClient {
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     if (this.view.phase === 'reflect') {
-      // The failed episode is still on the board: remember its mine and safe cells, then write the reflection.
+      // Remember what the failed episode showed (what the reflection states), then write the reflection.
       const steps = this.view.steps;
-      const last = steps.at(-1);
-      const cell = last ? parseCellAction(last.action) : null;
-      const { rows, cols } = this.#env.settings;
-      const index = cell && cell.row >= 1 && cell.row <= rows && cell.col >= 1 && cell.col <= cols ? (cell.row - 1) * cols + (cell.col - 1) : -1;
-      this.#player.endEpisode(index, index >= 0 && this.#env.board.mines[index] === 1);
+      this.#player.endEpisode(steps);
       return scriptedResult(request, this.#player.reflect(steps.slice()));
     }
     return scriptedResult(request, this.#player.act());
@@ -96,8 +91,9 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
     if (response.startsWith(RANDOM_MOVE)) continue;
     if (batch.table.phase[i] === 0 && extractAction(response) === null) continue;
     // Reflections and the episodes that read them are what a single-episode player never shows, and the scripted
-    // players win most first episodes: those rows are repeated `memoryWeight` times so they are not a small minority.
-    const copies = batch.table.phase[i] === 1 || batch.table.episode[i] > 0 ? config.sft.memoryWeight : 1;
+    // players win most first episodes: those rows are repeated (`reflectionWeight`, `memoryWeight` times) so they are
+    // not a small minority.
+    const copies = batch.table.phase[i] === 1 ? config.sft.reflectionWeight : batch.table.episode[i] > 0 ? config.sft.memoryWeight : 1;
     for (let c = 0; c < copies; c++) {
       prompts.push(batch.prompts[i]);
       responses.push(response);

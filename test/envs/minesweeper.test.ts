@@ -238,6 +238,43 @@ describe('minesweeper players', () => {
     expect(terse.text).toBe('mine (1, 1); safe (1, 2)');
   });
 
+  it('the memory of the logic player holds exactly what its reflection states, and replays it first', () => {
+    const env = handBoard(4, 1); // mines (1, 1) and (1, 3); row 1 is unopened
+    const r1 = env.step(act(1, 2));
+    const r2 = env.step(act(1, 1));
+    expect(r2.done && !r2.won).toBe(true);
+    const steps = [
+      { action: '(1, 2)', observation: r1.observation.text },
+      { action: '(1, 1)', observation: r2.observation.text },
+    ];
+    for (const seed of [0, 1, 2, 3, 4]) {
+      const player = new MineSweeperLogicPlayer(env, { seed, memory: true, style: 'compact' });
+      expect(env.parseReflection(player.reflect(steps)).text).toBe('mine (1, 1); safe (1, 2)');
+      player.endEpisode(steps);
+      env.restart();
+      // The safe cell the reflection lists comes first; the mine it names is never opened.
+      const order: number[] = [];
+      let r;
+      do {
+        const cell = player.chooseCell();
+        order.push(cell);
+        r = env.step(act(Math.floor(cell / 4) + 1, (cell % 4) + 1));
+      } while (!r.done);
+      expect(order[0]).toBe(1);
+      expect(order).not.toContain(0);
+      expect(r.won).toBe(true);
+    }
+    // Without memory, endEpisode keeps nothing: some seed's first guess is not the cell the last episode found safe.
+    const firsts = new Set<number>();
+    for (const seed of [0, 1, 2, 3, 4, 5, 6, 7]) {
+      env.restart();
+      const player = new MineSweeperLogicPlayer(env, { seed, memory: false });
+      player.endEpisode(steps);
+      firsts.add(player.chooseCell());
+    }
+    expect(firsts.size).toBeGreaterThan(1);
+  });
+
   it('builds full and compact prompts', () => {
     const env = new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 });
     const initial = env.reset(3);

@@ -17,12 +17,17 @@ function answer(reason: string, cols: number, cell: number, style: PromptStyle =
   return style === 'compact' ? action : `${reason}\n${action}`;
 }
 
-/** What the failed episode showed, replayed from the initial board: the mine hit (if any) and the safe clicks. */
-export function mineSweeperReflectionText(
-  env: MineSweeperEnv,
-  steps: readonly TrajectoryStep[],
-  style: PromptStyle = 'full',
-): string {
+/** What a failed episode showed, replayed from the initial board: the mine hit and the cells clicked safely. */
+export interface EpisodeFacts {
+  /** Index of the mine hit, or -1 when the episode ran out of turns. */
+  mineHit: number;
+  /** Cells opened by a click, in click order (repeats and bad actions left out). */
+  safeClicks: number[];
+  /** Turns that opened nothing (already open, off the board, unparsable). */
+  wasted: number;
+}
+
+export function mineSweeperEpisodeFacts(env: MineSweeperEnv, steps: readonly TrajectoryStep[]): EpisodeFacts {
   const { board } = env;
   const { rows, cols } = env.settings;
   const opened = new Uint8Array(rows * cols);
@@ -49,6 +54,17 @@ export function mineSweeperReflectionText(
     safeClicks.push(i);
     if (allSafeOpened(board, opened)) break;
   }
+  return { mineHit, safeClicks, wasted };
+}
+
+/** The scripted reflection: only the facts of the failed episode (mineSweeperEpisodeFacts) and, in full style, a plan. */
+export function mineSweeperReflectionText(
+  env: MineSweeperEnv,
+  steps: readonly TrajectoryStep[],
+  style: PromptStyle = 'full',
+): string {
+  const { cols } = env.settings;
+  const { mineHit, safeClicks, wasted } = mineSweeperEpisodeFacts(env, steps);
   const safeList = safeClicks.length > 0 ? safeClicks.map((i) => cellLabel(cols, i)).join(', ') : 'none';
   if (style === 'compact') {
     // Terse form for tiny models: the two facts that carry over to the next episode.
@@ -98,15 +114,15 @@ export interface LogicPlayerOptions {
   seed?: number;
   /** Reflection style, as for MineSweeperExpert. */
   style?: PromptStyle;
-  /** Carry mines hit and cells found safe into later episodes (call `endEpisode()` between episodes). */
+  /** Carry mines hit and cells clicked safely into later episodes (call `endEpisode(steps)` between episodes). */
   memory?: boolean;
 }
 
 export class MineSweeperLogicPlayer implements Expert {
   private readonly rng: Rng;
   private readonly rememberedMines = new Set<number>();
-  /** Cells seen open in earlier episodes, with the number they showed (0 = blank, which re-opens a whole area). */
-  private readonly rememberedSafe = new Map<number, number>();
+  /** Cells clicked safely in earlier episodes, in click order: what the reflections list, replayed first. */
+  private readonly rememberedSafe: number[] = [];
   readonly memory: boolean;
   readonly style: PromptStyle;
 
@@ -124,10 +140,9 @@ export class MineSweeperLogicPlayer implements Expert {
     const { rows, cols } = this.env.settings;
     const visible = this.env.visible();
     const known = deduce(rows, cols, visible, this.memory ? this.rememberedMines : []);
-    if (this.memory) {
-      const remembered = [...this.rememberedSafe].filter(([i]) => visible[i] < 0).sort((a, b) => a[1] - b[1]);
-      if (remembered.length > 0) return remembered[0][0];
-    }
+    // Memory first: the cells earlier episodes clicked safely, in the order the reflections list them.
+    const replay = this.memory ? this.rememberedSafe.find((i) => visible[i] < 0) : undefined;
+    if (replay !== undefined) return replay;
     if (known.safe.length > 0) return known.safe[0];
     const mines = new Set([...known.mines, ...(this.memory ? this.rememberedMines : [])]);
     const candidates: number[] = [];
@@ -141,13 +156,15 @@ export class MineSweeperLogicPlayer implements Expert {
     return answer('The numbers shown decide this cell (or it is my best guess).', this.env.settings.cols, this.chooseCell(), this.style);
   }
 
-  /** Record what an episode showed (the last step's result and the opened cells) for the next episode. */
-  endEpisode(lastCell: number, hitMine: boolean): void {
+  /**
+   * Remember what a failed episode showed, exactly what its scripted reflection states (the mine hit, the cells
+   * clicked safely), so a model imitating this player sees in its prompt everything the player's next moves rely on.
+   */
+  endEpisode(steps: readonly TrajectoryStep[]): void {
     if (!this.memory) return;
-    if (hitMine) this.rememberedMines.add(lastCell);
-    this.env.visible().forEach((v, i) => {
-      if (v >= 0) this.rememberedSafe.set(i, v);
-    });
+    const { mineHit, safeClicks } = mineSweeperEpisodeFacts(this.env, steps);
+    if (mineHit >= 0) this.rememberedMines.add(mineHit);
+    for (const cell of safeClicks) if (!this.rememberedSafe.includes(cell)) this.rememberedSafe.push(cell);
   }
 
   reflect(steps: TrajectoryStep[]): string {

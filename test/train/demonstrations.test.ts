@@ -1,0 +1,48 @@
+// The warm start's demonstrations: the MineSweeper logic player's later episodes follow only what its reflections
+// state, and the row weights repeat reflections and memory-reading rows as configured.
+import { describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/train/config.js';
+import { collectDemonstrations } from '../../src/train/demonstrations.js';
+
+function config(sft: Record<string, number>) {
+  return validateConfig({
+    name: 'demo',
+    model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 0 }, promptStyle: 'compact' },
+    env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 7 } },
+    trial: { episodes: 3 },
+    rollout: { groupSize: 4 },
+    sft: { trials: 64, steps: 1, ...sft },
+  });
+}
+
+const isReflection = (r: string) => r.startsWith('<remark>');
+
+describe('warm-start demonstrations (MineSweeper)', () => {
+  it('repeats reflection rows reflectionWeight times and later-episode rows memoryWeight times', async () => {
+    const one = await collectDemonstrations(config({ reflectionWeight: 1, memoryWeight: 1 }));
+    const weighted = await collectDemonstrations(config({ reflectionWeight: 5, memoryWeight: 2 }));
+    const reflections = one.responses.filter(isReflection).length;
+    expect(reflections).toBeGreaterThan(5);
+    expect(weighted.responses.filter(isReflection).length).toBe(5 * reflections);
+    const laterPlay = one.prompts.filter((p, i) => !isReflection(one.responses[i]) && p.includes('mem:')).length;
+    const firstPlay = one.prompts.length - reflections - laterPlay;
+    expect(weighted.prompts.length).toBe(firstPlay + 2 * laterPlay + 5 * reflections);
+  });
+
+  it('a later episode opens first the safe cells the reflections in its prompt list, never their mines', async () => {
+    const demos = await collectDemonstrations(config({ reflectionWeight: 1, memoryWeight: 1 }));
+    let checked = 0;
+    for (let i = 0; i < demos.prompts.length; i++) {
+      const prompt = demos.prompts[i];
+      const mem = /mem: (.*?) \| now:/.exec(prompt);
+      if (!mem || isReflection(demos.responses[i]) || prompt.includes('acts:')) continue; // first move of a later episode
+      const cell = /<action>(\(\d, \d\))<\/action>/.exec(demos.responses[i])![1];
+      const mines = [...mem[1].matchAll(/mine (\(\d, \d\))/g)].map((m) => m[1]);
+      const safe = [...mem[1].matchAll(/safe ([^;]*?)(?: ;|$)/g)].flatMap((m) => m[1].match(/\(\d, \d\)/g) ?? []);
+      expect(mines).not.toContain(cell);
+      if (safe.length > 0) expect(cell).toBe(safe[0]);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(5);
+  });
+});
