@@ -38,6 +38,8 @@ export interface EvalEvent {
   /** pass@1..pass@N, fractions in [0, 1]. */
   passAtK: number[];
   byType?: Record<string, number[]>;
+  /** Per task, in task order: the 0-based attempt of the first win, -1 when no attempt won (for paired comparisons). */
+  firstWin?: number[];
 }
 
 export interface CheckpointEvent {

@@ -2,9 +2,11 @@
 // an equal episode budget and evaluated on the same held-out tasks), with eval.json and a pass@k table at the end.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { compareMethods, formatComparison, type PairedComparison } from '../eval/compare.js';
 import { formatPassAtKTable } from '../eval/table.js';
 import { TRAINED_METHODS } from '../eval/methods.js';
 import { validateConfig, type TrainerConfig } from './config.js';
+import { readableJson } from '../util/json.js';
 import { writeFileAtomic } from './checkpoint.js';
 import type { EvalEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
@@ -30,12 +32,17 @@ export interface EvalSummary {
   passAtK: number[];
   tasks: number;
   byType?: Record<string, number[]>;
+  /** Per task: the 0-based attempt of the first win, -1 when none (see EvalEvent). */
+  firstWin?: number[];
 }
 
 export interface JobResult {
   runDir: string;
   results: EvalSummary[];
+  /** The pass@k table, followed (for a comparison) by the paired differences of the first method with each other. */
   table: string;
+  /** The first method against each other one, on the same held-out tasks (empty for a single run). */
+  comparisons: PairedComparison[];
 }
 
 async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalSummary | undefined> {
@@ -45,7 +52,7 @@ async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalS
     options.onEvent?.(event, config.method);
     if (event.type === 'eval') last = event;
   }
-  return last && { method: last.method, env: last.env, passAtK: last.passAtK, tasks: last.tasks, byType: last.byType };
+  return last && { method: last.method, env: last.env, passAtK: last.passAtK, tasks: last.tasks, byType: last.byType, firstWin: last.firstWin };
 }
 
 /** Runs a config: a single method, or the comparison its `compare` field lists. */
@@ -90,7 +97,18 @@ export async function runJob(config: TrainerConfig, options: JobOptions): Promis
       if (r) results.push(r);
     }
   }
-  const table = formatPassAtKTable(results.map((r) => ({ method: r.method, passAtK: r.passAtK, tasks: r.tasks })));
-  writeFileAtomic(join(runDir, 'eval.json'), JSON.stringify(results, null, 2) + '\n');
-  return { runDir, results, table };
+  const comparisons: PairedComparison[] = [];
+  const [first, ...others] = results;
+  for (const other of others) {
+    if (first.firstWin && other.firstWin && first.firstWin.length === other.firstWin.length) {
+      comparisons.push(compareMethods(first as Required<EvalSummary>, other as Required<EvalSummary>, config.trial.episodes, { seed: config.seed }));
+    }
+  }
+  const table = [
+    formatPassAtKTable(results.map((r) => ({ method: r.method, passAtK: r.passAtK, tasks: r.tasks }))),
+    ...comparisons.map(formatComparison),
+  ].join('\n');
+  writeFileAtomic(join(runDir, 'eval.json'), readableJson(results));
+  if (comparisons.length > 0) writeFileAtomic(join(runDir, 'compare.json'), readableJson(comparisons));
+  return { runDir, results, table, comparisons };
 }

@@ -176,7 +176,16 @@ export class Trainer {
       },
     });
     progress.finish(`pass@k ${result.passAtK.map((p) => (100 * p).toFixed(1)).join('/')}`);
-    return { type: 'eval', method: c.method, iteration, env: result.env, tasks: result.tasks, passAtK: result.passAtK, byType: result.byType };
+    return {
+      type: 'eval',
+      method: c.method,
+      iteration,
+      env: result.env,
+      tasks: result.tasks,
+      passAtK: result.passAtK,
+      byType: result.byType,
+      firstWin: result.trials.map((t) => t.wonEpisode),
+    };
   }
 
   /** One training iteration: rollout, advantages, update. */

@@ -27,7 +27,7 @@ describe('every method, two iterations, tiny model', () => {
       sft: { trials: 4, steps: 2, batchRows: 4 },
     });
     const events: Array<{ method: string; event: TrainerEvent }> = [];
-    const { results, runDir } = await runJob(config, {
+    const { results, runDir, comparisons, table } = await runJob(config, {
       runtime: createNativeRuntime,
       progress: false,
       log: () => {},
@@ -54,5 +54,13 @@ describe('every method, two iterations, tiny model', () => {
     }
     const written = JSON.parse(readFileSync(join(runDir, 'eval.json'), 'utf8')) as Array<{ method: string; env: string; passAtK: number[]; tasks: number }>;
     expect(written.map((w) => [w.method, w.env, w.tasks])).toEqual(METHODS.map((m) => [m, 'minesweeper', 2]));
+    // Per-task outcomes agree with pass@k, and the first method is compared with every other on the same tasks.
+    for (const r of results) {
+      expect(r.firstWin).toHaveLength(2);
+      expect(r.passAtK[1]).toBe(r.firstWin!.filter((w) => w >= 0).length / 2);
+    }
+    expect(comparisons.map((c) => [c.a, c.b])).toEqual(METHODS.slice(1).map((m) => [METHODS[0], m]));
+    expect(JSON.parse(readFileSync(join(runDir, 'compare.json'), 'utf8'))).toHaveLength(METHODS.length - 1);
+    expect(table).toContain(`${METHODS[0]} - ${METHODS[1]} pass@2:`);
   }, 600_000);
 });

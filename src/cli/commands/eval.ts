@@ -1,7 +1,9 @@
 // `lamer eval`: pass@1..N of a checkpoint on held-out tasks, for one or more methods' trial modes.
+import { compareMethods, formatComparison } from '../../eval/compare.js';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { loadConfig } from '../../train/config.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
+import { readableJson } from '../../util/json.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
 import { Trainer } from '../../train/trainer.js';
 import type { EvalEvent } from '../../train/events.js';
@@ -54,8 +56,19 @@ export const command: Command = {
       }
     }
     console.log(formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
+    // Every method ran on the same held-out tasks: the first against each other one, paired by task.
+    const [first, ...others] = results;
+    for (const other of others) {
+      const c = compareMethods(
+        { method: first.method, firstWin: first.firstWin ?? [] },
+        { method: other.method, firstWin: other.firstWin ?? [] },
+        base.trial.episodes,
+        { seed: base.seed },
+      );
+      console.log(formatComparison(c));
+    }
     if (values.json) {
-      writeFileAtomic(values.json, JSON.stringify(results.map(({ method, env, passAtK, tasks, byType }) => ({ method, env, passAtK, tasks, byType })), null, 2) + '\n');
+      writeFileAtomic(values.json, readableJson(results.map(({ method, env, passAtK, tasks, byType, firstWin }) => ({ method, env, passAtK, tasks, byType, firstWin }))));
       console.log(`wrote ${values.json}`);
     }
     return 0;

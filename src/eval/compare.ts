@@ -1,0 +1,110 @@
+// Paired comparison of two methods evaluated on the same held-out tasks: the difference of pass@N and of the gain
+// pass@N - pass@1, each with a 95% percentile bootstrap interval that resamples tasks (both methods' outcomes on a
+// task stay together, so task difficulty, shared by both, does not widen the interval). One board is 1/tasks of
+// pass@k; the interval says whether a difference is larger than which boards happened to be drawn.
+
+import { LamerError } from '../errors.js';
+import { Rng } from '../util/rng.js';
+
+export interface Interval {
+  /** Difference a - b in fractions (points / 100). */
+  mean: number;
+  low: number;
+  high: number;
+}
+
+export interface PairedComparison {
+  a: string;
+  b: string;
+  tasks: number;
+  /** N: the pass@N compared. */
+  episodes: number;
+  /** pass@N(a) - pass@N(b). */
+  passAtN: Interval;
+  /** (pass@N - pass@1)(a) - (pass@N - pass@1)(b). */
+  gain: Interval;
+  resamples: number;
+}
+
+export interface CompareOptions {
+  /** Bootstrap resamples (default 2000). */
+  resamples?: number;
+  /** Seed of the resampling (default 0), so the interval is reproducible. */
+  seed?: number;
+}
+
+function check(name: string, firstWin: readonly number[], episodes: number): void {
+  if (!Array.isArray(firstWin) || firstWin.some((w) => !Number.isInteger(w) || w < -1 || w >= episodes)) {
+    throw new LamerError('E_ARG', `compareMethods: ${name} must list, per task, the index of the first won attempt in [0, ${episodes}) or -1`);
+  }
+}
+
+/**
+ * Compares method a with method b from their per-task first won attempts (`firstWin[i]`: 0-based attempt of the first
+ * win on task i, -1 when every attempt failed), which must come from the same tasks in the same order.
+ */
+export function compareMethods(
+  a: { method: string; firstWin: readonly number[] },
+  b: { method: string; firstWin: readonly number[] },
+  episodes: number,
+  options: CompareOptions = {},
+): PairedComparison {
+  if (!Number.isInteger(episodes) || episodes < 1) throw new LamerError('E_ARG', `compareMethods: episodes must be a positive integer, found ${episodes}`);
+  check(a.method, a.firstWin, episodes);
+  check(b.method, b.firstWin, episodes);
+  const n = a.firstWin.length;
+  if (n === 0 || b.firstWin.length !== n) {
+    throw new LamerError('E_ARG', `compareMethods: both methods need outcomes on the same non-empty task list (${n} vs ${b.firstWin.length})`);
+  }
+  const resamples = options.resamples ?? 2000;
+  if (!Number.isInteger(resamples) || resamples < 1) throw new LamerError('E_ARG', `compareMethods: resamples must be a positive integer, found ${resamples}`);
+  // Per task: the contribution to pass@N and to the gain (solved at N but not at attempt 1), for a minus b.
+  const dPass = new Float64Array(n);
+  const dGain = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const [wa, wb] = [a.firstWin[i], b.firstWin[i]];
+    dPass[i] = (wa >= 0 ? 1 : 0) - (wb >= 0 ? 1 : 0);
+    dGain[i] = (wa >= 1 ? 1 : 0) - (wb >= 1 ? 1 : 0);
+  }
+  const mean = (xs: Float64Array) => xs.reduce((s, x) => s + x, 0) / n;
+  const rng = new Rng(options.seed ?? 0);
+  const passMeans = new Float64Array(resamples);
+  const gainMeans = new Float64Array(resamples);
+  for (let r = 0; r < resamples; r++) {
+    let p = 0;
+    let g = 0;
+    for (let i = 0; i < n; i++) {
+      const j = rng.int(n);
+      p += dPass[j];
+      g += dGain[j];
+    }
+    passMeans[r] = p / n;
+    gainMeans[r] = g / n;
+  }
+  const interval = (values: Float64Array, m: number): Interval => {
+    const sorted = Float64Array.from(values).sort();
+    const at = (q: number) => sorted[Math.min(resamples - 1, Math.max(0, Math.round(q * (resamples - 1))))];
+    return { mean: m, low: at(0.025), high: at(0.975) };
+  };
+  return {
+    a: a.method,
+    b: b.method,
+    tasks: n,
+    episodes,
+    passAtN: interval(passMeans, mean(dPass)),
+    gain: interval(gainMeans, mean(dGain)),
+    resamples,
+  };
+}
+
+const points = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+
+/** Two lines: the pass@N difference and the gain difference, in points with their 95% intervals. */
+export function formatComparison(c: PairedComparison): string {
+  const line = (what: string, i: Interval) => `${c.a} - ${c.b} ${what}: ${points(i.mean)} points (95% CI ${points(i.low)} to ${points(i.high)})`;
+  return [
+    line(`pass@${c.episodes}`, c.passAtN),
+    line(`gain pass@1->${c.episodes}`, c.gain),
+    `(paired bootstrap over the ${c.tasks} held-out tasks, ${c.resamples} resamples)`,
+  ].join('\n');
+}
