@@ -97,6 +97,24 @@ export function compareMethods(
   };
 }
 
+/**
+ * The first method against each other one, for results of one evaluation run on the same tasks; a result without
+ * per-task outcomes, or with a different task count, is left out.
+ */
+export function compareWithFirst(
+  results: ReadonlyArray<{ method: string; firstWin?: readonly number[] }>,
+  episodes: number,
+  options: CompareOptions = {},
+): PairedComparison[] {
+  const [first, ...others] = results;
+  const out: PairedComparison[] = [];
+  for (const other of others) {
+    if (!first.firstWin || !other.firstWin || first.firstWin.length !== other.firstWin.length) continue;
+    out.push(compareMethods({ method: first.method, firstWin: first.firstWin }, { method: other.method, firstWin: other.firstWin }, episodes, options));
+  }
+  return out;
+}
+
 const points = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
 
 /** Two lines: the pass@N difference and the gain difference, in points with their 95% intervals. */

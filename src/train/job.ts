@@ -2,7 +2,7 @@
 // an equal episode budget and evaluated on the same held-out tasks), with eval.json and a pass@k table at the end.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { compareMethods, formatComparison, type PairedComparison } from '../eval/compare.js';
+import { compareWithFirst, formatComparison, type PairedComparison } from '../eval/compare.js';
 import { formatPassAtKTable } from '../eval/table.js';
 import { TRAINED_METHODS } from '../eval/methods.js';
 import { validateConfig, type TrainerConfig } from './config.js';
@@ -97,15 +97,9 @@ export async function runJob(config: TrainerConfig, options: JobOptions): Promis
       if (r) results.push(r);
     }
   }
-  const comparisons: PairedComparison[] = [];
-  const [first, ...others] = results;
-  for (const other of others) {
-    if (first.firstWin && other.firstWin && first.firstWin.length === other.firstWin.length) {
-      comparisons.push(compareMethods(first as Required<EvalSummary>, other as Required<EvalSummary>, config.trial.episodes, { seed: config.seed }));
-    }
-  }
+  const comparisons = compareWithFirst(results, config.trial.episodes, { seed: config.seed });
   const table = [
-    formatPassAtKTable(results.map((r) => ({ method: r.method, passAtK: r.passAtK, tasks: r.tasks }))),
+    formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks }))),
     ...comparisons.map(formatComparison),
   ].join('\n');
   writeFileAtomic(join(runDir, 'eval.json'), readableJson(results));

@@ -1,5 +1,5 @@
 // `lamer eval`: pass@1..N of a checkpoint on held-out tasks, for one or more methods' trial modes.
-import { compareMethods, formatComparison } from '../../eval/compare.js';
+import { compareWithFirst, formatComparison } from '../../eval/compare.js';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { loadConfig } from '../../train/config.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
@@ -57,16 +57,7 @@ export const command: Command = {
     }
     console.log(formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
     // Every method ran on the same held-out tasks: the first against each other one, paired by task.
-    const [first, ...others] = results;
-    for (const other of others) {
-      const c = compareMethods(
-        { method: first.method, firstWin: first.firstWin ?? [] },
-        { method: other.method, firstWin: other.firstWin ?? [] },
-        base.trial.episodes,
-        { seed: base.seed },
-      );
-      console.log(formatComparison(c));
-    }
+    for (const c of compareWithFirst(results, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));
     if (values.json) {
       writeFileAtomic(values.json, readableJson(results.map(({ method, env, passAtK, tasks, byType, firstWin }) => ({ method, env, passAtK, tasks, byType, firstWin }))));
       console.log(`wrote ${values.json}`);
