@@ -74,6 +74,11 @@ export interface Environment {
   playPrompt(input: PlayPromptInput): string;
   reflectPrompt(input: ReflectPromptInput): string;
   parseReflection(response: string): Reflection;
+  /**
+   * Optional: whether a reflection states the checkable facts of the failed episode `steps` correctly (MineSweeper:
+   * it names the mine that was hit). undefined when the episode has no such fact. Called before restart().
+   */
+  checkReflection?(steps: readonly TrajectoryStep[], reflection: string): boolean | undefined;
 }
 
 /** A scripted player used for demonstrations (supervised warm start) and tests. */

@@ -41,6 +41,32 @@ export interface EvalResult {
   tasksByType: Record<string, number>;
   trials: TrialSummary[];
   stats: RolloutStats;
+  /** Reflections the environment could check (Environment.checkReflection) and how many stated the facts right. */
+  reflectionChecks: ReflectionChecks;
+}
+
+export interface ReflectionChecks {
+  checked: number;
+  correct: number;
+}
+
+/** "lamer: 16 of 196 checkable reflections state the failed episode's facts right (8.2%)". */
+export function formatReflectionChecks(method: string, c: ReflectionChecks): string {
+  return `${method}: ${c.correct} of ${c.checked} checkable reflections state the failed episode's facts right (${((100 * c.correct) / c.checked).toFixed(1)}%)`;
+}
+
+/** Counts the checkable reflections of trials and the correct ones. */
+export function countReflectionChecks(trials: ReadonlyArray<{ reflectionsCorrect: ReadonlyArray<boolean | undefined> }>): ReflectionChecks {
+  let checked = 0;
+  let correct = 0;
+  for (const t of trials) {
+    for (const c of t.reflectionsCorrect) {
+      if (c === undefined) continue;
+      checked++;
+      if (c) correct++;
+    }
+  }
+  return { checked, correct };
 }
 
 /** Evaluation task seeds: the first `count` of the evaluation split, or the given ones after checking their split. */
@@ -106,5 +132,6 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     tasksByType: summary.tasksByType,
     trials: batch.trials,
     stats: batch.stats,
+    reflectionChecks: countReflectionChecks(batch.trials),
   };
 }

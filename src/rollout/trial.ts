@@ -79,6 +79,8 @@ export interface TrialResult {
   episodeRewards: number[];
   /** Reflections written, in order (empty text for an invalid one). */
   reflections: string[];
+  /** Per reflection: whether it states the failed episode's facts correctly (Environment.checkReflection). */
+  reflectionsCorrect: Array<boolean | undefined>;
   /** Rows in chronological order. */
   rows: TrialRow[];
 }
@@ -256,6 +258,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
   const won = new Array<boolean>(config.episodes).fill(false);
   const episodeRewards: number[] = [];
   const reflections: string[] = [];
+  const reflectionsCorrect: Array<boolean | undefined> = [];
   let calls = 0;
 
   const generate = async (prompt: string, where: string): Promise<GenerateResult> => {
@@ -309,6 +312,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
           const reflection = env.parseReflection(out.text);
           memory.setReflection(reflection.text);
           reflections.push(reflection.text);
+          reflectionsCorrect.push(env.checkReflection?.(lastSteps, reflection.text));
           // The reflect row carries the index of the episode it prepares (SPEC §1: it sits before that episode).
           emit({ episode: n, turn: 0, phase: 'reflect', reward: 0, valid: reflection.valid, won: false, anchor: REFLECTION_ANCHOR }, prompt, out);
         }
@@ -362,6 +366,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
     episodesPlayed: episodeRewards.length,
     episodeRewards,
     reflections,
+    reflectionsCorrect,
     rows,
   };
 }

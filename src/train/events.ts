@@ -40,6 +40,8 @@ export interface EvalEvent {
   byType?: Record<string, number[]>;
   /** Per task, in task order: the 0-based attempt of the first win, -1 when no attempt won (for paired comparisons). */
   firstWin?: number[];
+  /** Reflections whose facts the environment could check, and the correct ones (absent when none were checked). */
+  reflectionChecks?: { checked: number; correct: number };
 }
 
 export interface CheckpointEvent {

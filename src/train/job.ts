@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison, type PairedComparison } from '../eval/compare.js';
+import { formatReflectionChecks } from '../eval/evaluate.js';
 import { formatPassAtKTable } from '../eval/table.js';
 import { TRAINED_METHODS } from '../eval/methods.js';
 import { validateConfig, type TrainerConfig } from './config.js';
@@ -34,6 +35,7 @@ export interface EvalSummary {
   byType?: Record<string, number[]>;
   /** Per task: the 0-based attempt of the first win, -1 when none (see EvalEvent). */
   firstWin?: number[];
+  reflectionChecks?: { checked: number; correct: number };
 }
 
 export interface JobResult {
@@ -52,7 +54,7 @@ async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalS
     options.onEvent?.(event, config.method);
     if (event.type === 'eval') last = event;
   }
-  return last && { method: last.method, env: last.env, passAtK: last.passAtK, tasks: last.tasks, byType: last.byType, firstWin: last.firstWin };
+  return last && { method: last.method, env: last.env, passAtK: last.passAtK, tasks: last.tasks, byType: last.byType, firstWin: last.firstWin, reflectionChecks: last.reflectionChecks };
 }
 
 /** Runs a config: a single method, or the comparison its `compare` field lists. */
@@ -101,6 +103,7 @@ export async function runJob(config: TrainerConfig, options: JobOptions): Promis
   const table = [
     formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks }))),
     ...comparisons.map(formatComparison),
+    ...results.flatMap((r) => (r.reflectionChecks ? [formatReflectionChecks(r.method, r.reflectionChecks)] : [])),
   ].join('\n');
   writeFileAtomic(join(runDir, 'eval.json'), readableJson(results));
   if (comparisons.length > 0) writeFileAtomic(join(runDir, 'compare.json'), readableJson(comparisons));

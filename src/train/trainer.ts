@@ -175,7 +175,9 @@ export class Trainer {
         if (p.trialsDone > progress.done) progress.tick(p.trialsDone - progress.done);
       },
     });
-    progress.finish(`pass@k ${result.passAtK.map((p) => (100 * p).toFixed(1)).join('/')}`);
+    const checks = result.reflectionChecks;
+    const right = checks.checked > 0 ? `; reflections right ${checks.correct}/${checks.checked}` : '';
+    progress.finish(`pass@k ${result.passAtK.map((p) => (100 * p).toFixed(1)).join('/')}${right}`);
     return {
       type: 'eval',
       method: c.method,
@@ -185,6 +187,7 @@ export class Trainer {
       passAtK: result.passAtK,
       byType: result.byType,
       firstWin: result.trials.map((t) => t.wonEpisode),
+      ...(checks.checked > 0 ? { reflectionChecks: checks } : {}),
     };
   }
 

@@ -91,3 +91,47 @@ describe('evaluate', () => {
     }
   });
 });
+
+describe('reflection checks (MineSweeper names the mine hit)', () => {
+  it('the scripted reflections are all right; a policy naming another cell is always wrong; no check without reflections', async () => {
+    const env = () => createEnv('minesweeper', { rows: 4, cols: 4, mines: 2, maxTurns: 7 });
+    // Random admissible moves hit mines often, and the expert's scripted reflection names the mine each time.
+    const right = await evaluate({ policy: scriptedPolicy({ noise: 1, seed: 3, expert: { style: 'compact' } }), env, tasks: 24, method: 'lamer', style: 'compact' });
+    expect(right.reflectionChecks.checked).toBeGreaterThan(5);
+    expect(right.reflectionChecks.correct).toBe(right.reflectionChecks.checked);
+    // The same play, but every reflection blames cell (1, 1) or names no mine at all.
+    const wrongPolicy = scriptedPolicy({ noise: 1, seed: 3, expert: { style: 'compact' } });
+    const liar = (view: Parameters<typeof wrongPolicy>[0]): PolicyClient => {
+      const inner = wrongPolicy(view);
+      return {
+        generate: async (request) => {
+          if (view.phase !== 'reflect') return inner.generate(request);
+          const hitCell = /\((\d), (\d)\) was a mine/.exec(request.prompt);
+          if (!hitCell) return scriptedResult(request, '<remark>out of turns</remark>');
+          const other = hitCell[1] === '1' && hitCell[2] === '1' ? '(1, 2)' : '(1, 1)';
+          return scriptedResult(request, view.episode % 2 === 0 ? `<remark>mine ${other}; safe none</remark>` : '<remark>out of turns</remark>');
+        },
+      };
+    };
+    const wrong = await evaluate({ policy: liar, env, tasks: 24, method: 'lamer', style: 'compact' });
+    expect(wrong.reflectionChecks.checked).toBeGreaterThan(5);
+    expect(wrong.reflectionChecks.correct).toBe(0);
+    // Independent attempts write no reflections.
+    const none = await evaluate({ policy: scriptedPolicy({ noise: 1, seed: 3 }), env, tasks: 8, method: 'gigpo', style: 'compact' });
+    expect(none.reflectionChecks).toEqual({ checked: 0, correct: 0 });
+  });
+
+  it('checkReflection: the first cell called a mine decides; none when the episode hit no mine', () => {
+    const env = createEnv('minesweeper', { rows: 4, cols: 4, mines: 2, maxTurns: 7 });
+    env.reset(taskSeed('eval', 0));
+    const board = (env as unknown as { board: { mines: Uint8Array } }).board;
+    const mine = board.mines.indexOf(1);
+    const label = `(${Math.floor(mine / 4) + 1}, ${(mine % 4) + 1})`;
+    const steps = [{ action: label, observation: '' }];
+    expect(env.checkReflection!(steps, `mine ${label}; safe none`)).toBe(true);
+    expect(env.checkReflection!(steps, `I hit the mine at ${label}.`)).toBe(true);
+    expect(env.checkReflection!(steps, `safe (9, 9); mine (4, 5)`)).toBe(false);
+    expect(env.checkReflection!(steps, 'out of turns')).toBe(false);
+    expect(env.checkReflection!([], 'mine (1, 1)')).toBeUndefined();
+  });
+});

@@ -1,5 +1,6 @@
 // `lamer eval`: pass@1..N of a checkpoint on held-out tasks, for one or more methods' trial modes.
 import { compareWithFirst, formatComparison } from '../../eval/compare.js';
+import { formatReflectionChecks } from '../../eval/evaluate.js';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { loadConfig } from '../../train/config.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
@@ -58,8 +59,9 @@ export const command: Command = {
     console.log(formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
     // Every method ran on the same held-out tasks: the first against each other one, paired by task.
     for (const c of compareWithFirst(results, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));
+    for (const r of results) if (r.reflectionChecks) console.log(formatReflectionChecks(r.method, r.reflectionChecks));
     if (values.json) {
-      writeFileAtomic(values.json, readableJson(results.map(({ method, env, passAtK, tasks, byType, firstWin }) => ({ method, env, passAtK, tasks, byType, firstWin }))));
+      writeFileAtomic(values.json, readableJson(results.map(({ method, env, passAtK, tasks, byType, firstWin, reflectionChecks }) => ({ method, env, passAtK, tasks, byType, reflectionChecks, firstWin }))));
       console.log(`wrote ${values.json}`);
     }
     return 0;

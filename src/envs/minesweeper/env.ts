@@ -11,7 +11,9 @@ import type {
   ReflectPromptInput,
   Reflection,
   StepResult,
+  TrajectoryStep,
 } from '../types.js';
+import { mineSweeperEpisodeFacts } from './expert.js';
 import { parseCellAction } from './parse.js';
 import { mineSweeperPlayPrompt, mineSweeperReflectPrompt } from './prompts.js';
 import {
@@ -167,6 +169,17 @@ export class MineSweeperEnv implements Environment {
 
   parseReflection(response: string): Reflection {
     return extractRemark(response);
+  }
+
+  /** A failed episode that hit a mine: the reflection's first cell called a mine must be that one. */
+  checkReflection(steps: readonly TrajectoryStep[], reflection: string): boolean | undefined {
+    const { mineHit } = mineSweeperEpisodeFacts(this, steps);
+    if (mineHit < 0) return undefined;
+    const named = /\bmine\b(?:\s+(?:at|is|was))?:?\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)/i.exec(String(reflection));
+    if (!named) return false;
+    const { rows, cols } = this.settings;
+    const [row, col] = [Number(named[1]), Number(named[2])];
+    return row >= 1 && row <= rows && col >= 1 && col <= cols && (row - 1) * cols + (col - 1) === mineHit;
   }
 
   // ---- read access for players, experts and tests ----
