@@ -1,5 +1,6 @@
 // The typed events a training run produces. `Trainer.run()` yields them; the run folder's metrics.jsonl holds one
 // per line; `lamer report` draws them.
+import type { ReflectionChecks } from '../eval/evaluate.js';
 
 export interface IterationEvent {
   type: 'iteration';
@@ -41,7 +42,7 @@ export interface EvalEvent {
   /** Per task, in task order: the 0-based attempt of the first win, -1 when no attempt won (for paired comparisons). */
   firstWin?: number[];
   /** Reflections whose facts the environment could check, and the correct ones (absent when none were checked). */
-  reflectionChecks?: { checked: number; correct: number };
+  reflectionChecks?: ReflectionChecks;
 }
 
 export interface CheckpointEvent {

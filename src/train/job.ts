@@ -27,15 +27,11 @@ export interface JobOptions {
   onEvent?: (event: TrainerEvent, method: string) => void;
 }
 
-export interface EvalSummary {
-  method: string;
-  env: string;
-  passAtK: number[];
-  tasks: number;
-  byType?: Record<string, number[]>;
-  /** Per task: the 0-based attempt of the first win, -1 when none (see EvalEvent). */
-  firstWin?: number[];
-  reflectionChecks?: { checked: number; correct: number };
+/** A method's final evaluation as eval.json holds it: the evaluation event without its type and iteration. */
+export type EvalSummary = Omit<EvalEvent, 'type' | 'iteration'>;
+
+export function evalSummary({ type: _type, iteration: _iteration, ...summary }: EvalEvent): EvalSummary {
+  return summary;
 }
 
 export interface JobResult {
@@ -54,7 +50,7 @@ async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalS
     options.onEvent?.(event, config.method);
     if (event.type === 'eval') last = event;
   }
-  return last && { method: last.method, env: last.env, passAtK: last.passAtK, tasks: last.tasks, byType: last.byType, firstWin: last.firstWin, reflectionChecks: last.reflectionChecks };
+  return last && evalSummary(last);
 }
 
 /** Runs a config: a single method, or the comparison its `compare` field lists. */

@@ -6,6 +6,7 @@ import { loadConfig } from '../../train/config.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
 import { readableJson } from '../../util/json.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
+import { evalSummary } from '../../train/job.js';
 import { Trainer } from '../../train/trainer.js';
 import type { EvalEvent } from '../../train/events.js';
 import { parseCommandArgs } from '../args.js';
@@ -61,7 +62,7 @@ export const command: Command = {
     for (const c of compareWithFirst(results, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));
     for (const r of results) if (r.reflectionChecks) console.log(formatReflectionChecks(r.method, r.reflectionChecks));
     if (values.json) {
-      writeFileAtomic(values.json, readableJson(results.map(({ method, env, passAtK, tasks, byType, firstWin, reflectionChecks }) => ({ method, env, passAtK, tasks, byType, reflectionChecks, firstWin }))));
+      writeFileAtomic(values.json, readableJson(results.map(evalSummary)));
       console.log(`wrote ${values.json}`);
     }
     return 0;
