@@ -6,6 +6,7 @@ import { seedSplitOf, taskSeed } from '../envs/common/seeds.js';
 import type { PromptStyle } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { EVAL_SAMPLING, type PolicySource, type SamplingOptions } from '../rollout/policy.js';
+import { withExpertReflections } from '../rollout/scripted.js';
 import { runRollout, type EnvFactory, type RolloutProgress, type RolloutStats, type TrialSummary } from '../rollout/runner.js';
 import { evalTrialMode, type Method } from './methods.js';
 import { passAtK } from './passk.js';
@@ -28,7 +29,14 @@ export interface EvaluateOptions {
   seed?: number;
   signal?: AbortSignal;
   onProgress?: (progress: RolloutProgress) => void;
+  /**
+   * Who writes the reflections of reflecting methods: `model` (default) the policy, `expert` the environment's
+   * scripted expert (the policy still plays every turn), which measures how well the policy acts on right memory.
+   */
+  reflections?: ReflectionSource;
 }
+
+export type ReflectionSource = 'model' | 'expert';
 
 export interface EvalResult {
   method: Method;
@@ -43,6 +51,8 @@ export interface EvalResult {
   stats: RolloutStats;
   /** Reflections the environment could check (Environment.checkReflection) and how many stated the facts right. */
   reflectionChecks: ReflectionChecks;
+  /** Who wrote the reflections. */
+  reflections: ReflectionSource;
 }
 
 export interface ReflectionChecks {
@@ -95,6 +105,17 @@ export function evalTaskSeeds(tasks: number | readonly number[]): number[] {
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const mode = evalTrialMode(options.method);
   const seeds = evalTaskSeeds(options.tasks);
+  const reflections = options.reflections ?? 'model';
+  if (reflections !== 'model' && reflections !== 'expert') {
+    throw new LamerError('E_ARG', `evaluate option reflections: expected model or expert, found ${JSON.stringify(reflections)}`);
+  }
+  if (reflections === 'expert' && !mode.reflect) {
+    throw new LamerError(
+      'E_ARG',
+      `evaluate option reflections: expert reflections need a method that reflects (lamer or reflexion); ${options.method} attempts each episode without memory`,
+    );
+  }
+  const policy = reflections === 'expert' ? withExpertReflections(options.policy, { style: options.style }) : options.policy;
   const episodes = options.episodes ?? 3;
   let envName: string | undefined;
   const env: EnvFactory = () => {
@@ -103,7 +124,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     return e;
   };
   const batch = await runRollout({
-    policy: options.policy,
+    policy,
     env,
     tasks: seeds,
     trialsPerTask: 1,
@@ -133,5 +154,6 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     trials: batch.trials,
     stats: batch.stats,
     reflectionChecks: countReflectionChecks(batch.trials),
+    reflections,
   };
 }

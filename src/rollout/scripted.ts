@@ -104,6 +104,26 @@ export function scriptedPolicy(options: ScriptedPolicyOptions = {}): TrialPolicy
   return (view) => new ScriptedPolicy(view, options);
 }
 
+/**
+ * Wraps a policy so that its reflections are written by the trial environment's scripted expert (from the failed
+ * episode's steps) while every play turn still goes to the policy. Evaluating a model this way separates two skills
+ * LaMer needs: writing reflections that state the right facts, and acting on what the memory says. The expert's text is
+ * kept whole (no token limit applies to it) and carries char-code ids, so these rows are not for training. An
+ * environment without an expert fails with E_ENV.
+ */
+export function withExpertReflections(source: PolicySource, options: ExpertOptions = {}): TrialPolicyFactory {
+  return (view) => {
+    const inner = policyForTrial(source, view);
+    const expert = createExpert(view.env, options);
+    return {
+      generate: (request) =>
+        view.phase === 'reflect'
+          ? Promise.resolve(scriptedResult({ ...request, maxNewTokens: Number.MAX_SAFE_INTEGER }, expert.reflect(view.steps.slice())))
+          : inner.generate(request),
+    };
+  };
+}
+
 export interface BatchedEngineOptions {
   /** Wall time of one decode step with `batch` sequences in it (ms). */
   stepMs: (batch: number) => number;

@@ -134,6 +134,11 @@ const evalSchema = z
     temperature: z.number().nonnegative().default(0.7),
     topP: z.number().gt(0).max(1).default(0.8),
     topK: z.number().int().nonnegative().default(20),
+    /**
+     * Who writes the reflections of reflecting methods at evaluation: the model, or the environment's scripted expert
+     * (the model still plays), which shows how well the model acts on memory that states the right facts.
+     */
+    reflections: z.enum(['model', 'expert']).default('model'),
   })
   .strict();
 

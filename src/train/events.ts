@@ -43,6 +43,8 @@ export interface EvalEvent {
   firstWin?: number[];
   /** Reflections whose facts the environment could check, and the correct ones (absent when none were checked). */
   reflectionChecks?: ReflectionChecks;
+  /** Present when the environment's scripted expert wrote the reflections (eval.reflections: expert). */
+  reflections?: 'expert';
 }
 
 export interface CheckpointEvent {

@@ -9,7 +9,7 @@ import { taskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { evaluate } from '../eval/evaluate.js';
-import { TRAINED_METHODS, trainRolloutShape } from '../eval/methods.js';
+import { TRAINED_METHODS, evalTrialMode, trainRolloutShape } from '../eval/methods.js';
 import { runRollout, type RolloutBatch } from '../rollout/runner.js';
 import { deriveSeed } from '../rollout/trial.js';
 import { Progress } from '../util/progress.js';
@@ -158,7 +158,8 @@ export class Trainer {
   async evaluate(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<EvalEvent> {
     const c = this.config;
     runtime.resetCaches?.();
-    const progress = new Progress({ label: `eval ${c.method}`, total: c.eval.tasks, unit: 'tasks', silent: this.#options.progress === false });
+    const expert = c.eval.reflections === 'expert' && evalTrialMode(c.method).reflect;
+    const progress = new Progress({ label: `eval ${c.method}${expert ? ' (expert reflections)' : ''}`, total: c.eval.tasks, unit: 'tasks', silent: this.#options.progress === false });
     const result = await evaluate({
       policy: runtime.client(),
       env: this.#env(true),
@@ -170,6 +171,7 @@ export class Trainer {
       window: c.trial.historyWindow,
       sampling: { temperature: c.eval.temperature, topP: c.eval.topP, topK: c.eval.topK, maxNewTokens: c.rollout.maxResponseTokens },
       seed: deriveSeed(c.seed, 0xe7a1),
+      reflections: expert ? 'expert' : 'model',
       signal,
       onProgress: (p) => {
         if (p.trialsDone > progress.done) progress.tick(p.trialsDone - progress.done);
@@ -188,6 +190,7 @@ export class Trainer {
       byType: result.byType,
       firstWin: result.trials.map((t) => t.wonEpisode),
       ...(checks.checked > 0 ? { reflectionChecks: checks } : {}),
+      ...(expert ? { reflections: 'expert' as const } : {}),
     };
   }
 

@@ -8,7 +8,9 @@ import { hasCode } from '../../src/errors.js';
 import { evaluate, evalTaskSeeds } from '../../src/eval/evaluate.js';
 import { evalTrialMode, trainRolloutShape } from '../../src/eval/methods.js';
 import { scriptedPolicy } from '../../src/rollout/scripted.js';
-import type { GenerateRequest, PolicyClient } from '../../src/rollout/policy.js';
+import type { Environment } from '../../src/envs/types.js';
+import type { GenerateRequest, PolicyClient, TrialView } from '../../src/rollout/policy.js';
+import { Rng } from '../../src/util/rng.js';
 import { scriptedResult } from '../../src/rollout/scripted.js';
 import { TinyBoard, click } from '../rollout/helpers.js';
 
@@ -135,3 +137,86 @@ describe('reflection checks (MineSweeper names the mine hit)', () => {
     expect(env.checkReflection!([], 'mine (1, 1)')).toBeUndefined();
   });
 });
+
+describe('expert reflections (the policy plays, the environment expert reflects)', () => {
+  const env = () => createEnv('minesweeper', { rows: 4, cols: 4, mines: 2, maxTurns: 7 });
+
+  it('play turns go to the policy, reflections come from the expert and reach the memory', async () => {
+    // The policy plays random admissible moves and writes reflections that blame the wrong cell.
+    const inner = scriptedPolicy({ noise: 1, seed: 3, expert: { style: 'compact' } });
+    const asked: string[] = [];
+    const liar = (view: Parameters<typeof inner>[0]): PolicyClient => {
+      const play = inner(view);
+      return {
+        generate: async (request) => {
+          asked.push(view.phase);
+          return view.phase === 'reflect' ? scriptedResult(request, '<remark>mine (9, 9); safe none</remark>') : play.generate(request);
+        },
+      };
+    };
+    const own = await evaluate({ policy: liar, env, tasks: 24, method: 'lamer', style: 'compact' });
+    expect(own.reflections).toBe('model');
+    expect(own.reflectionChecks.correct).toBe(0);
+    const reflectCalls = asked.filter((p) => p === 'reflect').length;
+    expect(reflectCalls).toBe(own.stats.reflectRows);
+    asked.length = 0;
+    const expert = await evaluate({ policy: liar, env, tasks: 24, method: 'lamer', style: 'compact', reflections: 'expert' });
+    expect(expert.reflections).toBe('expert');
+    // The same moves (random play, seeded per trial) and so the same trials, but no reflection was asked of the policy
+    // and every checkable one now names the mine that was hit.
+    expect(asked.filter((p) => p === 'reflect')).toHaveLength(0);
+    expect(asked.length).toBeGreaterThan(0);
+    expect(expert.stats.reflectRows).toBe(own.stats.reflectRows);
+    expect(expert.reflectionChecks.checked).toBe(own.reflectionChecks.checked);
+    expect(expert.reflectionChecks.checked).toBeGreaterThan(5);
+    expect(expert.reflectionChecks.correct).toBe(expert.reflectionChecks.checked);
+  });
+
+  it('the expert reflection is what the next episode remembers, kept whole', async () => {
+    // Random admissible clicks as bare answers, which fit the 24-token limit (scripted answers count one token per
+    // character); the expert's reflections do not fit it and must not be cut.
+    const prompts: string[] = [];
+    const clicker = (view: TrialView): PolicyClient => {
+      const rng = new Rng(view.seed);
+      return {
+        generate: async (request) => {
+          prompts.push(request.prompt);
+          return scriptedResult(request, `<action>${rng.pick(view.env.admissibleActions())}</action>`);
+        },
+      };
+    };
+    const r = await evaluate({ policy: clicker, env, tasks: 24, method: 'lamer', style: 'compact', reflections: 'expert', sampling: { maxNewTokens: 24 } });
+    expect(r.stats.reflectRows).toBeGreaterThan(5);
+    expect(r.reflectionChecks.correct).toBe(r.reflectionChecks.checked);
+    // Later-episode prompts remember the expert's whole "mine (r, c); safe ..." notes.
+    const notes = prompts.flatMap((p) => [...p.matchAll(/fail note: (mine \(\d, \d\); safe [^|]*?)(?= ; T\d| \|)/g)].map((m) => m[1]));
+    expect(notes.length).toBeGreaterThan(5);
+    expect(notes.every((n) => `<remark>${n}</remark>`.length > 24)).toBe(true);
+  });
+
+  it('refuses expert reflections for a method without reflections, and an environment without an expert', async () => {
+    await expect(evaluate({ policy: new Recorder(), env, tasks: 2, method: 'gigpo', reflections: 'expert' })).rejects.toSatisfy((e) => hasCode(e, 'E_ARG'));
+    await expect(evaluate({ policy: new Recorder(), env, tasks: 2, method: 'lamer', reflections: 'bogus' as never })).rejects.toSatisfy((e) => hasCode(e, 'E_ARG'));
+    // A custom environment (the Environment interface, here delegating to a board) has no scripted expert.
+    const custom = (): Environment => {
+      const board = new TinyBoard();
+      return {
+        name: 'my-board',
+        maxTurns: board.maxTurns,
+        reset: (seed) => board.reset(seed),
+        restart: () => board.restart(),
+        step: (response) => board.step(response),
+        admissibleActions: () => board.admissibleActions(),
+        taskType: () => undefined,
+        playPrompt: (input) => board.playPrompt(input),
+        reflectPrompt: (input) => board.reflectPrompt(input),
+        parseReflection: (response) => board.parseReflection(response),
+      };
+    };
+    await expect(evaluate({ policy: new Recorder(), env: custom, tasks: 2, method: 'lamer' })).resolves.toMatchObject({ env: 'my-board' });
+    await expect(evaluate({ policy: new Recorder(), env: custom, tasks: 2, method: 'lamer', reflections: 'expert' })).rejects.toSatisfy(
+      (e) => hasCode(e, 'E_ENV') && /no expert for environment "my-board"/.test(String(e)),
+    );
+  });
+});
+

@@ -44,6 +44,8 @@ describe('trainer config', () => {
   it('a wrong value is rejected with the field named, what was expected and what was found', () => {
     expect(() => loadConfig('sokoban-lamer', ['optim.lr=-1'])).toThrow(/field 'optim\.lr'.*found -1/);
     expect(() => loadConfig('sokoban-lamer', ['method=dqn'])).toThrow(/field 'method'.*found "dqn"/);
+    expect(() => loadConfig('sokoban-lamer', ['eval.reflections=oracle'])).toThrow(/field 'eval\.reflections'.*found "oracle"/);
+    expect(loadConfig('sokoban-lamer', ['eval.reflections=expert']).eval.reflections).toBe('expert');
     expect(() => loadConfig('sokoban-lamer', ['trial.episodes=two'])).toThrow(/field 'trial\.episodes'/);
     expect(() => loadConfig('sokoban-lamer', ['optim.lrr=1'])).toThrow(/unknown field 'optim\.lrr'/);
     expect(() => validateConfig({})).toThrow(/field 'env'/);

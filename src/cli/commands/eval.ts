@@ -1,6 +1,7 @@
 // `lamer eval`: pass@1..N of a checkpoint on held-out tasks, for one or more methods' trial modes.
 import { compareWithFirst, formatComparison } from '../../eval/compare.js';
 import { formatReflectionChecks } from '../../eval/evaluate.js';
+import { evalTrialMode, type Method } from '../../eval/methods.js';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { loadConfig } from '../../train/config.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
@@ -12,7 +13,7 @@ import type { EvalEvent } from '../../train/events.js';
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
-const usage = `usage: lamer eval --model DIR [--config NAME|FILE] [--method M ...] [--tasks N] [--set FIELD=VALUE ...] [--json FILE]
+const usage = `usage: lamer eval --model DIR [--config NAME|FILE] [--method M ...] [--tasks N] [--expert-reflections] [--set FIELD=VALUE ...] [--json FILE]
 
 Evaluates the checkpoint in DIR on held-out tasks (seeds disjoint from training) with each method's trial mode:
 lamer and reflexion reflect between attempts; gigpo, grpo, ppo, react and zero-shot get N independent attempts.
@@ -21,6 +22,9 @@ Prints pass@1..pass@N (and per task type where the environment has types).
   --config   environment, prompts, N and sampling (default: default)
   --method   repeatable; default the config's method
   --tasks    number of held-out tasks (default: config eval.tasks)
+  --expert-reflections
+             also evaluate each reflecting method with the environment's scripted expert writing the
+             reflections (the model still plays): how well the model acts on memory that is right
   --json     also write the results as JSON`;
 
 export const command: Command = {
@@ -35,6 +39,7 @@ export const command: Command = {
       tasks: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
       json: { type: 'string' },
+      'expert-reflections': { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
     });
     if (!values) return 2;
@@ -46,9 +51,17 @@ export const command: Command = {
     if (values.tasks) overrides.push(`eval.tasks=${values.tasks}`);
     const base = loadConfig(values.config!, overrides);
     const methods = values.method?.length ? values.method : [base.method];
-    const results: EvalEvent[] = [];
+    // Each method as the config says, then (with --expert-reflections) each reflecting one again with expert reflections.
+    const runs: string[][] = [];
     for (const method of methods) {
-      const config = loadConfig(values.config!, [...overrides, `method=${method}`]);
+      runs.push([`method=${method}`]);
+      if (values['expert-reflections'] && base.eval.reflections !== 'expert' && evalTrialMode(method as Method).reflect) {
+        runs.push([`method=${method}`, 'eval.reflections=expert']);
+      }
+    }
+    const results: EvalEvent[] = [];
+    for (const run of runs) {
+      const config = loadConfig(values.config!, [...overrides, ...run]);
       const trainer = new Trainer(config, { runtime: createNativeRuntime, progress: !values.quiet });
       const runtime = await createNativeRuntime(config, trainer.runDir);
       try {
@@ -57,10 +70,12 @@ export const command: Command = {
         await runtime.dispose();
       }
     }
-    console.log(formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
+    // Rows with expert reflections are named apart from the same method's own.
+    const labelled = results.map((r) => ({ ...r, method: r.reflections === 'expert' ? `${r.method} (expert reflections)` : r.method }));
+    console.log(formatPassAtKTable(labelled.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
     // Every method ran on the same held-out tasks: the first against each other one, paired by task.
-    for (const c of compareWithFirst(results, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));
-    for (const r of results) if (r.reflectionChecks) console.log(formatReflectionChecks(r.method, r.reflectionChecks));
+    for (const c of compareWithFirst(labelled, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));
+    for (const r of labelled) if (r.reflectionChecks && r.reflections !== 'expert') console.log(formatReflectionChecks(r.method, r.reflectionChecks));
     if (values.json) {
       writeFileAtomic(values.json, readableJson(results.map(evalSummary)));
       console.log(`wrote ${values.json}`);
