@@ -10,6 +10,7 @@ import { withExpertReflections } from '../rollout/scripted.js';
 import { runRollout, type EnvFactory, type RolloutProgress, type RolloutStats, type TrialSummary } from '../rollout/runner.js';
 import { evalTrialMode, type Method } from './methods.js';
 import { passAtK } from './passk.js';
+import { trialTranscripts, type TrialTranscript } from './transcripts.js';
 
 export interface EvaluateOptions {
   policy: PolicySource;
@@ -53,6 +54,8 @@ export interface EvalResult {
   reflectionChecks: ReflectionChecks;
   /** Who wrote the reflections. */
   reflections: ReflectionSource;
+  /** Per trial, in task order: every prompt and response, and the reflections (for reading, not for scoring). */
+  transcripts: TrialTranscript[];
 }
 
 export interface ReflectionChecks {
@@ -155,5 +158,6 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     stats: batch.stats,
     reflectionChecks: countReflectionChecks(batch.trials),
     reflections,
+    transcripts: trialTranscripts(batch),
   };
 }

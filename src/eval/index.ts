@@ -2,8 +2,12 @@
 export { passAtK } from './passk.js';
 export type { PassAtK, TaskOutcome } from './passk.js';
 export { evalTaskSeeds, evaluate } from './evaluate.js';
-export type { EvalResult, EvaluateOptions } from './evaluate.js';
+export type { EvalResult, EvaluateOptions, ReflectionChecks, ReflectionSource } from './evaluate.js';
+export { trialTranscripts } from './transcripts.js';
+export type { TrialTranscript, TranscriptEpisode, TranscriptReflection, TranscriptTurn } from './transcripts.js';
 export { METHODS, TRAINED_METHODS, evalTrialMode, isMethod, trainRolloutShape } from './methods.js';
 export type { Method, MethodTrialMode, TrainRolloutShape } from './methods.js';
 export { formatPassAtKTable } from './table.js';
 export type { PassAtKRow } from './table.js';
+export { compareMethods, compareWithFirst, formatComparison } from './compare.js';
+export type { CompareOptions, Interval, PairedComparison } from './compare.js';

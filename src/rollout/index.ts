@@ -22,5 +22,6 @@ export {
   scriptedPolicy,
   scriptedResult,
   simulateBatchedEngine,
+  withExpertReflections,
 } from './scripted.js';
 export type { BatchedEngineOptions, BatchedEngineStats, ScriptedPolicyOptions } from './scripted.js';

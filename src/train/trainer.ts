@@ -9,6 +9,7 @@ import { taskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { evaluate } from '../eval/evaluate.js';
+import type { TrialTranscript } from '../eval/transcripts.js';
 import { TRAINED_METHODS, evalTrialMode, trainRolloutShape } from '../eval/methods.js';
 import { runRollout, type RolloutBatch } from '../rollout/runner.js';
 import { deriveSeed } from '../rollout/trial.js';
@@ -154,8 +155,16 @@ export class Trainer {
     return losses;
   }
 
-  /** Held-out evaluation of the current policy with the config's method (pass@1..N). */
-  async evaluate(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<EvalEvent> {
+  /**
+   * Held-out evaluation of the current policy with the config's method (pass@1..N). `onTranscripts` receives every
+   * trial's prompts, responses and reflections.
+   */
+  async evaluate(
+    runtime: PolicyRuntime,
+    iteration: number,
+    signal?: AbortSignal,
+    options: { onTranscripts?: (transcripts: TrialTranscript[]) => void } = {},
+  ): Promise<EvalEvent> {
     const c = this.config;
     runtime.resetCaches?.();
     const expert = c.eval.reflections === 'expert' && evalTrialMode(c.method).reflect;
@@ -177,6 +186,7 @@ export class Trainer {
         if (p.trialsDone > progress.done) progress.tick(p.trialsDone - progress.done);
       },
     });
+    options.onTranscripts?.(result.transcripts);
     const checks = result.reflectionChecks;
     const right = checks.checked > 0 ? `; reflections right ${checks.correct}/${checks.checked}` : '';
     progress.finish(`pass@k ${result.passAtK.map((p) => (100 * p).toFixed(1)).join('/')}${right}`);

@@ -10,6 +10,7 @@ import { createNativeRuntime } from '../../train/native-runtime.js';
 import { evalSummary } from '../../train/job.js';
 import { Trainer } from '../../train/trainer.js';
 import type { EvalEvent } from '../../train/events.js';
+import type { TrialTranscript } from '../../eval/transcripts.js';
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
@@ -25,7 +26,10 @@ Prints pass@1..pass@N (and per task type where the environment has types).
   --expert-reflections
              also evaluate each reflecting method with the environment's scripted expert writing the
              reflections (the model still plays): how well the model acts on memory that is right
-  --json     also write the results as JSON`;
+  --json     also write the results as JSON
+  --transcripts
+             write every trial as one JSON line: method, task, each episode's prompts, responses and rewards,
+             and the reflection written after it`;
 
 export const command: Command = {
   name: 'eval',
@@ -39,6 +43,7 @@ export const command: Command = {
       tasks: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
       json: { type: 'string' },
+      transcripts: { type: 'string' },
       'expert-reflections': { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
     });
@@ -60,12 +65,19 @@ export const command: Command = {
       }
     }
     const results: EvalEvent[] = [];
+    const lines: string[] = [];
     for (const run of runs) {
       const config = loadConfig(values.config!, [...overrides, ...run]);
       const trainer = new Trainer(config, { runtime: createNativeRuntime, progress: !values.quiet });
       const runtime = await createNativeRuntime(config, trainer.runDir);
       try {
-        results.push(await trainer.evaluate(runtime, 0));
+        const expert = config.eval.reflections === 'expert' && evalTrialMode(config.method).reflect;
+        const onTranscripts = values.transcripts
+          ? (ts: TrialTranscript[]) => {
+              for (const t of ts) lines.push(JSON.stringify({ method: config.method, ...(expert ? { reflections: 'expert' } : {}), ...t }));
+            }
+          : undefined;
+        results.push(await trainer.evaluate(runtime, 0, undefined, { onTranscripts }));
       } finally {
         await runtime.dispose();
       }
@@ -79,6 +91,10 @@ export const command: Command = {
     if (values.json) {
       writeFileAtomic(values.json, readableJson(results.map(evalSummary)));
       console.log(`wrote ${values.json}`);
+    }
+    if (values.transcripts) {
+      writeFileAtomic(values.transcripts, lines.map((l) => l + '\n').join(''));
+      console.log(`wrote ${values.transcripts} (${lines.length} trials)`);
     }
     return 0;
   },
