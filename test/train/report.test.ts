@@ -54,5 +54,30 @@ describe('lamer report', () => {
     expect(html).toContain('gigpo pass@3');
     expect(html.match(/<svg /g)?.length).toBe(6);
     expect(renderReport('x', [])).toContain('No evaluation yet');
+    // Without per-task outcomes there is nothing to pair.
+    expect(html).not.toContain('paired bootstrap');
+  });
+
+  it('pairs the latest evaluations on the same tasks and shows how many reflections were right', () => {
+    // 8 tasks: lamer wins 4 (two of them at the third attempt), gigpo wins 2 (both at the first).
+    const lamer: TrainerEvent = {
+      type: 'eval', method: 'lamer', iteration: 6, env: 'minesweeper', tasks: 8, passAtK: [0.25, 0.25, 0.5],
+      firstWin: [0, 2, -1, 2, 0, -1, -1, -1], reflectionChecks: { checked: 10, correct: 3 },
+    };
+    const gigpo: TrainerEvent = {
+      type: 'eval', method: 'gigpo', iteration: 6, env: 'minesweeper', tasks: 8, passAtK: [0.25, 0.25, 0.25],
+      firstWin: [0, -1, -1, -1, 0, -1, -1, -1],
+    };
+    // Given in the other order, LaMer still comes first.
+    const html = renderReport('x', [gigpo, lamer]);
+    expect(html).toContain('<th>reflections right</th>');
+    expect(html).toContain('<td>3 of 10 (30.0%)</td>');
+    // lamer - gigpo: pass@3 +25.0 points, gain +25.0 points, both with their bootstrap intervals.
+    const row = /<td>lamer - gigpo<\/td><td>([^<]*)<\/td><td>([^<]*)<\/td>/.exec(html)!;
+    expect(row[1]).toMatch(/^\+25\.0 \([-+]\d+\.\d to [-+]\d+\.\d\)$/);
+    expect(row[2]).toMatch(/^\+25\.0 /);
+    expect(html).toContain('paired bootstrap over the 8 held-out tasks');
+    // Evaluations on different task sets are not paired.
+    expect(renderReport('x', [lamer, { ...gigpo, tasks: 16 }])).not.toContain('paired bootstrap');
   });
 });

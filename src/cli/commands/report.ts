@@ -1,8 +1,11 @@
-// `lamer report RUN_DIR`: an HTML page with charts of a run's metrics (pass@k over iterations, reward,
-// valid-action ratio, entropy, tokens per second), drawn as inline SVG so it opens anywhere without network.
+// `lamer report RUN_DIR`: an HTML page with the latest evaluation of each method (paired differences where they ran on
+// the same held-out tasks) and charts of a run's metrics (pass@k over iterations, reward, valid-action ratio, entropy,
+// tokens per second), drawn as inline SVG so it opens anywhere without network.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { LamerError } from '../../errors.js';
+import { compareWithFirst, type Interval } from '../../eval/compare.js';
+import { METHODS } from '../../eval/methods.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from '../../train/events.js';
 import type { Command } from '../command.js';
@@ -89,7 +92,12 @@ export function readMetrics(runDir: string): TrainerEvent[] {
 export function renderReport(title: string, events: TrainerEvent[]): string {
   const its = events.filter((e): e is IterationEvent => e.type === 'iteration');
   const evals = events.filter((e): e is EvalEvent => e.type === 'eval');
-  const methods = [...new Set([...its.map((e) => e.method), ...evals.map((e) => e.method)])];
+  // Methods in the project's order (LaMer first, so comparisons read "lamer - baseline"), unknown names after.
+  const rank = (m: string) => {
+    const i = (METHODS as readonly string[]).indexOf(m);
+    return i < 0 ? METHODS.length : i;
+  };
+  const methods = [...new Set([...its.map((e) => e.method), ...evals.map((e) => e.method)])].sort((a, b) => rank(a) - rank(b));
   const byMethod = (key: keyof IterationEvent): Series[] =>
     methods.map((m) => ({
       label: m,
@@ -106,11 +114,26 @@ export function renderReport(title: string, events: TrainerEvent[]): string {
   const latest = methods
     .map((m) => evals.filter((e) => e.method === m).at(-1))
     .filter((e): e is EvalEvent => e !== undefined);
+  const checked = latest.some((e) => e.reflectionChecks);
+  const rightCell = (e: EvalEvent) => {
+    const c = e.reflectionChecks;
+    return checked ? `<td>${c ? `${c.correct} of ${c.checked} (${((100 * c.correct) / c.checked).toFixed(1)}%)` : ''}</td>` : '';
+  };
   const table = latest.length
-    ? `<table><tr><th>method</th><th>env</th><th>iteration</th><th>tasks</th>${latest[0].passAtK.map((_, k) => `<th>pass@${k + 1}</th>`).join('')}</tr>${latest
-        .map((e) => `<tr><td>${escapeHtml(e.method)}</td><td>${escapeHtml(e.env)}</td><td>${e.iteration}</td><td>${e.tasks}</td>${e.passAtK.map((p) => `<td>${(100 * p).toFixed(1)}</td>`).join('')}</tr>`)
+    ? `<table><tr><th>method</th><th>env</th><th>iteration</th><th>tasks</th>${latest[0].passAtK.map((_, k) => `<th>pass@${k + 1}</th>`).join('')}${checked ? '<th>reflections right</th>' : ''}</tr>${latest
+        .map((e) => `<tr><td>${escapeHtml(e.method)}</td><td>${escapeHtml(e.env)}</td><td>${e.iteration}</td><td>${e.tasks}</td>${e.passAtK.map((p) => `<td>${(100 * p).toFixed(1)}</td>`).join('')}${rightCell(e)}</tr>`)
         .join('')}</table>`
     : '<p>No evaluation yet.</p>';
+  // Methods evaluated on the same held-out tasks (same environment, count and N): the first against each other one.
+  const paired = latest.filter((e) => e.env === latest[0]?.env && e.tasks === latest[0].tasks && e.passAtK.length === latest[0].passAtK.length);
+  const comparisons = paired.length > 1 ? compareWithFirst(paired, paired[0].passAtK.length) : [];
+  const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+  const interval = (i: Interval) => `${pts(i.mean)} (${pts(i.low)} to ${pts(i.high)})`;
+  const comparison = comparisons.length
+    ? `<table><tr><th>difference</th><th>pass@${comparisons[0].episodes} (95% CI)</th><th>gain pass@1-&gt;${comparisons[0].episodes} (95% CI)</th></tr>${comparisons
+        .map((c) => `<tr><td>${escapeHtml(c.a)} - ${escapeHtml(c.b)}</td><td>${interval(c.passAtN)}</td><td>${interval(c.gain)}</td></tr>`)
+        .join('')}</table><p>Points, paired bootstrap over the ${comparisons[0].tasks} held-out tasks (${comparisons[0].resamples} resamples, seed 0).</p>`
+    : '';
   const charts = [
     lineChart('pass@k on held-out tasks (%)', passSeries, '%'),
     lineChart('mean episode reward', byMethod('reward'), 'reward'),
@@ -127,6 +150,7 @@ td:first-child,th:first-child{text-align:left}</style></head>
 <body><h1>${escapeHtml(title)}</h1>
 <p>${its.length} iterations, ${evals.length} evaluations, methods: ${methods.map(escapeHtml).join(', ') || 'none'}.</p>
 <h2>Latest evaluation</h2>${table}
+${comparison}
 <div class="charts">${charts.join('\n')}</div>
 </body></html>
 `;
@@ -146,7 +170,7 @@ function runFolders(dir: string): string[] {
 export const command: Command = {
   name: 'report',
   summary: 'write an HTML page with charts of a run (or of every run in a folder)',
-  usage: 'usage: lamer report RUN_DIR [--out FILE]\n\nWrites RUN_DIR/report.html (or FILE): pass@k over iterations, reward, valid-action ratio,\nentropy and tokens per second. RUN_DIR may also be a folder of runs, drawn together.',
+  usage: 'usage: lamer report RUN_DIR [--out FILE]\n\nWrites RUN_DIR/report.html (or FILE): the latest evaluation of each method (the first, LaMer where present,\nminus each other one, paired over the same held-out tasks), and charts of pass@k over iterations, reward,\nvalid-action ratio, entropy and tokens per second. RUN_DIR may also be a folder of runs, drawn together.',
   async run(argv) {
     const outIdx = argv.indexOf('--out');
     const out = outIdx >= 0 ? argv[outIdx + 1] : undefined;
