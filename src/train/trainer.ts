@@ -48,6 +48,8 @@ interface TrainerState {
 }
 
 const STATE_FILE = 'trainer.json';
+/** The latest evaluation's transcripts, one JSON line per trial (method, iteration, task, episodes). */
+export const TRANSCRIPTS_FILE = 'transcripts.jsonl';
 
 function mean(xs: ArrayLike<number>): number {
   let s = 0;
@@ -277,6 +279,17 @@ export class Trainer {
     return event;
   }
 
+  /** Evaluates, keeping the evaluation's transcripts in the run folder (transcripts.jsonl, the latest evaluation's). */
+  async #evaluateAndKeep(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<EvalEvent> {
+    const method = this.config.method;
+    return this.evaluate(runtime, iteration, signal, {
+      onTranscripts: (ts) => {
+        const lines = ts.map((t) => JSON.stringify({ method, iteration, ...t }) + '\n');
+        writeFileAtomic(join(this.runDir, TRANSCRIPTS_FILE), lines.join(''));
+      },
+    });
+  }
+
   async #checkpoint(runtime: PolicyRuntime, iteration: number): Promise<string> {
     const state: TrainerState = { iteration, method: this.config.method, seed: this.config.seed };
     return saveCheckpoint(this.checkpointsDir, iteration, async (dir) => {
@@ -314,7 +327,7 @@ export class Trainer {
         }
       }
       if (!TRAINED_METHODS.includes(c.method)) {
-        yield this.#emit(await this.evaluate(runtime, 0, signal));
+        yield this.#emit(await this.#evaluateAndKeep(runtime, 0, signal));
         return;
       }
       const last = Math.min(options.untilIteration ?? c.train.iterations, c.train.iterations);
@@ -328,7 +341,7 @@ export class Trainer {
         );
         yield this.#emit(event);
         const isLast = it === c.train.iterations;
-        if ((c.train.evalEvery > 0 && it % c.train.evalEvery === 0) || isLast) yield this.#emit(await this.evaluate(runtime, it, signal));
+        if ((c.train.evalEvery > 0 && it % c.train.evalEvery === 0) || isLast) yield this.#emit(await this.#evaluateAndKeep(runtime, it, signal));
         if ((c.train.checkpointEvery > 0 && it % c.train.checkpointEvery === 0) || isLast || it === last) {
           yield this.#emit({ type: 'checkpoint', iteration: it, path: await this.#checkpoint(runtime, it) });
         }

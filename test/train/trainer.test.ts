@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scriptedPolicy } from '../../src/rollout/scripted.js';
 import { createEnv } from '../../src/envs/registry.js';
-import { Trainer } from '../../src/train/trainer.js';
+import { TRANSCRIPTS_FILE, Trainer } from '../../src/train/trainer.js';
 import type { PolicyRuntime, UpdateBatch } from '../../src/train/runtime.js';
 import type { TrainerConfigInput } from '../../src/train/config.js';
 import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
@@ -80,6 +80,12 @@ describe('Trainer loop', () => {
     const lines = readFileSync(join(dir, 'test', 'metrics.jsonl'), 'utf8').trim().split('\n');
     expect(lines.length).toBe(events.length);
     expect(rt.theta).toBeGreaterThan(0.39);
+    // The run folder keeps the latest evaluation's transcripts: one line per held-out task, from iteration 4.
+    const evalEvent = events.filter((e) => e.type === 'eval').at(-1) as { tasks: number; firstWin: number[] };
+    const trials = readFileSync(join(dir, 'test', TRANSCRIPTS_FILE), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(trials).toHaveLength(evalEvent.tasks);
+    expect(trials.every((t) => t.method === 'lamer' && t.iteration === 4 && t.episodes.length > 0)).toBe(true);
+    expect(trials.map((t) => t.wonEpisode)).toEqual(evalEvent.firstWin);
   });
 
   it('a resumed run produces the same metrics as an uninterrupted one', async () => {

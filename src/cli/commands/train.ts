@@ -43,7 +43,10 @@ export const command: Command = {
         progress: !values.quiet,
       });
       console.log(`\n${config.env.name}: pass@k on ${config.eval.tasks} held-out tasks\n${table}`);
-      console.log(`run folder: ${runDir} (eval.json, metrics.jsonl; \`lamer report ${runDir}\` draws the charts)`);
+      console.log(
+        `run folder: ${runDir} (eval.json, metrics.jsonl, transcripts.jsonl of the last evaluation${config.compare ? ' in each method\'s folder' : ''}; ` +
+          `\`lamer report ${runDir}\` draws the charts)`,
+      );
       return 0;
     } finally {
       process.off('SIGINT', stop);
