@@ -2,10 +2,10 @@
 // tokenizer, chat template and stop ids. Weights are memory-mapped by the addon; heavy calls run on the device's
 // executor thread and return Promises. The native handle (`policy.native`) is what the generation engine and the
 // train step take, so they share these parameters without copies.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LamerError } from '../errors.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { makeDirs, writeFileAtomic } from '../util/fs.js';
 import { Tensor, type DeviceName } from '../tensor.js';
 import { ChatTemplate, type ChatMessage, type ChatRenderOptions } from './chat.js';
 import { parseModelConfig, toNativeConfig, type CheckpointDType, type ModelConfig } from './config.js';
@@ -269,7 +269,7 @@ export class Policy {
   async save(dir: string, options: SaveOptions = {}): Promise<void> {
     const native = this.native;
     const root = resolve(dir);
-    mkdirSync(root, { recursive: true });
+    makeDirs(root);
     const dtype = options.dtype ?? this.config.dtype;
     const maxShard = options.maxShardBytes ?? 5e9;
     const params = native.parameters();

@@ -1,9 +1,9 @@
 // Checkpoints are folders written under a temporary name and renamed into place, and `latest` is a small file
 // replaced by rename: a process killed at any moment leaves the previous checkpoint intact and resumable.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LamerError } from '../errors.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { makeDirs, writeFileAtomic } from '../util/fs.js';
 
 export { writeFileAtomic };
 
@@ -37,12 +37,12 @@ export async function saveCheckpoint(
   write: (dir: string) => Promise<void>,
   keep = 2,
 ): Promise<string> {
-  mkdirSync(checkpointsDir, { recursive: true });
+  makeDirs(checkpointsDir);
   const name = checkpointName(iteration);
   const finalDir = join(checkpointsDir, name);
   const tmpDir = join(checkpointsDir, `.${name}.tmp-${process.pid}`);
   rmSync(tmpDir, { recursive: true, force: true });
-  mkdirSync(tmpDir, { recursive: true });
+  makeDirs(tmpDir);
   try {
     await write(tmpDir);
     fsyncDir(tmpDir);

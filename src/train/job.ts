@@ -1,6 +1,7 @@
 // Jobs the CLI runs: one training run, or a comparison (one shared warm start, then each method trained from it at
 // an equal episode budget and evaluated on the same held-out tasks), with eval.json and a pass@k table at the end.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { makeDirs } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison, type PairedComparison } from '../eval/compare.js';
 import { formatReflectionChecks } from '../eval/evaluate.js';
@@ -56,7 +57,7 @@ async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalS
 /** Runs a config: a single method, or the comparison its `compare` field lists. */
 export async function runJob(config: TrainerConfig, options: JobOptions): Promise<JobResult> {
   const runDir = resolve(config.runsDir, config.name);
-  mkdirSync(runDir, { recursive: true });
+  makeDirs(runDir);
   const log = options.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const results: EvalSummary[] = [];
   if (!config.compare) {

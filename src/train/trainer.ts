@@ -1,7 +1,8 @@
 // The training loop (SPEC §2-§7): rollout -> advantages -> update, evaluation every k iterations, atomic
 // checkpoints, exact resume. `Trainer.run()` is an async iterator of typed events; every event is also appended
 // to the run folder's metrics.jsonl.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { makeDirs } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { computeAdvantages } from '../algo/index.js';
 import { createEnv } from '../envs/registry.js';
@@ -303,7 +304,7 @@ export class Trainer {
   async *run(options: RunOptions = {}): AsyncGenerator<TrainerEvent> {
     const c = this.config;
     const { signal } = options;
-    mkdirSync(this.runDir, { recursive: true });
+    makeDirs(this.runDir);
     writeFileAtomic(join(this.runDir, 'config.json'), JSON.stringify(c, null, 2) + '\n');
     const runtime = await (this.#options.runtime ?? createNativeRuntime)(c, this.runDir);
     try {

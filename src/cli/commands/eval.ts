@@ -5,6 +5,7 @@ import { evalTrialMode, type Method } from '../../eval/methods.js';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { loadConfig } from '../../train/config.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
+import { ensureParentDir } from '../../util/fs.js';
 import { readableJson } from '../../util/json.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
 import { evalSummary } from '../../train/job.js';
@@ -55,6 +56,8 @@ export const command: Command = {
     const overrides = [...(values.set ?? []), `model.path=${values.model}`, 'compare=null', 'sft.trials=0'];
     if (values.tasks) overrides.push(`eval.tasks=${values.tasks}`);
     const base = loadConfig(values.config!, overrides);
+    // Output folders are made before the evaluation, so a wrong path fails at once, not after minutes of work.
+    for (const file of [values.json, values.transcripts]) if (file) ensureParentDir(file);
     const methods = values.method?.length ? values.method : [base.method];
     // Each method as the config says, then (with --expert-reflections) each reflecting one again with expert reflections.
     const runs: string[][] = [];
