@@ -5,6 +5,7 @@ import { createNativeRuntime } from '../../train/native-runtime.js';
 import { Trainer } from '../../train/trainer.js';
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
+import { ensureParentDir } from '../../util/fs.js';
 
 const usage = `usage: lamer sft [--config NAME|FILE] [--set FIELD=VALUE ...] [--out DIR]
 
@@ -32,6 +33,7 @@ export const command: Command = {
     }
     const trainer = new Trainer(config, { runtime: createNativeRuntime, progress: !values.quiet });
     const out = values.out ?? join(trainer.runDir, 'warm-start');
+    ensureParentDir(out); // a bad --out fails now, not after the supervised steps
     const runtime = await createNativeRuntime(config, trainer.runDir);
     try {
       const losses = await trainer.warmStart(runtime);
