@@ -115,11 +115,15 @@ export function compareWithFirst(
   return out;
 }
 
-const points = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+/** A difference in points with its sign: 0.027 -> "+2.7". */
+export const formatPoints = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+
+/** "+2.7 (-1.6 to +7.0)": the mean and the 95% interval, in points. */
+export const formatInterval = (i: Interval): string => `${formatPoints(i.mean)} (${formatPoints(i.low)} to ${formatPoints(i.high)})`;
 
 /** Two lines: the pass@N difference and the gain difference, in points with their 95% intervals. */
 export function formatComparison(c: PairedComparison): string {
-  const line = (what: string, i: Interval) => `${c.a} - ${c.b} ${what}: ${points(i.mean)} points (95% CI ${points(i.low)} to ${points(i.high)})`;
+  const line = (what: string, i: Interval) => `${c.a} - ${c.b} ${what}: ${formatPoints(i.mean)} points (95% CI ${formatPoints(i.low)} to ${formatPoints(i.high)})`;
   return [
     line(`pass@${c.episodes}`, c.passAtN),
     line(`gain pass@1->${c.episodes}`, c.gain),

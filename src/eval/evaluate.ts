@@ -63,6 +63,11 @@ export interface ReflectionChecks {
   correct: number;
 }
 
+/** "16 of 196 (8.2%)". */
+export function formatCheckedShare(c: ReflectionChecks): string {
+  return `${c.correct} of ${c.checked} (${((100 * c.correct) / c.checked).toFixed(1)}%)`;
+}
+
 /** "lamer: 16 of 196 checkable reflections state the failed episode's facts right (8.2%)". */
 export function formatReflectionChecks(method: string, c: ReflectionChecks): string {
   return `${method}: ${c.correct} of ${c.checked} checkable reflections state the failed episode's facts right (${((100 * c.correct) / c.checked).toFixed(1)}%)`;

@@ -40,6 +40,11 @@ export interface TrialTranscript {
   episodes: TranscriptEpisode[];
 }
 
+/** Transcripts as JSON lines (one per trial, each ending in a newline), each led by `fields` (e.g. the method). */
+export function transcriptJsonLines(transcripts: readonly TrialTranscript[], fields: Record<string, unknown>): string {
+  return transcripts.map((t) => JSON.stringify({ ...fields, ...t }) + '\n').join('');
+}
+
 /** One transcript per trial of a rollout, in the order of `batch.trials`. */
 export function trialTranscripts(batch: Pick<RolloutBatch, 'table' | 'prompts' | 'responses' | 'trials'>): TrialTranscript[] {
   const { table, prompts, responses, trials } = batch;

@@ -10,7 +10,7 @@ import { taskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { evaluate } from '../eval/evaluate.js';
-import type { TrialTranscript } from '../eval/transcripts.js';
+import { transcriptJsonLines, type TrialTranscript } from '../eval/transcripts.js';
 import { TRAINED_METHODS, evalTrialMode, trainRolloutShape } from '../eval/methods.js';
 import { runRollout, type RolloutBatch } from '../rollout/runner.js';
 import { deriveSeed } from '../rollout/trial.js';
@@ -284,10 +284,7 @@ export class Trainer {
   async #evaluateAndKeep(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<EvalEvent> {
     const method = this.config.method;
     return this.evaluate(runtime, iteration, signal, {
-      onTranscripts: (ts) => {
-        const lines = ts.map((t) => JSON.stringify({ method, iteration, ...t }) + '\n');
-        writeFileAtomic(join(this.runDir, TRANSCRIPTS_FILE), lines.join(''));
-      },
+      onTranscripts: (ts) => writeFileAtomic(join(this.runDir, TRANSCRIPTS_FILE), transcriptJsonLines(ts, { method, iteration })),
     });
   }
 

@@ -11,7 +11,7 @@ import { createNativeRuntime } from '../../train/native-runtime.js';
 import { evalSummary } from '../../train/job.js';
 import { Trainer } from '../../train/trainer.js';
 import type { EvalEvent } from '../../train/events.js';
-import type { TrialTranscript } from '../../eval/transcripts.js';
+import { transcriptJsonLines, type TrialTranscript } from '../../eval/transcripts.js';
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
@@ -68,19 +68,16 @@ export const command: Command = {
       }
     }
     const results: EvalEvent[] = [];
-    const lines: string[] = [];
+    let lines = '';
     for (const run of runs) {
       const config = loadConfig(values.config!, [...overrides, ...run]);
       const trainer = new Trainer(config, { runtime: createNativeRuntime, progress: !values.quiet });
       const runtime = await createNativeRuntime(config, trainer.runDir);
       try {
-        const expert = config.eval.reflections === 'expert' && evalTrialMode(config.method).reflect;
-        const onTranscripts = values.transcripts
-          ? (ts: TrialTranscript[]) => {
-              for (const t of ts) lines.push(JSON.stringify({ method: config.method, ...(expert ? { reflections: 'expert' } : {}), ...t }));
-            }
-          : undefined;
-        results.push(await trainer.evaluate(runtime, 0, undefined, { onTranscripts }));
+        let trials: TrialTranscript[] = [];
+        const r = await trainer.evaluate(runtime, 0, undefined, { onTranscripts: (ts) => (trials = ts) });
+        results.push(r);
+        if (values.transcripts) lines += transcriptJsonLines(trials, { method: r.method, ...(r.reflections ? { reflections: r.reflections } : {}) });
       } finally {
         await runtime.dispose();
       }
@@ -96,8 +93,8 @@ export const command: Command = {
       console.log(`wrote ${values.json}`);
     }
     if (values.transcripts) {
-      writeFileAtomic(values.transcripts, lines.map((l) => l + '\n').join(''));
-      console.log(`wrote ${values.transcripts} (${lines.length} trials)`);
+      writeFileAtomic(values.transcripts, lines);
+      console.log(`wrote ${values.transcripts} (${results.reduce((n, r) => n + r.tasks, 0)} trials)`);
     }
     return 0;
   },

@@ -4,7 +4,8 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { LamerError } from '../../errors.js';
-import { compareWithFirst, type Interval } from '../../eval/compare.js';
+import { compareWithFirst, formatInterval } from '../../eval/compare.js';
+import { formatCheckedShare } from '../../eval/evaluate.js';
 import { METHODS } from '../../eval/methods.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from '../../train/events.js';
@@ -115,10 +116,7 @@ export function renderReport(title: string, events: TrainerEvent[]): string {
     .map((m) => evals.filter((e) => e.method === m).at(-1))
     .filter((e): e is EvalEvent => e !== undefined);
   const checked = latest.some((e) => e.reflectionChecks);
-  const rightCell = (e: EvalEvent) => {
-    const c = e.reflectionChecks;
-    return checked ? `<td>${c ? `${c.correct} of ${c.checked} (${((100 * c.correct) / c.checked).toFixed(1)}%)` : ''}</td>` : '';
-  };
+  const rightCell = (e: EvalEvent) => (checked ? `<td>${e.reflectionChecks ? formatCheckedShare(e.reflectionChecks) : ''}</td>` : '');
   const table = latest.length
     ? `<table><tr><th>method</th><th>env</th><th>iteration</th><th>tasks</th>${latest[0].passAtK.map((_, k) => `<th>pass@${k + 1}</th>`).join('')}${checked ? '<th>reflections right</th>' : ''}</tr>${latest
         .map((e) => `<tr><td>${escapeHtml(e.method)}</td><td>${escapeHtml(e.env)}</td><td>${e.iteration}</td><td>${e.tasks}</td>${e.passAtK.map((p) => `<td>${(100 * p).toFixed(1)}</td>`).join('')}${rightCell(e)}</tr>`)
@@ -127,11 +125,9 @@ export function renderReport(title: string, events: TrainerEvent[]): string {
   // Methods evaluated on the same held-out tasks (same environment, count and N): the first against each other one.
   const paired = latest.filter((e) => e.env === latest[0]?.env && e.tasks === latest[0].tasks && e.passAtK.length === latest[0].passAtK.length);
   const comparisons = paired.length > 1 ? compareWithFirst(paired, paired[0].passAtK.length) : [];
-  const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
-  const interval = (i: Interval) => `${pts(i.mean)} (${pts(i.low)} to ${pts(i.high)})`;
   const comparison = comparisons.length
     ? `<table><tr><th>difference</th><th>pass@${comparisons[0].episodes} (95% CI)</th><th>gain pass@1-&gt;${comparisons[0].episodes} (95% CI)</th></tr>${comparisons
-        .map((c) => `<tr><td>${escapeHtml(c.a)} - ${escapeHtml(c.b)}</td><td>${interval(c.passAtN)}</td><td>${interval(c.gain)}</td></tr>`)
+        .map((c) => `<tr><td>${escapeHtml(c.a)} - ${escapeHtml(c.b)}</td><td>${formatInterval(c.passAtN)}</td><td>${formatInterval(c.gain)}</td></tr>`)
         .join('')}</table><p>Points, paired bootstrap over the ${comparisons[0].tasks} held-out tasks (${comparisons[0].resamples} resamples, seed 0).</p>`
     : '';
   const charts = [
