@@ -1,56 +1,54 @@
 // Wall time of one training iteration, LaMer (K trials x N episodes) vs single-episode GiGPO (K*N trials x 1) at an
-// equal episode budget, on the same freshly created model, measured in the same run (rollout and update apart):
-// the median over 4 rounds of the per-round ratio, the two runs taking turns.
-import { mkdtempSync, rmSync } from 'node:fs';
+// equal episode budget, measured in the same run (rollout and update apart): the median over the rounds of the
+// per-round ratio, the two runs taking turns. Two settings:
+//
+// - `trainer.untrained`: a freshly created small model. Its responses are noise cut at 24 tokens, so every row costs
+//   about the same and the figure isolates the scheduling (sequential episodes, reflection rows) from what the
+//   policy writes.
+// - `trainer.job`: the default job (configs/default.yaml) from its warm start, i.e. what `npm run train` spends per
+//   iteration. A policy that writes reflections carries them in memory, so LaMer's prompts grow; the token ratio is
+//   printed beside the time ratio. The warm start (160 supervised steps, about 3 minutes) is made here unless
+//   LAMER_BENCH_WARM_START names one already made (e.g. runs/default/warm-start after `npm run train`).
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Trainer } from '../src/train/trainer.js';
 import { createNativeRuntime } from '../src/train/native-runtime.js';
+import { loadConfig, type TrainerConfigInput } from '../src/train/config.js';
 import type { IterationEvent } from '../src/train/events.js';
 import type { PolicyRuntime } from '../src/train/runtime.js';
 import type { Bench, BenchResult } from './run.js';
+
+type Method = 'lamer' | 'gigpo';
 
 interface Run {
   trainer: Trainer;
   runtime: PolicyRuntime;
 }
 
-async function open(method: 'lamer' | 'gigpo', runsDir: string): Promise<Run> {
-  const trainer = new Trainer(
-    {
-      name: method,
-      runsDir,
-      method,
-      model: { init: { preset: 'small', tokenizer: 'compact', seed: 0 }, promptStyle: 'compact' },
-      env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2 } },
-      trial: { episodes: 3 },
-      rollout: { tasksPerIteration: 4, groupSize: 4, maxResponseTokens: 24, slots: 96 },
-      optim: { lr: 1e-5 },
-      train: { iterations: ROUNDS + 1, evalEvery: 0, checkpointEvery: 0 },
-    },
-    { progress: false, log: () => {} },
-  );
+async function open(config: TrainerConfigInput): Promise<Run> {
+  const trainer = new Trainer(config, { progress: false, log: () => {} });
   return { trainer, runtime: await createNativeRuntime(trainer.config, trainer.runDir) };
 }
-
-const ROUNDS = 4;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-async function lamerVsGigpo(): Promise<BenchResult[]> {
+/**
+ * Both runs stay open and take turns (ABBA order), so a machine that speeds up or slows down during the bench affects
+ * both alike; the first iteration of each warms allocators and caches and is not counted. Each round's LaMer/GiGPO
+ * ratio is taken, and the median over the rounds reported.
+ */
+async function lamerVsGigpo(prefix: string, rounds: number, config: (method: Method, runsDir: string) => TrainerConfigInput): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'lamer-bench-iter-'));
-  const lamer = await open('lamer', dir);
-  const gigpo = await open('gigpo', dir);
+  const lamer = await open(config('lamer', dir));
+  const gigpo = await open(config('gigpo', dir));
   try {
-    // Both runs stay open and take turns (ABBA order), so a machine that speeds up or slows down during the bench
-    // affects both alike; the first iteration of each warms allocators and caches and is not counted. Each round's
-    // LaMer/GiGPO ratio is taken, and the median over the rounds reported.
     const l: IterationEvent[] = [];
     const g: IterationEvent[] = [];
-    for (let it = 1; it <= ROUNDS + 1; it++) {
+    for (let it = 1; it <= rounds + 1; it++) {
       const order = it % 2 ? [lamer, gigpo] : [gigpo, lamer];
       for (const run of order) {
         const e = await run.trainer.iterate(run.runtime, it);
@@ -59,12 +57,13 @@ async function lamerVsGigpo(): Promise<BenchResult[]> {
     }
     const ratio = (f: (e: IterationEvent) => number): number => median(l.map((e, i) => f(e) / f(g[i])));
     return [
-      { name: 'trainer.iteration.lamer (median)', value: median(l.map((e) => e.seconds)), unit: 's' },
-      { name: 'trainer.iteration.gigpo (median)', value: median(g.map((e) => e.seconds)), unit: 's' },
-      { name: 'trainer.iteration.lamer/gigpo', value: ratio((e) => e.seconds), unit: 'x' },
-      { name: 'trainer.rollout.lamer/gigpo', value: ratio((e) => e.rolloutSeconds), unit: 'x' },
-      { name: 'trainer.update.lamer/gigpo', value: ratio((e) => e.updateSeconds), unit: 'x' },
-      { name: 'trainer.rows.lamer/gigpo', value: ratio((e) => e.rows), unit: 'x' },
+      { name: `${prefix}.iteration.lamer (median)`, value: median(l.map((e) => e.seconds)), unit: 's' },
+      { name: `${prefix}.iteration.gigpo (median)`, value: median(g.map((e) => e.seconds)), unit: 's' },
+      { name: `${prefix}.iteration.lamer/gigpo`, value: ratio((e) => e.seconds), unit: 'x' },
+      { name: `${prefix}.rollout.lamer/gigpo`, value: ratio((e) => e.rolloutSeconds), unit: 'x' },
+      { name: `${prefix}.update.lamer/gigpo`, value: ratio((e) => e.updateSeconds), unit: 'x' },
+      { name: `${prefix}.rows.lamer/gigpo`, value: ratio((e) => e.rows), unit: 'x' },
+      { name: `${prefix}.tokens.lamer/gigpo`, value: ratio((e) => e.promptTokens + e.tokens), unit: 'x' },
     ];
   } finally {
     await lamer.runtime.dispose();
@@ -73,4 +72,63 @@ async function lamerVsGigpo(): Promise<BenchResult[]> {
   }
 }
 
-export const benches: Bench[] = [{ name: 'trainer.iteration', unit: 's', run: lamerVsGigpo }];
+async function untrained(): Promise<BenchResult[]> {
+  return lamerVsGigpo('trainer.untrained', 4, (method, runsDir) => ({
+    name: method,
+    runsDir,
+    method,
+    model: { init: { preset: 'small', tokenizer: 'compact', seed: 0 }, promptStyle: 'compact' },
+    env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2 } },
+    trial: { episodes: 3 },
+    rollout: { tasksPerIteration: 4, groupSize: 4, maxResponseTokens: 24, slots: 96 },
+    optim: { lr: 1e-5 },
+    train: { iterations: 5, evalEvery: 0, checkpointEvery: 0 },
+  }));
+}
+
+/** The default job's warm start: the folder LAMER_BENCH_WARM_START names, or one made now (as `npm run train` does). */
+async function jobWarmStart(dir: string): Promise<string> {
+  const given = process.env.LAMER_BENCH_WARM_START;
+  if (given) {
+    const path = resolve(given);
+    if (!existsSync(join(path, 'config.json'))) throw new Error(`LAMER_BENCH_WARM_START=${given}: no checkpoint there (config.json missing)`);
+    return path;
+  }
+  const base = loadConfig('default');
+  process.stderr.write(`  warm start as npm run train makes it: ${base.sft.steps} supervised steps (set LAMER_BENCH_WARM_START to reuse one)\n`);
+  const trainer = new Trainer({ ...base, compare: undefined, method: 'lamer', runsDir: dir, name: 'warm' }, { progress: false, log: () => {} });
+  const runtime = await createNativeRuntime(trainer.config, trainer.runDir);
+  try {
+    await trainer.warmStart(runtime);
+    const out = join(dir, 'warm-start');
+    await runtime.save(out);
+    return out;
+  } finally {
+    await runtime.dispose();
+  }
+}
+
+async function job(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'lamer-bench-job-'));
+  try {
+    const warm = await jobWarmStart(dir);
+    const base = loadConfig('default');
+    return await lamerVsGigpo('trainer.job', 3, (method, runsDir) => ({
+      ...base,
+      compare: undefined,
+      name: method,
+      runsDir,
+      method,
+      model: { ...base.model, init: undefined, path: warm },
+      sft: { ...base.sft, trials: 0 },
+      train: { ...base.train, iterations: 4, evalEvery: 0, checkpointEvery: 0 },
+    }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const benches: Bench[] = [
+  { name: 'trainer.untrained', unit: 's', run: untrained },
+  { name: 'trainer.job', unit: 's', run: job },
+];

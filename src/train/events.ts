@@ -20,6 +20,8 @@ export interface IterationEvent {
   /** Rows (model calls) and response tokens of the iteration. */
   rows: number;
   tokens: number;
+  /** Prompt tokens of the rows: the update runs the model over promptTokens + tokens. */
+  promptTokens: number;
   /** Generated plus trained tokens per second over the whole iteration. */
   tokensPerSecond: number;
   rolloutSeconds: number;

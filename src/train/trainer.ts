@@ -268,6 +268,7 @@ export class Trainer {
       gradNorm: update.gradNorm,
       rows: batch.table.length,
       tokens: generated,
+      promptTokens: batch.promptIds.reduce((s, p) => s + p.length, 0),
       tokensPerSecond: (generated + update.tokens) / ((t2 - t0) / 1000),
       rolloutSeconds: (t1 - t0) / 1000,
       updateSeconds: (t2 - t1) / 1000,

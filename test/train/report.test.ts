@@ -8,7 +8,7 @@ import type { TrainerEvent } from '../../src/train/events.js';
 function iteration(method: string, i: number, reward: number) {
   return {
     type: 'iteration', method, iteration: i, reward, successRate: 0.5, validRatio: 0.9, entropy: 1.2, loss: 0.1,
-    clipFraction: 0, approxKl: 0, gradNorm: 1, rows: 10, tokens: 100, tokensPerSecond: 1000,
+    clipFraction: 0, approxKl: 0, gradNorm: 1, rows: 10, tokens: 100, promptTokens: 900, tokensPerSecond: 1000,
     rolloutSeconds: 1, updateSeconds: 1, seconds: 2,
   } as const;
 }

@@ -16,12 +16,16 @@ class StandInRuntime implements PolicyRuntime {
   supervisedSteps = 0;
   constructor(private readonly failAt: number[] = []) {}
   #updates = 0;
+  /** Prompt and response tokens of each update batch. */
+  readonly batchTokens: { prompt: number; response: number }[] = [];
   client() {
     const noise = 1 / (1 + Math.exp(this.theta)); // trained number -> how often the player moves at random
     return scriptedPolicy({ noise, seed: Math.round(this.theta * 1e6) });
   }
   async update(batch: UpdateBatch) {
     this.#updates++;
+    const count = (rows: Int32Array[]) => rows.reduce((n, r) => n + r.length, 0);
+    this.batchTokens.push({ prompt: count(batch.promptIds), response: count(batch.responseIds) });
     const broken = this.failAt.includes(this.#updates);
     let s = 0;
     for (const a of batch.advantages) s += a;
@@ -75,6 +79,9 @@ describe('Trainer loop', () => {
     expect(its.map((e) => e.iteration)).toEqual([1, 2, 3, 4]);
     // LaMer at K = 2, N = 3: 3 tasks x 2 trials; rows include reflections.
     expect(its[0].rows).toBeGreaterThan(0);
+    // Token counts are those of the batch the update received.
+    expect(its.map((e) => ({ prompt: e.promptTokens, response: e.tokens }))).toEqual(rt.batchTokens);
+    expect(its[0].promptTokens).toBeGreaterThan(its[0].tokens);
     expect(events.filter((e) => e.type === 'eval').map((e) => (e as { iteration: number }).iteration)).toEqual([2, 4]);
     expect(events.filter((e) => e.type === 'checkpoint')).toHaveLength(4);
     const lines = readFileSync(join(dir, 'test', 'metrics.jsonl'), 'utf8').trim().split('\n');
