@@ -57,16 +57,10 @@ class SmallForwardThreads {
 // Fewer shared leading tokens than this are computed again rather than taken from the prefix cache.
 constexpr int64_t kMinReuse = 4;
 
-// Capacity for `needed` columns plus room to grow, so buffers are reallocated once every many steps.
-int64_t CapacityFor(int64_t needed) { return needed + std::max<int64_t>(64, needed / 2); }
-
-// A buffer [rows, kv, capacity, D] like `like`. `zeroed` when hole columns will not be copied in: holes are masked
-// out of attention, but a masked weight of 0 times a NaN left in memory would still be NaN. Columns at or after the
-// cache length need nothing: Hidden writes them before attention reads them.
-at::Tensor Buffer(const at::Tensor& like, int64_t rows, int64_t capacity, bool zeroed) {
-  const std::vector<int64_t> shape = {rows, like.size(1), capacity, like.size(3)};
-  return zeroed ? at::zeros(shape, like.options()) : at::empty(shape, like.options());
-}
+// Room to grow added when the row store is reallocated (rows, and columns on each side of the live window), so a
+// reallocation happens once every many joins or steps rather than at each.
+int64_t Slack(int64_t n) { return std::max<int64_t>(64, n / 2); }
+int64_t RowSlack(int64_t n) { return std::max<int64_t>(4, n / 2); }
 
 // Leading tokens `a` and `b` share.
 int64_t CommonPrefix(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
@@ -99,6 +93,8 @@ void Generator::ClearPrefixes() {
 void Generator::ClearRows() {
   rows_.clear();
   cache_ = model::KvCache();
+  store_ = model::KvCache();
+  left_ = 0;
   columns_ = 0;
   next_ = at::Tensor();
   lengths_ = at::Tensor();
@@ -124,29 +120,92 @@ void Generator::Keep(const std::vector<int64_t>& keep) {
     ClearRows();
     return;
   }
-  std::vector<Row> rows;
-  rows.reserve(keep.size());
+  // Rows leaving below the new count are refilled by the kept rows from the top (one row copy per hole), so a
+  // departure moves at most as many rows as left, whatever the batch size.
+  const int64_t K = static_cast<int64_t>(keep.size());
+  std::vector<bool> kept(rows_.size(), false);
+  for (int64_t i : keep) kept[i] = true;
+  std::vector<int64_t> order(K);  // new row -> old row
+  size_t mover = 0;
+  while (mover < keep.size() && keep[mover] < K) ++mover;
   int64_t longest = 0;
-  for (int64_t i : keep) {
-    rows.push_back(std::move(rows_[i]));
-    longest = std::max(longest, rows.back().length);
-  }
-  rows_ = std::move(rows);
-  const at::Tensor index = at::tensor(keep, at::kLong).to(decoder_->device());
-  // Columns left of the longest remaining row are holes in every row: cut them off.
+  for (int64_t i : keep) longest = std::max(longest, rows_[i].length);
+  // Columns left of the longest remaining row are holes in every row: the window starts after them.
   const int64_t cut = columns_ - longest;
-  const int64_t capacity = CapacityFor(longest);
-  for (auto* layers : {&cache_.k, &cache_.v}) {
-    for (at::Tensor& t : *layers) {
-      at::Tensor fresh = Buffer(t, static_cast<int64_t>(keep.size()), capacity, /*zeroed=*/false);
-      fresh.narrow(2, 0, longest).copy_(t.narrow(2, cut, longest).index_select(0, index));
-      t = fresh;
+  for (int64_t r = 0; r < K; ++r) {
+    if (kept[r]) {
+      order[r] = r;
+      continue;
+    }
+    const int64_t from = keep[mover++];
+    order[r] = from;
+    for (auto* layers : {&store_.k, &store_.v}) {
+      for (at::Tensor& t : *layers) t[r].narrow(1, left_ + cut, longest).copy_(t[from].narrow(1, left_ + cut, longest));
     }
   }
+  std::vector<Row> rows;
+  rows.reserve(keep.size());
+  for (int64_t i : order) rows.push_back(std::move(rows_[i]));
+  rows_ = std::move(rows);
+  const at::Tensor index = at::tensor(order, at::kLong).to(decoder_->device());
+  left_ += cut;
   columns_ = longest;
-  cache_.length = longest;
   next_ = next_.index_select(0, index);
   lengths_ = lengths_.index_select(0, index);
+  Bind();
+}
+
+void Generator::Place(int64_t rows_needed, int64_t width, int64_t extra) {
+  const model::Decoder& d = *decoder_;
+  const model::DecoderConfig& c = d.config();
+  const int64_t B = static_cast<int64_t>(rows_.size());
+  const int64_t grow = width - columns_;  // columns the live rows gain on their left
+  const bool fits = !store_.k.empty() && store_.k[0].size(0) >= rows_needed && left_ >= grow &&
+                    left_ - grow + width + extra <= store_.k[0].size(2);
+  if (fits) {
+    left_ -= grow;
+    if (B > 0 && grow > 0) {
+      // New hole columns: masked out of attention, but a masked weight of 0 times a NaN left in memory is NaN.
+      for (auto* layers : {&store_.k, &store_.v}) {
+        for (at::Tensor& t : *layers) t.narrow(0, 0, B).narrow(2, left_, grow).zero_();
+      }
+    }
+  } else {
+    const int64_t left = Slack(width);
+    const int64_t capacity = left + width + std::max(extra, Slack(width));
+    const int64_t row_capacity = rows_needed + RowSlack(rows_needed);
+    const auto opts = at::TensorOptions().dtype(d.compute_dtype()).device(d.device());
+    if (store_.k.empty()) {
+      store_.k.assign(c.num_hidden_layers, at::Tensor());
+      store_.v.assign(c.num_hidden_layers, at::Tensor());
+    }
+    for (auto* layers : {&store_.k, &store_.v}) {
+      for (at::Tensor& t : *layers) {
+        // Columns right of the window need nothing: Hidden writes them before attention reads them.
+        at::Tensor fresh = at::empty({row_capacity, c.num_key_value_heads, capacity, c.head_dim}, opts);
+        if (B > 0) {
+          at::Tensor live = fresh.narrow(0, 0, B);
+          live.narrow(2, left + grow, columns_).copy_(t.narrow(0, 0, B).narrow(2, left_, columns_));
+          if (grow > 0) live.narrow(2, left, grow).zero_();
+        }
+        t = fresh;
+      }
+    }
+    left_ = left;
+  }
+  columns_ = width;
+}
+
+void Generator::Bind() {
+  const int64_t B = static_cast<int64_t>(rows_.size());
+  cache_.k.resize(store_.k.size());
+  cache_.v.resize(store_.v.size());
+  for (size_t i = 0; i < store_.k.size(); ++i) {
+    const int64_t room = store_.k[i].size(2) - left_;
+    cache_.k[i] = store_.k[i].narrow(0, 0, B).narrow(2, left_, room);
+    cache_.v[i] = store_.v[i].narrow(0, 0, B).narrow(2, left_, room);
+  }
+  cache_.length = columns_;
 }
 
 Generator::PrefixMatch Generator::LongestPrefix(const std::vector<int64_t>& prompt) const {
@@ -308,30 +367,21 @@ void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
   }
   if (keep.empty()) return;
 
-  // Merge the continuing rows into the live cache, padding the narrower side with hole columns on the left.
+  // The continuing rows join the live ones in the row store, right-aligned to the wider of the two widths.
   const at::Tensor index = at::tensor(keep, at::kLong).to(device);
   const bool all = static_cast<int64_t>(keep.size()) == N;
+  const int64_t K = static_cast<int64_t>(keep.size());
+  const int64_t old_rows = static_cast<int64_t>(rows_.size());
+  const bool had_rows = old_rows > 0;
   const int64_t width = std::max(columns_, P);
-  const bool had_rows = !rows_.empty();
-  const int64_t old_rows = had_rows ? static_cast<int64_t>(rows_.size()) : 0;
-  const int64_t capacity = CapacityFor(width);
-  if (!had_rows) {
-    cache_.k.assign(cache.k.size(), at::Tensor());
-    cache_.v.assign(cache.v.size(), at::Tensor());
-  }
-  for (auto [mine, theirs] : {std::pair{&cache_.k, &cache.k}, std::pair{&cache_.v, &cache.v}}) {
+  Place(old_rows + K, width, 1);
+  for (auto [mine, theirs] : {std::pair{&store_.k, &cache.k}, std::pair{&store_.v, &cache.v}}) {
     for (size_t i = 0; i < theirs->size(); ++i) {
-      const at::Tensor& fresh_rows = (*theirs)[i];
-      at::Tensor merged = Buffer(fresh_rows, old_rows + static_cast<int64_t>(keep.size()), capacity, /*zeroed=*/true);
-      if (had_rows) merged.narrow(0, 0, old_rows).narrow(2, width - columns_, columns_).copy_((*mine)[i].narrow(2, 0, columns_));
-      merged.narrow(0, old_rows, static_cast<int64_t>(keep.size()))
-          .narrow(2, width - P, P)
-          .copy_(all ? fresh_rows : fresh_rows.index_select(0, index));
-      (*mine)[i] = merged;
+      at::Tensor rows = (*mine)[i].narrow(0, old_rows, K).narrow(2, left_, width);
+      rows.narrow(2, width - P, P).copy_(all ? (*theirs)[i] : (*theirs)[i].index_select(0, index));
+      if (width > P) rows.narrow(2, 0, width - P).zero_();
     }
   }
-  columns_ = width;
-  cache_.length = width;
   const at::Tensor new_next = tokens_dev.index_select(0, index);
   std::vector<int64_t> new_lengths;
   for (int64_t r : keep) new_lengths.push_back(lengths[r]);
@@ -345,6 +395,7 @@ void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
     row.req = std::move(batch[r]);
     rows_.push_back(std::move(row));
   }
+  Bind();
   plan_stale_ = true;
 }
 
@@ -366,15 +417,9 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
     for (int64_t r = 0; r < B; ++r) host[s][r] = RequestUniform(rows_[r].req.seed, rows_[r].generated + s);
   }
   const at::Tensor uniforms = Uniforms(host);
-  if (cache_.k[0].size(2) < columns_ + steps) {
-    const int64_t capacity = CapacityFor(columns_ + steps);
-    for (auto* layers : {&cache_.k, &cache_.v}) {
-      for (at::Tensor& t : *layers) {
-        at::Tensor grown = Buffer(t, B, capacity, /*zeroed=*/false);
-        grown.narrow(2, 0, columns_).copy_(t.narrow(2, 0, columns_));
-        t = grown;
-      }
-    }
+  if (left_ + columns_ + steps > store_.k[0].size(2)) {
+    Place(B, columns_, steps);
+    Bind();
   }
   const bool read_each_step = device.is_cpu();
   const at::Tensor column = at::arange(0, columns_ + steps + 1, at::TensorOptions().dtype(at::kLong).device(device));

@@ -5,7 +5,9 @@
 // Cache layout: every row's real tokens are the rightmost `length` columns of a shared width `columns`; the columns
 // to their left are holes, masked out. A decode step appends one column for all rows. Merging pads the narrower side
 // on the left; when the longest row leaves, the all-hole columns on the left are cut off, so the width is always the
-// longest live row.
+// longest live row. The rows live in a store with spare rows and spare columns on both sides of that window, so a
+// join writes only the new rows, a wider prompt and a cut only move the window's edge, and a departure copies only the
+// rows that refill the leavers' places; the store is reallocated (with new room) only when it runs out.
 //
 // Prefix cache: the keys/values of recent prompts are kept (up to a token budget, least recently used dropped first).
 // A new prompt that starts with tokens of a kept one takes their keys/values and prefills only the rest: a
@@ -112,8 +114,13 @@ class Generator {
   // Forgets every request (the prefix cache stays).
   void ClearRows();
   void ClearPrefixes();
-  // Keeps only rows `keep` (indices into rows_, ascending), then trims hole columns.
+  // Keeps only rows `keep` (indices into rows_, ascending; the rows may be reordered), then trims hole columns.
   void Keep(const std::vector<int64_t>& keep);
+  // Makes the row store hold `rows_needed` rows and a window `width` columns wide (the live rows right-aligned in it)
+  // with `extra` free columns on its right: in place when there is room, else in a larger store.
+  void Place(int64_t rows_needed, int64_t width, int64_t extra);
+  // Points cache_ (what the decoder reads and appends to) at the live rows' window of the store.
+  void Bind();
   void Prefill(std::vector<Request> batch, std::vector<Emitted>& out);
   void Decode(int64_t max_steps, std::vector<Emitted>& out);
   at::Tensor Uniforms(const std::vector<std::vector<double>>& host) const;
@@ -121,6 +128,12 @@ class Generator {
   std::shared_ptr<model::Decoder> decoder_;
   GeneratorOptions options_;
   std::vector<Row> rows_;
+  // The row store: per layer [row capacity, kv heads, column capacity, head_dim]. Row r of the batch is store row r;
+  // the live window is columns [left_, left_ + columns_), with free columns on both sides, so joining rows, growing
+  // the width and cutting hole columns move no data; decode steps append right of the window.
+  model::KvCache store_;
+  int64_t left_ = 0;
+  // The live rows' window of store_ (views), with length columns_.
   model::KvCache cache_;
   int64_t columns_ = 0;
   at::Tensor next_;     // [B] int64: each row's last sampled token, the input of the next decode step
