@@ -58,9 +58,10 @@ class SmallForwardThreads {
 constexpr int64_t kMinReuse = 4;
 
 // Room to grow added when the row store is reallocated (rows, and columns on each side of the live window), so a
-// reallocation happens once every many joins or steps rather than at each.
-int64_t Slack(int64_t n) { return std::max<int64_t>(64, n / 2); }
-int64_t RowSlack(int64_t n) { return std::max<int64_t>(4, n / 2); }
+// reallocation happens once every many joins or steps rather than at each. A quarter each way keeps the store within
+// about twice the live keys/values.
+int64_t Slack(int64_t n) { return std::max<int64_t>(64, n / 4); }
+int64_t RowSlack(int64_t n) { return std::max<int64_t>(4, n / 4); }
 
 // Leading tokens `a` and `b` share.
 int64_t CommonPrefix(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
