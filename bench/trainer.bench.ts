@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Trainer } from '../src/train/trainer.js';
 import { createNativeRuntime } from '../src/train/native-runtime.js';
-import { loadConfig, type TrainerConfigInput } from '../src/train/config.js';
+import { loadConfig, type TrainerConfig, type TrainerConfigInput } from '../src/train/config.js';
 import type { IterationEvent } from '../src/train/events.js';
 import type { PolicyRuntime } from '../src/train/runtime.js';
 import type { Bench, BenchResult } from './run.js';
@@ -87,14 +87,13 @@ async function untrained(): Promise<BenchResult[]> {
 }
 
 /** The default job's warm start: the folder LAMER_BENCH_WARM_START names, or one made now (as `npm run train` does). */
-async function jobWarmStart(dir: string): Promise<string> {
+async function jobWarmStart(base: TrainerConfig, dir: string): Promise<string> {
   const given = process.env.LAMER_BENCH_WARM_START;
   if (given) {
     const path = resolve(given);
     if (!existsSync(join(path, 'config.json'))) throw new Error(`LAMER_BENCH_WARM_START=${given}: no checkpoint there (config.json missing)`);
     return path;
   }
-  const base = loadConfig('default');
   process.stderr.write(`  warm start as npm run train makes it: ${base.sft.steps} supervised steps (set LAMER_BENCH_WARM_START to reuse one)\n`);
   const trainer = new Trainer({ ...base, compare: undefined, method: 'lamer', runsDir: dir, name: 'warm' }, { progress: false, log: () => {} });
   const runtime = await createNativeRuntime(trainer.config, trainer.runDir);
@@ -111,8 +110,8 @@ async function jobWarmStart(dir: string): Promise<string> {
 async function job(): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'lamer-bench-job-'));
   try {
-    const warm = await jobWarmStart(dir);
     const base = loadConfig('default');
+    const warm = await jobWarmStart(base, dir);
     return await lamerVsGigpo('trainer.job', 3, (method, runsDir) => ({
       ...base,
       compare: undefined,

@@ -63,14 +63,16 @@ export interface ReflectionChecks {
   correct: number;
 }
 
+const checkedPercent = (c: ReflectionChecks): string => `${((100 * c.correct) / c.checked).toFixed(1)}%`;
+
 /** "16 of 196 (8.2%)". */
 export function formatCheckedShare(c: ReflectionChecks): string {
-  return `${c.correct} of ${c.checked} (${((100 * c.correct) / c.checked).toFixed(1)}%)`;
+  return `${c.correct} of ${c.checked} (${checkedPercent(c)})`;
 }
 
 /** "lamer: 16 of 196 checkable reflections state the failed episode's facts right (8.2%)". */
 export function formatReflectionChecks(method: string, c: ReflectionChecks): string {
-  return `${method}: ${c.correct} of ${c.checked} checkable reflections state the failed episode's facts right (${((100 * c.correct) / c.checked).toFixed(1)}%)`;
+  return `${method}: ${c.correct} of ${c.checked} checkable reflections state the failed episode's facts right (${checkedPercent(c)})`;
 }
 
 /** Counts the checkable reflections of trials and the correct ones. */

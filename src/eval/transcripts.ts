@@ -51,8 +51,8 @@ export function trialTranscripts(batch: Pick<RolloutBatch, 'table' | 'prompts' |
   if (prompts.length !== table.length || responses.length !== table.length) {
     throw new LamerError('E_ARG', `trialTranscripts: ${table.length} rows but ${prompts.length} prompts and ${responses.length} responses`);
   }
-  const byTrial = new Map<string, TrialTranscript>();
-  const reflectionIndex = new Map<string, number>();
+  // Per trial: its transcript, the checks of its reflections in order, and how many of them rows have filled.
+  const byTrial = new Map<string, { transcript: TrialTranscript; correct?: readonly (boolean | undefined)[]; reflections: number }>();
   const out = trials.map((t) => {
     const transcript: TrialTranscript = {
       task: t.seed,
@@ -60,23 +60,20 @@ export function trialTranscripts(batch: Pick<RolloutBatch, 'table' | 'prompts' |
       wonEpisode: t.wonEpisode,
       episodes: Array.from({ length: t.episodesPlayed }, (_, k) => ({ episode: k, won: t.won[k] ?? false, turns: [] })),
     };
-    byTrial.set(`${t.group}/${t.trial}`, transcript);
-    reflectionIndex.set(`${t.group}/${t.trial}`, 0);
+    byTrial.set(`${t.group}/${t.trial}`, { transcript, correct: t.reflectionsCorrect, reflections: 0 });
     return transcript;
   });
-  const correctOf = new Map(trials.map((t) => [`${t.group}/${t.trial}`, t.reflectionsCorrect]));
   for (let i = 0; i < table.length; i++) {
     const key = `${table.group[i]}/${table.trial[i]}`;
-    const transcript = byTrial.get(key);
-    if (!transcript) throw new LamerError('E_ARG', `trialTranscripts: row ${i} belongs to trial ${key}, which is not in the batch`);
+    const entry = byTrial.get(key);
+    if (!entry) throw new LamerError('E_ARG', `trialTranscripts: row ${i} belongs to trial ${key}, which is not in the batch`);
+    const { transcript } = entry;
     const episode = table.episode[i];
     if (table.phase[i] === PHASE_REFLECT) {
       // A reflect row carries the episode it precedes (SPEC §1); it reflects on the one before.
       const after = transcript.episodes[episode - 1];
       if (!after) throw new LamerError('E_ARG', `trialTranscripts: reflection row ${i} of trial ${key} precedes episode ${episode}`);
-      const k = reflectionIndex.get(key)!;
-      reflectionIndex.set(key, k + 1);
-      const correct = correctOf.get(key)?.[k];
+      const correct = entry.correct?.[entry.reflections++];
       after.reflection = { prompt: prompts[i], response: responses[i], valid: table.valid[i] === 1, ...(correct !== undefined ? { correct } : {}) };
     } else {
       const target = transcript.episodes[episode];
