@@ -8,6 +8,12 @@
 export const CHAT_SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
 /** Tokens kept whole in text and in decoding (special: false). */
 export const TAG_TOKENS = ['<think>', '</think>', '<action>', '</action>', '<remark>', '</remark>'] as const;
+/**
+ * Grid cells `(r, c)` for rows and columns 1..9, each one token (MineSweeper's actions, memory and reflections name
+ * cells this way). A cell that is one token is copied from one place in the prompt to another by a single attention
+ * lookup; as five tokens (`(`, `4`, `,`, ` 2`, `)`) a small model has to learn to copy a pair of digits in step.
+ */
+export const CELL_TOKENS: readonly string[] = Array.from({ length: 81 }, (_, i) => `(${1 + Math.floor(i / 9)}, ${1 + (i % 9)})`);
 
 /** A Qwen-style chat template: `<|im_start|>role\ncontent<|im_end|>\n`; enable_thinking=false adds an empty think block. */
 export const COMPACT_CHAT_TEMPLATE =
@@ -80,7 +86,7 @@ export function buildCompactTokenizer(): CompactTokenizerFiles {
     ids[t] = next;
     added.push(addedToken(next++, t, true));
   }
-  for (const t of TAG_TOKENS) {
+  for (const t of [...TAG_TOKENS, ...CELL_TOKENS]) {
     ids[t] = next;
     added.push(addedToken(next++, t, false));
   }

@@ -149,6 +149,13 @@ const sftSchema = z
     /** Probability that the demonstrating expert makes a random move, so failed episodes and reflections occur. */
     noise: unitInterval.default(0.3),
     steps: z.number().int().nonnegative().default(200),
+    /**
+     * Steps on the reflection rows alone before the `steps` on all rows. A model trained from scratch on the mixed
+     * rows learns the reflection format but not to copy the mine and the safe cells out of the trajectory (reflections
+     * stay wrong after hundreds of mixed steps); a first phase on the reflections alone teaches it to copy, and the
+     * mixed phase that follows keeps it.
+     */
+    reflectSteps: z.number().int().nonnegative().default(0),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3),
     /**

@@ -23,6 +23,8 @@ const RANDOM_MOVE = 'I try something at random.';
 export interface Demonstrations {
   prompts: string[];
   responses: string[];
+  /** Per row: it is a reflection (phase reflect), not an environment action. */
+  reflect: boolean[];
   /** Trials played and how many were won in any episode (a check that the demonstrations are sensible). */
   trials: number;
   won: number;
@@ -86,6 +88,7 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
   });
   const prompts: string[] = [];
   const responses: string[] = [];
+  const reflect: boolean[] = [];
   for (let i = 0; i < batch.prompts.length; i++) {
     const response = batch.responses[i];
     if (response.startsWith(RANDOM_MOVE)) continue;
@@ -97,7 +100,8 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
     for (let c = 0; c < copies; c++) {
       prompts.push(batch.prompts[i]);
       responses.push(response);
+      reflect.push(batch.table.phase[i] === 1);
     }
   }
-  return { prompts, responses, trials: batch.trials.length, won: batch.trials.filter((t) => t.won.some(Boolean)).length };
+  return { prompts, responses, reflect, trials: batch.trials.length, won: batch.trials.filter((t) => t.won.some(Boolean)).length };
 }

@@ -126,34 +126,46 @@ export class Trainer {
     writeFileAtomic(path, kept.length ? kept.join('\n') + '\n' : '');
   }
 
-  /** The supervised warm start from scripted demonstrations (config.sft). Returns the loss of each step. */
+  /**
+   * The supervised warm start from scripted demonstrations (config.sft): `sft.reflectSteps` steps on the reflection
+   * rows alone, then `sft.steps` on all rows. Returns the loss of each step.
+   */
   async warmStart(runtime: PolicyRuntime, signal?: AbortSignal): Promise<number[]> {
     const { sft } = this.config;
     if (sft.trials === 0 || sft.steps === 0) return [];
     const demos = await collectDemonstrations(this.config, signal);
-    this.#log(`[sft] ${demos.prompts.length} demonstration rows from ${demos.trials} trials (${demos.won} won)`);
-    const progress = new Progress({ label: 'sft', total: sft.steps, unit: 'steps', silent: this.#options.progress === false });
+    const all = Array.from({ length: demos.prompts.length }, (_, i) => i);
+    const reflections = all.filter((i) => demos.reflect[i]);
+    const reflectSteps = reflections.length > 0 ? sft.reflectSteps : 0;
+    this.#log(
+      `[sft] ${demos.prompts.length} demonstration rows (${reflections.length} reflections) from ${demos.trials} trials (${demos.won} won)` +
+        (sft.reflectSteps > 0 && reflectSteps === 0 ? '; no reflections, so no reflection-only steps' : ''),
+    );
+    const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps, unit: 'steps', silent: this.#options.progress === false });
     const losses: number[] = [];
-    const order = Array.from({ length: demos.prompts.length }, (_, i) => i);
-    let cursor = order.length;
     const rng = new Rng(deriveSeed(this.config.seed, 0x5f7));
-    for (let step = 0; step < sft.steps; step++) {
-      signal?.throwIfAborted();
-      const prompts: string[] = [];
-      const responses: string[] = [];
-      for (let b = 0; b < Math.min(sft.batchRows, order.length); b++) {
-        if (cursor >= order.length) {
-          rng.shuffle(order); // a seeded reshuffle each pass, so warm starts are reproducible
-          cursor = 0;
+    const phase = async (order: number[], steps: number, label: string): Promise<void> => {
+      let cursor = order.length;
+      for (let step = 0; step < steps; step++) {
+        signal?.throwIfAborted();
+        const prompts: string[] = [];
+        const responses: string[] = [];
+        for (let b = 0; b < Math.min(sft.batchRows, order.length); b++) {
+          if (cursor >= order.length) {
+            rng.shuffle(order); // a seeded reshuffle each pass, so warm starts are reproducible
+            cursor = 0;
+          }
+          prompts.push(demos.prompts[order[cursor]]);
+          responses.push(demos.responses[order[cursor]]);
+          cursor++;
         }
-        prompts.push(demos.prompts[order[cursor]]);
-        responses.push(demos.responses[order[cursor]]);
-        cursor++;
+        const { loss } = await runtime.supervised({ prompts, responses }, this.config);
+        losses.push(loss);
+        progress.tick(1, `${label}loss ${loss.toFixed(4)}`);
       }
-      const { loss } = await runtime.supervised({ prompts, responses }, this.config);
-      losses.push(loss);
-      progress.tick(1, `loss ${loss.toFixed(4)}`);
-    }
+    };
+    await phase(reflections, reflectSteps, 'reflections ');
+    await phase(all, sft.steps, '');
     progress.finish();
     return losses;
   }

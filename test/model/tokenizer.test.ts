@@ -111,6 +111,23 @@ describe.skipIf(!py.ok)(`tokenizers against transformers${py.ok ? '' : ` (skippe
       }
     });
 
+    it('makes each grid cell (r, c) with r, c in 1..9 one token, and spells other parentheses out', () => {
+      const ids = new Set<number>();
+      for (let r = 1; r <= 9; r++) {
+        for (let c = 1; c <= 9; c++) {
+          const one = tokenizer.encode(`(${r}, ${c})`);
+          expect(one).toHaveLength(1);
+          ids.add(one[0]);
+          expect(tokenizer.encode(`mine (${r}, ${c}); safe`)).toContain(one[0]);
+        }
+      }
+      expect(ids.size).toBe(81);
+      for (const other of ['(10, 1)', '(2,3)', '(0, 1)', '( 2, 3)']) {
+        expect(tokenizer.encode(other).length).toBeGreaterThan(1);
+        expect(tokenizer.decode(tokenizer.encode(other))).toBe(other);
+      }
+    });
+
     it('encodes and decodes like transformers, chat template included', async () => {
       const texts = [
         'You are on trial #2. Open the cell (2, 3).',

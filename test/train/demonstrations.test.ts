@@ -27,6 +27,7 @@ describe('warm-start demonstrations (MineSweeper)', () => {
     const laterPlay = one.prompts.filter((p, i) => !isReflection(one.responses[i]) && p.includes('mem:')).length;
     const firstPlay = one.prompts.length - reflections - laterPlay;
     expect(weighted.prompts.length).toBe(firstPlay + 2 * laterPlay + 5 * reflections);
+    expect(weighted.reflect).toEqual(weighted.responses.map(isReflection));
   });
 
   it('a later episode opens first the safe cells the reflections in its prompt list, never their mines', async () => {

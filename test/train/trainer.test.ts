@@ -14,6 +14,8 @@ import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
 class StandInRuntime implements PolicyRuntime {
   theta = 0;
   supervisedSteps = 0;
+  /** The responses of each supervised batch. */
+  readonly supervisedResponses: string[][] = [];
   constructor(private readonly failAt: number[] = []) {}
   #updates = 0;
   /** Prompt and response tokens of each update batch. */
@@ -32,8 +34,9 @@ class StandInRuntime implements PolicyRuntime {
     if (!broken) this.theta += 0.1 + 0.01 * (s / Math.max(1, batch.advantages.length));
     return { loss: broken ? NaN : -this.theta, clipFraction: 0, approxKl: 0, entropy: 1, gradNorm: 1, steps: broken ? 0 : 1, skipped: broken ? 1 : 0, tokens: 10 };
   }
-  async supervised() {
+  async supervised(batch: { responses: string[] }) {
     this.supervisedSteps++;
+    this.supervisedResponses.push(batch.responses.slice());
     return { loss: 1 / this.supervisedSteps, tokens: 5 };
   }
   async save(dir: string) {
@@ -130,6 +133,18 @@ describe('Trainer loop', () => {
     );
     expect(rt.supervisedSteps).toBe(5);
     expect(events[0]).toMatchObject({ type: 'log', message: expect.stringContaining('warm start: 5 supervised steps') });
+  });
+
+  it('trains on the reflection rows alone for sft.reflectSteps steps, then on all rows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-sft2-'));
+    const rt = new StandInRuntime();
+    const sft = { trials: 32, steps: 4, reflectSteps: 3, batchRows: 8 };
+    await collect(new Trainer(config(dir, { sft, train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => rt, progress: false, log: () => {} }));
+    expect(rt.supervisedSteps).toBe(7);
+    const reflections = (batch: string[]) => batch.filter((r) => r.startsWith('<remark>')).length;
+    for (const batch of rt.supervisedResponses.slice(0, 3)) expect(reflections(batch)).toBe(8);
+    const mixed = rt.supervisedResponses.slice(3).flat();
+    expect(reflections(mixed)).toBeLessThan(mixed.length / 2);
   });
 
   it('trains on a custom environment given as an option', async () => {

