@@ -7,7 +7,7 @@
 //   policy writes.
 // - `trainer.job`: the default job (configs/default.yaml) from its warm start, i.e. what `npm run train` spends per
 //   iteration. A policy that writes reflections carries them in memory, so LaMer's prompts grow; the token ratio is
-//   printed beside the time ratio. The warm start (160 supervised steps, about 3 minutes) is made here unless
+//   printed beside the time ratio. The warm start (up to 410 supervised steps, about 6 to 8 minutes) is made here unless
 //   LAMER_BENCH_WARM_START names one already made (e.g. runs/default/warm-start after `npm run train`).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -94,7 +94,7 @@ async function jobWarmStart(base: TrainerConfig, dir: string): Promise<string> {
     if (!existsSync(join(path, 'config.json'))) throw new Error(`LAMER_BENCH_WARM_START=${given}: no checkpoint there (config.json missing)`);
     return path;
   }
-  process.stderr.write(`  warm start as npm run train makes it: ${base.sft.steps} supervised steps (set LAMER_BENCH_WARM_START to reuse one)\n`);
+  process.stderr.write(`  warm start as npm run train makes it: up to ${base.sft.reflectSteps + base.sft.steps} supervised steps (set LAMER_BENCH_WARM_START to reuse one)\n`);
   const trainer = new Trainer({ ...base, compare: undefined, method: 'lamer', runsDir: dir, name: 'warm' }, { progress: false, log: () => {} });
   const runtime = await createNativeRuntime(trainer.config, trainer.runDir);
   try {

@@ -156,6 +156,11 @@ const sftSchema = z
      * mixed phase that follows keeps it.
      */
     reflectSteps: z.number().int().nonnegative().default(0),
+    /**
+     * Ends the reflection-only phase early once the mean loss of its last 10 steps is at or below this value (the
+     * loss falls steeply when the model starts to copy); null runs all `reflectSteps`.
+     */
+    reflectUntilLoss: z.number().positive().nullable().default(null),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3),
     /**

@@ -51,6 +51,8 @@ interface TrainerState {
 const STATE_FILE = 'trainer.json';
 /** The latest evaluation's transcripts, one JSON line per trial (method, iteration, task, episodes). */
 export const TRANSCRIPTS_FILE = 'transcripts.jsonl';
+/** Steps whose mean loss decides when the warm start's reflection-only phase has done its work (sft.reflectUntilLoss). */
+const LOSS_WINDOW = 10;
 
 function mean(xs: ArrayLike<number>): number {
   let s = 0;
@@ -144,8 +146,9 @@ export class Trainer {
     const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps, unit: 'steps', silent: this.#options.progress === false });
     const losses: number[] = [];
     const rng = new Rng(deriveSeed(this.config.seed, 0x5f7));
-    const phase = async (order: number[], steps: number, label: string): Promise<void> => {
+    const phase = async (order: number[], steps: number, label: string, untilLoss: number | null = null): Promise<number> => {
       let cursor = order.length;
+      const first = losses.length;
       for (let step = 0; step < steps; step++) {
         signal?.throwIfAborted();
         const prompts: string[] = [];
@@ -162,9 +165,18 @@ export class Trainer {
         const { loss } = await runtime.supervised({ prompts, responses }, this.config);
         losses.push(loss);
         progress.tick(1, `${label}loss ${loss.toFixed(4)}`);
+        if (untilLoss !== null && step + 1 >= LOSS_WINDOW) {
+          const recent = losses.slice(-LOSS_WINDOW);
+          if (recent.reduce((a, b) => a + b, 0) / LOSS_WINDOW <= untilLoss) return step + 1;
+        }
       }
+      return losses.length - first;
     };
-    await phase(reflections, reflectSteps, 'reflections ');
+    const reflectDone = await phase(reflections, reflectSteps, 'reflections ', sft.reflectUntilLoss);
+    if (reflectDone < reflectSteps) {
+      progress.setTotal(reflectDone + sft.steps);
+      this.#log(`[sft] reflections alone: loss of the last ${LOSS_WINDOW} steps at or below ${sft.reflectUntilLoss} after ${reflectDone} of ${reflectSteps} steps`);
+    }
     await phase(all, sft.steps, '');
     progress.finish();
     return losses;

@@ -55,6 +55,11 @@ export class Progress {
     }
   }
 
+  /** Changes the total when the amount of work turns out other than announced (e.g. a phase that ended early). */
+  setTotal(total: number): void {
+    this.#opts.total = total;
+  }
+
   /** Ends the bar with a final line. */
   finish(note?: string): void {
     if (note !== undefined) this.#note = note;

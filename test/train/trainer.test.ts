@@ -147,6 +147,20 @@ describe('Trainer loop', () => {
     expect(reflections(mixed)).toBeLessThan(mixed.length / 2);
   });
 
+  it('ends the reflection-only phase once the mean loss of its last 10 steps reaches sft.reflectUntilLoss', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-sft3-'));
+    const rt = new StandInRuntime(); // supervised loss of step n is 1/n
+    const logs: string[] = [];
+    const sft = { trials: 32, steps: 4, reflectSteps: 40, reflectUntilLoss: 0.17, batchRows: 8 };
+    await collect(new Trainer(config(dir, { sft, train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => rt, progress: false, log: (m) => logs.push(m) }));
+    // mean(1/(n-9) .. 1/n): n = 11 gives 0.202, n = 12 gives 0.160
+    expect(rt.supervisedSteps).toBe(12 + 4);
+    const reflections = (batch: string[]) => batch.filter((r) => r.startsWith('<remark>')).length;
+    expect(rt.supervisedResponses.slice(0, 12).every((b) => reflections(b) === b.length)).toBe(true);
+    expect(rt.supervisedResponses.slice(12).flat().every((r) => r.startsWith('<remark>'))).toBe(false);
+    expect(logs.join('\n')).toContain('after 12 of 40 steps');
+  });
+
   it('trains on a custom environment given as an option', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-custom-'));
     let made = 0;
