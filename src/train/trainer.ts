@@ -146,9 +146,9 @@ export class Trainer {
     const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps, unit: 'steps', silent: this.#options.progress === false });
     const losses: number[] = [];
     const rng = new Rng(deriveSeed(this.config.seed, 0x5f7));
+    // Returns the steps taken: `steps`, or fewer when the mean loss of the last LOSS_WINDOW steps reaches `untilLoss`.
     const phase = async (order: number[], steps: number, label: string, untilLoss: number | null = null): Promise<number> => {
       let cursor = order.length;
-      const first = losses.length;
       for (let step = 0; step < steps; step++) {
         signal?.throwIfAborted();
         const prompts: string[] = [];
@@ -165,12 +165,9 @@ export class Trainer {
         const { loss } = await runtime.supervised({ prompts, responses }, this.config);
         losses.push(loss);
         progress.tick(1, `${label}loss ${loss.toFixed(4)}`);
-        if (untilLoss !== null && step + 1 >= LOSS_WINDOW) {
-          const recent = losses.slice(-LOSS_WINDOW);
-          if (recent.reduce((a, b) => a + b, 0) / LOSS_WINDOW <= untilLoss) return step + 1;
-        }
+        if (untilLoss !== null && step + 1 >= LOSS_WINDOW && mean(losses.slice(-LOSS_WINDOW)) <= untilLoss) return step + 1;
       }
-      return losses.length - first;
+      return steps;
     };
     const reflectDone = await phase(reflections, reflectSteps, 'reflections ', sft.reflectUntilLoss);
     if (reflectDone < reflectSteps) {
