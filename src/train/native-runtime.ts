@@ -1,6 +1,6 @@
 // The PolicyRuntime over the native addon: a Policy (Hugging Face checkpoint, or a preset created in the run
 // folder), the continuous-batching engine for rollouts, and the native optimizer for updates and the warm start.
-import { existsSync } from 'node:fs';
+import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineClient } from '../engine/client.js';
 import { LamerError, hasCode } from '../errors.js';
@@ -14,6 +14,8 @@ import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from 
 import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig, type TrainRow } from './step.js';
 
 const OPTIMIZER_FILE = 'optimizer.safetensors';
+/** The frozen weights a KL loss compares with, kept in the run folder when they are not the configured model. */
+export const REFERENCE_DIR = 'reference';
 
 async function openPolicy(config: TrainerConfig, dir?: string): Promise<Policy> {
   const options = { device: config.model.device as DeviceName, dtype: config.model.dtype };
@@ -29,12 +31,42 @@ class NativeRuntime implements PolicyRuntime {
   #client: EngineClient;
   #optimizer: Optimizer | null = null;
   #sftOptimizer: Optimizer | null = null;
+  /** Frozen policy of the KL loss (loss.kl), opened at the first update that needs it. */
+  #reference: Policy | null = null;
+  /** Supervised steps ran in this runtime, so the RL start is not the configured model. */
+  #warmStarted = false;
   readonly #config: TrainerConfig;
+  readonly #runDir: string;
 
-  constructor(config: TrainerConfig, policy: Policy) {
+  constructor(config: TrainerConfig, policy: Policy, runDir: string) {
     this.#config = config;
     this.#policy = policy;
+    this.#runDir = runDir;
     this.#client = this.#makeClient();
+  }
+
+  /**
+   * The KL loss's reference: the weights RL started from. That is the configured model (model.path or the preset),
+   * unless this run warm-started in place; then the weights after the warm start are written to `reference/` in the
+   * run folder (atomically, at the first update) so that a resumed run compares with the same weights.
+   */
+  async #referencePolicy(): Promise<Policy> {
+    if (this.#reference) return this.#reference;
+    const dir = join(this.#runDir, REFERENCE_DIR);
+    if (!existsSync(join(dir, 'config.json')) && this.#warmStarted) {
+      const tmp = join(this.#runDir, `.${REFERENCE_DIR}.tmp-${process.pid}`);
+      rmSync(tmp, { recursive: true, force: true });
+      try {
+        await this.#policy.save(tmp);
+        rmSync(dir, { recursive: true, force: true });
+        renameSync(tmp, dir);
+      } catch (e) {
+        rmSync(tmp, { recursive: true, force: true });
+        throw e;
+      }
+    }
+    this.#reference = await openPolicy(this.#config, existsSync(join(dir, 'config.json')) ? dir : undefined);
+    return this.#reference;
   }
 
   #makeClient(): EngineClient {
@@ -69,6 +101,7 @@ class NativeRuntime implements PolicyRuntime {
   async update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics> {
     const optimizer = this.#rlOptimizer();
     const options = stepOptionsFromConfig(config);
+    if (config.loss.kl.type !== 'none') options.reference = await this.#referencePolicy();
     const n = batch.promptIds.length;
     const order = Array.from({ length: n }, (_, i) => i);
     const perToken = config.method === 'ppo' ? await this.#gae(optimizer, batch, config) : undefined;
@@ -167,6 +200,7 @@ class NativeRuntime implements PolicyRuntime {
       return { prompt: this.#client.promptIds(prompt), response };
     });
     const m = await this.#sftOptimizer.sftStep(rows, { microBatchTokens: config.optim.microBatchTokens });
+    this.#warmStarted = true;
     return { loss: m.loss, tokens: m.tokens };
   }
 
@@ -191,11 +225,12 @@ class NativeRuntime implements PolicyRuntime {
     this.#client.dispose();
     this.#optimizer?.dispose();
     this.#sftOptimizer?.dispose();
+    this.#reference?.dispose();
     this.#policy.dispose();
   }
 }
 
 /** The native runtime of a config: the model from model.path, or a fresh preset model (model.init). */
-export async function createNativeRuntime(config: TrainerConfig, _runDir: string): Promise<PolicyRuntime> {
-  return new NativeRuntime(config, await openPolicy(config));
+export async function createNativeRuntime(config: TrainerConfig, runDir: string): Promise<PolicyRuntime> {
+  return new NativeRuntime(config, await openPolicy(config), runDir);
 }
