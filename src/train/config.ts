@@ -161,6 +161,12 @@ const sftSchema = z
      * loss falls steeply when the model starts to copy); null runs all `reflectSteps`.
      */
     reflectUntilLoss: z.number().positive().nullable().default(null),
+    /**
+     * How the MineSweeper demonstrator guesses when nothing is proven safe: `random`, or `ordered` (the first
+     * candidate cell in reading order), which makes the same board get the same guess in every episode unless the
+     * memory names that cell as a mine, so the demonstrations show the remembered mine being avoided.
+     */
+    guess: z.enum(['random', 'ordered']).default('random'),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3),
     /**

@@ -35,9 +35,9 @@ class MineSweeperDemoPolicy implements PolicyClient {
   readonly #player: MineSweeperLogicPlayer;
   readonly #env: MineSweeperEnv;
 
-  constructor(private readonly view: TrialView, seed: number, style: 'full' | 'compact') {
+  constructor(private readonly view: TrialView, seed: number, style: 'full' | 'compact', guess: 'random' | 'ordered') {
     this.#env = view.env as MineSweeperEnv;
-    this.#player = new MineSweeperLogicPlayer(this.#env, { seed: deriveSeed(seed, view.group, view.trial), memory: true, style });
+    this.#player = new MineSweeperLogicPlayer(this.#env, { seed: deriveSeed(seed, view.group, view.trial), memory: true, style, guess });
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
@@ -54,7 +54,7 @@ class MineSweeperDemoPolicy implements PolicyClient {
 function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
   const style = config.model.promptStyle;
   if (config.env.name === 'minesweeper') {
-    return (view) => new MineSweeperDemoPolicy(view, config.seed, style);
+    return (view) => new MineSweeperDemoPolicy(view, config.seed, style, config.sft.guess);
   }
   return scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
 }

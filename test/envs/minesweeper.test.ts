@@ -275,6 +275,35 @@ describe('minesweeper players', () => {
     expect(firsts.size).toBeGreaterThan(1);
   });
 
+  it('the ordered logic player guesses the first candidate in reading order, and only a remembered mine changes it', () => {
+    const env = handBoard(4, 1); // row 1 unopened, nothing proven safe: (1, 1), a mine, comes first
+    env.restart();
+    const firsts = new Set<number>();
+    for (const seed of [0, 1, 2, 3, 4, 5, 6, 7]) firsts.add(new MineSweeperLogicPlayer(env, { seed, guess: 'ordered' }).chooseCell());
+    expect([...firsts]).toEqual([0]);
+    // The first guess hits the mine; with memory the next episode avoids it (and the 1 at (2, 1) then proves (1, 2)).
+    const player = new MineSweeperLogicPlayer(env, { memory: true, guess: 'ordered', style: 'compact' });
+    const r = env.step(act(1, 1));
+    const steps = [{ action: '(1, 1)', observation: r.observation.text }];
+    expect(env.parseReflection(player.reflect(steps)).text).toBe('mine (1, 1); safe none');
+    player.endEpisode(steps);
+    env.restart();
+    const order: number[] = [];
+    let s;
+    do {
+      const cell = player.chooseCell();
+      order.push(cell);
+      s = env.step(act(Math.floor(cell / 4) + 1, (cell % 4) + 1));
+    } while (!s.done);
+    expect(order).not.toContain(0);
+    expect(s.won).toBe(true);
+    // Without memory the same player repeats the losing guess.
+    const forgetful = new MineSweeperLogicPlayer(env, { memory: false, guess: 'ordered' });
+    forgetful.endEpisode(steps);
+    env.restart();
+    expect(forgetful.chooseCell()).toBe(0);
+  });
+
   it('builds full and compact prompts', () => {
     const env = new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 });
     const initial = env.reset(3);

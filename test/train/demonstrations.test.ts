@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/train/config.js';
 import { collectDemonstrations } from '../../src/train/demonstrations.js';
 
-function config(sft: Record<string, number>) {
+function config(sft: Record<string, number | string>) {
   return validateConfig({
     name: 'demo',
     model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 0 }, promptStyle: 'compact' },
@@ -45,5 +45,22 @@ describe('warm-start demonstrations (MineSweeper)', () => {
       checked++;
     }
     expect(checked).toBeGreaterThan(5);
+  });
+
+  it('with sft.guess=ordered the demonstrator answers a prompt always the same way; with random guesses it does not', async () => {
+    const answers = async (guess: string) => {
+      const demos = await collectDemonstrations(config({ reflectionWeight: 1, memoryWeight: 1, guess }));
+      const byPrompt = new Map<string, Set<string>>();
+      demos.prompts.forEach((p, i) => {
+        if (isReflection(demos.responses[i])) return;
+        if (!byPrompt.has(p)) byPrompt.set(p, new Set());
+        byPrompt.get(p)!.add(demos.responses[i]);
+      });
+      return [...byPrompt.values()].map((s) => s.size);
+    };
+    const ordered = await answers('ordered');
+    expect(ordered.length).toBeGreaterThan(20);
+    expect(Math.max(...ordered)).toBe(1);
+    expect(Math.max(...(await answers('random')))).toBeGreaterThan(1);
   });
 });

@@ -116,6 +116,12 @@ export interface LogicPlayerOptions {
   style?: PromptStyle;
   /** Carry mines hit and cells clicked safely into later episodes (call `endEpisode(steps)` between episodes). */
   memory?: boolean;
+  /**
+   * How it guesses when nothing is proven safe: `random` (seeded, any unopened cell not known to be a mine) or
+   * `ordered` (the first such cell in reading order, so a board always gets the same guess and only what the player
+   * knows, e.g. a remembered mine, changes it). Default `random`.
+   */
+  guess?: 'random' | 'ordered';
 }
 
 export class MineSweeperLogicPlayer implements Expert {
@@ -125,6 +131,7 @@ export class MineSweeperLogicPlayer implements Expert {
   private readonly rememberedSafe: number[] = [];
   readonly memory: boolean;
   readonly style: PromptStyle;
+  readonly guess: 'random' | 'ordered';
 
   constructor(
     readonly env: MineSweeperEnv,
@@ -133,6 +140,7 @@ export class MineSweeperLogicPlayer implements Expert {
     this.rng = new Rng(options.seed ?? 0);
     this.memory = options.memory ?? false;
     this.style = options.style ?? 'full';
+    this.guess = options.guess ?? 'random';
   }
 
   /** The cell this player opens next, from what it sees (and remembers). */
@@ -149,7 +157,8 @@ export class MineSweeperLogicPlayer implements Expert {
     visible.forEach((v, i) => {
       if (v < 0 && !mines.has(i)) candidates.push(i);
     });
-    return candidates.length > 0 ? this.rng.pick(candidates) : 0;
+    if (candidates.length === 0) return 0;
+    return this.guess === 'ordered' ? candidates[0] : this.rng.pick(candidates);
   }
 
   act(): string {
