@@ -27,6 +27,11 @@ export interface IterationEvent {
   rolloutSeconds: number;
   updateSeconds: number;
   seconds: number;
+  /**
+   * The rollout's reflections whose facts the environment could check, and the right ones (absent when none were
+   * checked): a reflection skill that RL wears down shows here before it shows in pass@k.
+   */
+  reflectionChecks?: ReflectionChecks;
   /** The update was skipped (non-finite loss); the reason is in `note`. */
   skipped?: boolean;
   note?: string;

@@ -9,7 +9,7 @@ import { createEnv } from '../envs/registry.js';
 import { taskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
-import { evaluate } from '../eval/evaluate.js';
+import { countReflectionChecks, evaluate, formatCheckedShare } from '../eval/evaluate.js';
 import { transcriptJsonLines, type TrialTranscript } from '../eval/transcripts.js';
 import { TRAINED_METHODS, evalTrialMode, trainRolloutShape } from '../eval/methods.js';
 import { runRollout, type RolloutBatch } from '../rollout/runner.js';
@@ -295,6 +295,8 @@ export class Trainer {
       updateSeconds: (t2 - t1) / 1000,
       seconds: (t2 - t0) / 1000,
     };
+    const checks = countReflectionChecks(batch.trials);
+    if (checks.checked > 0) event.reflectionChecks = checks;
     if (update.skipped > 0) {
       event.skipped = update.steps === 0;
       event.note = `${update.skipped} mini-batch step(s) skipped: non-finite loss or gradient`;
@@ -357,7 +359,8 @@ export class Trainer {
         if (event.note) yield this.#emit({ type: 'log', level: 'warn', message: `iteration ${it}: ${event.note}` });
         this.#log(
           `[${c.method}] iter ${it}/${c.train.iterations} reward ${event.reward.toFixed(3)} success ${(100 * event.successRate).toFixed(1)}% ` +
-            `valid ${(100 * event.validRatio).toFixed(1)}% loss ${event.loss.toFixed(4)} ${event.seconds.toFixed(1)}s`,
+            `valid ${(100 * event.validRatio).toFixed(1)}%${event.reflectionChecks ? ` reflections right ${formatCheckedShare(event.reflectionChecks)}` : ''} ` +
+            `loss ${event.loss.toFixed(4)} ${event.seconds.toFixed(1)}s`,
         );
         yield this.#emit(event);
         const isLast = it === c.train.iterations;

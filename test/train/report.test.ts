@@ -54,6 +54,11 @@ describe('lamer report', () => {
     expect(html).toContain('gigpo pass@3');
     expect(html.match(/<svg /g)?.length).toBe(6);
     expect(renderReport('x', [])).toContain('No evaluation yet');
+    // Training reflection checks get their own chart, only when the metrics carry them.
+    expect(html).not.toContain('reflections right in training rollouts');
+    const withChecks = renderReport('x', [{ ...iteration('lamer', 1, 0.1), reflectionChecks: { checked: 8, correct: 2 } }, { ...iteration('lamer', 2, 0.2), reflectionChecks: { checked: 10, correct: 5 } }]);
+    expect(withChecks).toContain('reflections right in training rollouts');
+    expect(withChecks.match(/<svg /g)?.length).toBe(7);
     // Without per-task outcomes there is nothing to pair.
     expect(html).not.toContain('paired bootstrap');
   });

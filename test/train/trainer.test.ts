@@ -77,7 +77,8 @@ describe('Trainer loop', () => {
   it('runs iterations, evaluates every evalEvery, checkpoints, and logs metrics.jsonl', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-'));
     const rt = new StandInRuntime();
-    const events = await collect(new Trainer(config(dir), { runtime: async () => rt, progress: false, log: () => {} }));
+    const logged: string[] = [];
+    const events = await collect(new Trainer(config(dir), { runtime: async () => rt, progress: false, log: (l) => logged.push(l) }));
     const its = events.filter((e): e is IterationEvent => e.type === 'iteration');
     expect(its.map((e) => e.iteration)).toEqual([1, 2, 3, 4]);
     // LaMer at K = 2, N = 3: 3 tasks x 2 trials; rows include reflections.
@@ -85,6 +86,10 @@ describe('Trainer loop', () => {
     // Token counts are those of the batch the update received.
     expect(its.map((e) => ({ prompt: e.promptTokens, response: e.tokens }))).toEqual(rt.batchTokens);
     expect(its[0].promptTokens).toBeGreaterThan(its[0].tokens);
+    // The stand-in's reflections are the scripted expert's, which state the facts right; the count reaches the log.
+    const checks = its.map((e) => e.reflectionChecks);
+    expect(checks.every((c) => c !== undefined && c.checked > 0 && c.correct === c.checked)).toBe(true);
+    expect(logged.filter((l) => l.includes(`reflections right ${checks[0]!.correct} of ${checks[0]!.checked} (100.0%)`)).length).toBeGreaterThan(0);
     expect(events.filter((e) => e.type === 'eval').map((e) => (e as { iteration: number }).iteration)).toEqual([2, 4]);
     expect(events.filter((e) => e.type === 'checkpoint')).toHaveLength(4);
     const lines = readFileSync(join(dir, 'test', 'metrics.jsonl'), 'utf8').trim().split('\n');
@@ -96,6 +101,16 @@ describe('Trainer loop', () => {
     expect(trials).toHaveLength(evalEvent.tasks);
     expect(trials.every((t) => t.method === 'lamer' && t.iteration === 4 && t.episodes.length > 0)).toBe(true);
     expect(trials.map((t) => t.wonEpisode)).toEqual(evalEvent.firstWin);
+  });
+
+  it('a method without reflections reports no reflection checks', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-gigpo-'));
+    const logged: string[] = [];
+    const events = await collect(new Trainer(config(dir, { method: 'gigpo', train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => new StandInRuntime(), progress: false, log: (l) => logged.push(l) }));
+    const its = events.filter((e): e is IterationEvent => e.type === 'iteration');
+    expect(its).toHaveLength(1);
+    expect(its[0].reflectionChecks).toBeUndefined();
+    expect(logged.some((l) => l.includes('[gigpo] iter 1/1') && !l.includes('reflections right'))).toBe(true);
   });
 
   it('a resumed run produces the same metrics as an uninterrupted one', async () => {

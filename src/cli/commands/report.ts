@@ -138,6 +138,14 @@ export function renderReport(title: string, events: TrainerEvent[]): string {
     lineChart('tokens per second', byMethod('tokensPerSecond'), 'tokens/s'),
     lineChart('training success rate (any episode)', byMethod('successRate'), 'ratio'),
   ];
+  // Reflections right in the training rollouts, for the methods that reflect (absent from older metrics files).
+  const reflectionSeries = methods
+    .map((m) => ({
+      label: m,
+      points: its.filter((e) => e.method === m && e.reflectionChecks && e.reflectionChecks.checked > 0).map((e) => [e.iteration, e.reflectionChecks!.correct / e.reflectionChecks!.checked] as [number, number]),
+    }))
+    .filter((s) => s.points.length > 0);
+  if (reflectionSeries.length > 0) charts.push(lineChart('reflections right in training rollouts', reflectionSeries, 'ratio'));
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}h1{font-size:20px}.charts{display:flex;flex-wrap:wrap;gap:16px}
