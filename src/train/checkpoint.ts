@@ -1,7 +1,7 @@
 // Checkpoints are folders written under a temporary name and renamed into place, and `latest` is a small file
 // replaced by rename: a process killed at any moment leaves the previous checkpoint intact and resumable.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { LamerError } from '../errors.js';
 import { makeDirs, writeFileAtomic } from '../util/fs.js';
 
@@ -27,6 +27,28 @@ export function checkpointName(iteration: number): string {
 }
 
 /**
+ * Writes folder `dir` whole or not at all: `write(tmpDir)` fills `.NAME.tmp-PID` beside it, which then replaces `dir`
+ * by rename. A process killed meanwhile leaves the previous `dir` (if any) and a temporary folder behind.
+ */
+export async function writeDirAtomic(dir: string, write: (tmpDir: string) => Promise<void>): Promise<void> {
+  const parent = dirname(dir);
+  makeDirs(parent);
+  const tmpDir = join(parent, `.${basename(dir)}.tmp-${process.pid}`);
+  rmSync(tmpDir, { recursive: true, force: true });
+  makeDirs(tmpDir);
+  try {
+    await write(tmpDir);
+    fsyncDir(tmpDir);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmpDir, dir);
+    fsyncDir(parent);
+  } catch (e) {
+    rmSync(tmpDir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/**
  * Creates checkpoint `iteration` in `checkpointsDir`: `write(tmpDir)` fills a temporary folder, which is then
  * renamed to its final name, and only after that does `latest` point at it. Older checkpoints beyond `keep` are
  * removed last.
@@ -37,23 +59,10 @@ export async function saveCheckpoint(
   write: (dir: string) => Promise<void>,
   keep = 2,
 ): Promise<string> {
-  makeDirs(checkpointsDir);
   const name = checkpointName(iteration);
   const finalDir = join(checkpointsDir, name);
-  const tmpDir = join(checkpointsDir, `.${name}.tmp-${process.pid}`);
-  rmSync(tmpDir, { recursive: true, force: true });
-  makeDirs(tmpDir);
-  try {
-    await write(tmpDir);
-    fsyncDir(tmpDir);
-    rmSync(finalDir, { recursive: true, force: true });
-    renameSync(tmpDir, finalDir);
-    fsyncDir(checkpointsDir);
-    writeFileAtomic(join(checkpointsDir, LATEST_FILE), name + '\n');
-  } catch (e) {
-    rmSync(tmpDir, { recursive: true, force: true });
-    throw e;
-  }
+  await writeDirAtomic(finalDir, write);
+  writeFileAtomic(join(checkpointsDir, LATEST_FILE), name + '\n');
   const complete = listCheckpoints(checkpointsDir);
   for (const old of complete.slice(0, Math.max(0, complete.length - keep))) {
     rmSync(join(checkpointsDir, old), { recursive: true, force: true });

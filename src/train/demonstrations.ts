@@ -6,7 +6,7 @@
 // Other environments are played by their expert with some random moves, and only the expert's moves are kept.
 import { createEnv } from '../envs/registry.js';
 import { MineSweeperEnv } from '../envs/minesweeper/env.js';
-import { MineSweeperLogicPlayer } from '../envs/minesweeper/expert.js';
+import { MineSweeperLogicPlayer, type LogicGuess } from '../envs/minesweeper/expert.js';
 import { extractAction } from '../envs/common/tags.js';
 import { taskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
@@ -35,7 +35,7 @@ class MineSweeperDemoPolicy implements PolicyClient {
   readonly #player: MineSweeperLogicPlayer;
   readonly #env: MineSweeperEnv;
 
-  constructor(private readonly view: TrialView, seed: number, style: 'full' | 'compact', guess: 'random' | 'ordered') {
+  constructor(private readonly view: TrialView, seed: number, style: 'full' | 'compact', guess: LogicGuess) {
     this.#env = view.env as MineSweeperEnv;
     this.#player = new MineSweeperLogicPlayer(this.#env, { seed: deriveSeed(seed, view.group, view.trial), memory: true, style, guess });
   }

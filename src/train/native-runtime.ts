@@ -1,6 +1,6 @@
 // The PolicyRuntime over the native addon: a Policy (Hugging Face checkpoint, or a preset created in the run
 // folder), the continuous-batching engine for rollouts, and the native optimizer for updates and the warm start.
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineClient } from '../engine/client.js';
 import { LamerError, hasCode } from '../errors.js';
@@ -12,6 +12,7 @@ import { Rng } from '../util/rng.js';
 import type { TrainerConfig } from './config.js';
 import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
 import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig, type TrainRow } from './step.js';
+import { writeDirAtomic } from './checkpoint.js';
 
 const OPTIMIZER_FILE = 'optimizer.safetensors';
 /** The frozen weights a KL loss compares with, kept in the run folder when they are not the configured model. */
@@ -33,8 +34,6 @@ class NativeRuntime implements PolicyRuntime {
   #sftOptimizer: Optimizer | null = null;
   /** Frozen policy of the KL loss (loss.kl), opened at the first update that needs it. */
   #reference: Policy | null = null;
-  /** Supervised steps ran in this runtime, so the RL start is not the configured model. */
-  #warmStarted = false;
   readonly #config: TrainerConfig;
   readonly #runDir: string;
 
@@ -53,19 +52,13 @@ class NativeRuntime implements PolicyRuntime {
   async #referencePolicy(): Promise<Policy> {
     if (this.#reference) return this.#reference;
     const dir = join(this.#runDir, REFERENCE_DIR);
-    if (!existsSync(join(dir, 'config.json')) && this.#warmStarted) {
-      const tmp = join(this.#runDir, `.${REFERENCE_DIR}.tmp-${process.pid}`);
-      rmSync(tmp, { recursive: true, force: true });
-      try {
-        await this.#policy.save(tmp);
-        rmSync(dir, { recursive: true, force: true });
-        renameSync(tmp, dir);
-      } catch (e) {
-        rmSync(tmp, { recursive: true, force: true });
-        throw e;
-      }
+    let saved = existsSync(join(dir, 'config.json'));
+    // An optimizer for supervised steps exists once this runtime has warm-started (restore() drops it).
+    if (!saved && this.#sftOptimizer) {
+      await writeDirAtomic(dir, (tmp) => this.#policy.save(tmp));
+      saved = true;
     }
-    this.#reference = await openPolicy(this.#config, existsSync(join(dir, 'config.json')) ? dir : undefined);
+    this.#reference = await openPolicy(this.#config, saved ? dir : undefined);
     return this.#reference;
   }
 
@@ -200,7 +193,6 @@ class NativeRuntime implements PolicyRuntime {
       return { prompt: this.#client.promptIds(prompt), response };
     });
     const m = await this.#sftOptimizer.sftStep(rows, { microBatchTokens: config.optim.microBatchTokens });
-    this.#warmStarted = true;
     return { loss: m.loss, tokens: m.tokens };
   }
 

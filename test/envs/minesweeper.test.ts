@@ -15,6 +15,18 @@ const at = (cols: number) => (r: number, c: number) => (r - 1) * cols + (c - 1);
 
 // 4x4, mines at (1,1) and (1,3). Counts worked by hand:
 //   row 1: M 2 M 1 / row 2: 1 2 1 1 / rows 3-4: blank.
+/** Plays the 4x4 episode to its end with the player's cells: the cells in click order, and whether it was won. */
+function playOut(env: MineSweeperEnv, player: MineSweeperLogicPlayer): { order: number[]; won: boolean } {
+  const order: number[] = [];
+  let r;
+  do {
+    const cell = player.chooseCell();
+    order.push(cell);
+    r = env.step(act(Math.floor(cell / 4) + 1, (cell % 4) + 1));
+  } while (!r.done);
+  return { order, won: r.won };
+}
+
 function handBoard(firstRow: number, firstCol: number): MineSweeperEnv {
   const env = new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 });
   const i = at(4);
@@ -253,16 +265,10 @@ describe('minesweeper players', () => {
       player.endEpisode(steps);
       env.restart();
       // The safe cell the reflection lists comes first; the mine it names is never opened.
-      const order: number[] = [];
-      let r;
-      do {
-        const cell = player.chooseCell();
-        order.push(cell);
-        r = env.step(act(Math.floor(cell / 4) + 1, (cell % 4) + 1));
-      } while (!r.done);
+      const { order, won } = playOut(env, player);
       expect(order[0]).toBe(1);
       expect(order).not.toContain(0);
-      expect(r.won).toBe(true);
+      expect(won).toBe(true);
     }
     // Without memory, endEpisode keeps nothing: some seed's first guess is not the cell the last episode found safe.
     const firsts = new Set<number>();
@@ -288,15 +294,9 @@ describe('minesweeper players', () => {
     expect(env.parseReflection(player.reflect(steps)).text).toBe('mine (1, 1); safe none');
     player.endEpisode(steps);
     env.restart();
-    const order: number[] = [];
-    let s;
-    do {
-      const cell = player.chooseCell();
-      order.push(cell);
-      s = env.step(act(Math.floor(cell / 4) + 1, (cell % 4) + 1));
-    } while (!s.done);
+    const { order, won } = playOut(env, player);
     expect(order).not.toContain(0);
-    expect(s.won).toBe(true);
+    expect(won).toBe(true);
     // Without memory the same player repeats the losing guess.
     const forgetful = new MineSweeperLogicPlayer(env, { memory: false, guess: 'ordered' });
     forgetful.endEpisode(steps);

@@ -9,30 +9,18 @@ import { Trainer } from '../../src/train/trainer.js';
 import type { TrainerConfigInput } from '../../src/train/config.js';
 import { createNativeRuntime, REFERENCE_DIR } from '../../src/train/native-runtime.js';
 import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
+import { collect, tinyNativeConfig } from './helpers.js';
 import { Policy } from '../../src/model/policy.js';
 import { presetCheckpoint } from '../../src/model/presets.js';
 
 function config(runsDir: string, extra: Partial<TrainerConfigInput> = {}): TrainerConfigInput {
   return {
-    name: 'kl',
-    runsDir,
-    method: 'lamer',
-    model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 4 }, promptStyle: 'compact' },
-    env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 3 } },
-    trial: { episodes: 2 },
-    rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 12 },
+    ...tinyNativeConfig('kl', runsDir),
     loss: { kl: { type: 'low_var_kl', coef: 0.1 } },
-    optim: { lr: 3e-3, miniBatchRows: 8 },
     train: { iterations: 2, evalEvery: 0, checkpointEvery: 1 },
     eval: { tasks: 2 },
     ...extra,
   };
-}
-
-async function collect(trainer: Trainer, opts: Parameters<Trainer['run']>[0] = {}): Promise<TrainerEvent[]> {
-  const out: TrainerEvent[] = [];
-  for await (const e of trainer.run(opts)) out.push(e);
-  return out;
 }
 
 const options = { runtime: createNativeRuntime, progress: false, log: () => {} };

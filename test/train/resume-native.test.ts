@@ -11,26 +11,10 @@ import { Trainer } from '../../src/train/trainer.js';
 import type { TrainerConfigInput } from '../../src/train/config.js';
 import { createNativeRuntime } from '../../src/train/native-runtime.js';
 import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
+import { collect, tinyNativeConfig } from './helpers.js';
 
 function config(runsDir: string): TrainerConfigInput {
-  return {
-    name: 'resume',
-    runsDir,
-    method: 'lamer',
-    model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 4 }, promptStyle: 'compact' },
-    env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 3 } },
-    trial: { episodes: 2 },
-    rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 12 },
-    optim: { lr: 3e-3, miniBatchRows: 8 },
-    train: { iterations: 4, evalEvery: 1, checkpointEvery: 1 },
-    eval: { tasks: 3 },
-  };
-}
-
-async function collect(trainer: Trainer, opts: Parameters<Trainer['run']>[0] = {}): Promise<TrainerEvent[]> {
-  const out: TrainerEvent[] = [];
-  for await (const e of trainer.run(opts)) out.push(e);
-  return out;
+  return { ...tinyNativeConfig('resume', runsDir), train: { iterations: 4, evalEvery: 1, checkpointEvery: 1 }, eval: { tasks: 3 } };
 }
 
 const iterations = (evs: TrainerEvent[]) =>

@@ -10,6 +10,7 @@ import { TRANSCRIPTS_FILE, Trainer } from '../../src/train/trainer.js';
 import type { PolicyRuntime, UpdateBatch } from '../../src/train/runtime.js';
 import type { TrainerConfigInput } from '../../src/train/config.js';
 import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
+import { collect } from './helpers.js';
 
 class StandInRuntime implements PolicyRuntime {
   theta = 0;
@@ -60,12 +61,6 @@ function config(runsDir: string, extra: Partial<TrainerConfigInput> = {}): Train
     eval: { tasks: 4 },
     ...extra,
   };
-}
-
-async function collect(trainer: Trainer, opts: Parameters<Trainer['run']>[0] = {}): Promise<TrainerEvent[]> {
-  const out: TrainerEvent[] = [];
-  for await (const e of trainer.run(opts)) out.push(e);
-  return out;
 }
 
 const stable = (e: IterationEvent) => {

@@ -109,6 +109,9 @@ export class MineSweeperExpert implements Expert {
   }
 }
 
+/** How the logic player guesses when nothing is proven safe (LogicPlayerOptions.guess). */
+export type LogicGuess = 'random' | 'ordered';
+
 export interface LogicPlayerOptions {
   /** Seed of the guesses. */
   seed?: number;
@@ -121,7 +124,7 @@ export interface LogicPlayerOptions {
    * `ordered` (the first such cell in reading order, so a board always gets the same guess and only what the player
    * knows, e.g. a remembered mine, changes it). Default `random`.
    */
-  guess?: 'random' | 'ordered';
+  guess?: LogicGuess;
 }
 
 export class MineSweeperLogicPlayer implements Expert {
@@ -131,7 +134,7 @@ export class MineSweeperLogicPlayer implements Expert {
   private readonly rememberedSafe: number[] = [];
   readonly memory: boolean;
   readonly style: PromptStyle;
-  readonly guess: 'random' | 'ordered';
+  readonly guess: LogicGuess;
 
   constructor(
     readonly env: MineSweeperEnv,
