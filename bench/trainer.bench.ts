@@ -17,6 +17,7 @@ import { createNativeRuntime } from '../src/train/native-runtime.js';
 import { loadConfig, type TrainerConfig, type TrainerConfigInput } from '../src/train/config.js';
 import type { IterationEvent } from '../src/train/events.js';
 import type { PolicyRuntime } from '../src/train/runtime.js';
+import type { EngineClient, EngineStats } from '../src/engine/index.js';
 import type { Bench, BenchResult } from './run.js';
 
 type Method = 'lamer' | 'gigpo';
@@ -29,6 +30,11 @@ interface Run {
 async function open(config: TrainerConfigInput): Promise<Run> {
   const trainer = new Trainer(config, { progress: false, log: () => {} });
   return { trainer, runtime: await createNativeRuntime(trainer.config, trainer.runDir) };
+}
+
+/** The engine's counters of a run's sampling client (the rollout's prefill work). */
+function engineStats(run: Run): EngineStats {
+  return (run.runtime.client() as EngineClient).engine.stats();
 }
 
 function median(xs: number[]): number {
@@ -48,13 +54,25 @@ async function lamerVsGigpo(prefix: string, rounds: number, config: (method: Met
   try {
     const l: IterationEvent[] = [];
     const g: IterationEvent[] = [];
+    const padding = new Map<Run, { padded: number; prefilled: number }>([
+      [lamer, { padded: 0, prefilled: 0 }],
+      [gigpo, { padded: 0, prefilled: 0 }],
+    ]);
     for (let it = 1; it <= rounds + 1; it++) {
       const order = it % 2 ? [lamer, gigpo] : [gigpo, lamer];
       for (const run of order) {
+        const before = engineStats(run);
         const e = await run.trainer.iterate(run.runtime, it);
-        if (it > 1) (run === lamer ? l : g).push(e);
+        if (it > 1) {
+          (run === lamer ? l : g).push(e);
+          const after = engineStats(run);
+          const p = padding.get(run)!;
+          p.padded += after.paddedPromptTokens - before.paddedPromptTokens;
+          p.prefilled += after.prefilledPromptTokens - before.prefilledPromptTokens;
+        }
       }
     }
+    const overhead = (run: Run): number => padding.get(run)!.padded / Math.max(1, padding.get(run)!.prefilled);
     const ratio = (f: (e: IterationEvent) => number): number => median(l.map((e, i) => f(e) / f(g[i])));
     return [
       { name: `${prefix}.iteration.lamer (median)`, value: median(l.map((e) => e.seconds)), unit: 's' },
@@ -64,6 +82,8 @@ async function lamerVsGigpo(prefix: string, rounds: number, config: (method: Met
       { name: `${prefix}.update.lamer/gigpo`, value: ratio((e) => e.updateSeconds), unit: 'x' },
       { name: `${prefix}.rows.lamer/gigpo`, value: ratio((e) => e.rows), unit: 'x' },
       { name: `${prefix}.tokens.lamer/gigpo`, value: ratio((e) => e.promptTokens + e.tokens), unit: 'x' },
+      { name: `${prefix}.prefill_padding.lamer`, value: overhead(lamer), unit: 'x (padded / computed prompt tokens)' },
+      { name: `${prefix}.prefill_padding.gigpo`, value: overhead(gigpo), unit: 'x (padded / computed prompt tokens)' },
     ];
   } finally {
     await lamer.runtime.dispose();

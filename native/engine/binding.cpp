@@ -161,7 +161,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       auto generator = generator_;
       auto busy = busy_;
       auto out = std::make_shared<std::vector<Emitted>>();
-      auto stats = std::make_shared<std::array<int64_t, 8>>();
+      auto stats = std::make_shared<std::array<int64_t, 9>>();
       Napi::Env env = info.Env();
       try {
         return Executor::ForDevice(env, executor_).Submit(env, [=, add = std::move(add)]() mutable -> Executor::Completion {
@@ -172,7 +172,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
           c10::InferenceMode guard;
           *out = generator->Step(std::move(add), cancel, max_steps, clear_prefixes);
           *stats = {generator->active(),       generator->columns(),         generator->last_steps(),     generator->last_rows(),
-                    generator->last_reused(),  generator->last_prefilled(),  generator->prefix_entries(), generator->prefix_tokens()};
+                    generator->last_reused(),  generator->last_prefilled(),  generator->prefix_entries(), generator->prefix_tokens(),
+                    generator->last_padded()};
           return [out, stats](Napi::Env env) -> Napi::Value {
             Napi::Array results = Napi::Array::New(env, out->size());
             for (size_t i = 0; i < out->size(); ++i) {
@@ -198,6 +199,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
             r.Set("rows", Napi::Number::New(env, static_cast<double>((*stats)[3])));
             r.Set("reused", Napi::Number::New(env, static_cast<double>((*stats)[4])));
             r.Set("prefilled", Napi::Number::New(env, static_cast<double>((*stats)[5])));
+            r.Set("padded", Napi::Number::New(env, static_cast<double>((*stats)[8])));
             r.Set("prefixEntries", Napi::Number::New(env, static_cast<double>((*stats)[6])));
             r.Set("prefixTokens", Napi::Number::New(env, static_cast<double>((*stats)[7])));
             return r;

@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 
 #include "bridge/errors.h"
+#include "model/batching.h"
 
 namespace lamer::engine {
 
@@ -209,6 +210,11 @@ void Generator::Bind() {
   cache_.length = columns_;
 }
 
+int64_t Generator::Reuse(const PrefixMatch& match, int64_t length) {
+  const int64_t reuse = std::min(match.common, length - 1);
+  return reuse < kMinReuse ? 0 : reuse;
+}
+
 Generator::PrefixMatch Generator::LongestPrefix(const std::vector<int64_t>& prompt) const {
   PrefixMatch best;
   for (const auto& e : prefix_) {
@@ -273,8 +279,7 @@ void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
   for (int64_t r = 0; r < N; ++r) {
     lengths[r] = static_cast<int64_t>(batch[r].prompt.size());
     if (options_.prefix_cache_tokens > 0) match[r] = LongestPrefix(batch[r].prompt);
-    reuse[r] = std::min(match[r].common, lengths[r] - 1);
-    if (reuse[r] < kMinReuse) reuse[r] = 0;
+    reuse[r] = Reuse(match[r], lengths[r]);
     if (reuse[r] > 0) match[r].entry->last_use = ++prefix_clock_;
     past = std::max(past, reuse[r]);
     T = std::max(T, lengths[r] - reuse[r]);
@@ -308,6 +313,7 @@ void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
     uniforms[0][r] = RequestUniform(batch[r].seed, 0);
   }
 
+  last_padded_ += N * T;
   const SmallForwardThreads threads(d, N * T);
   model::KvCache cache;
   if (past > 0) {
@@ -477,6 +483,7 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
   last_rows_ = 0;
   last_reused_ = 0;
   last_prefilled_ = 0;
+  last_padded_ = 0;
   if (clear_prefixes) ClearPrefixes();
   try {
     if (!cancel.empty()) {
@@ -501,16 +508,24 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
         (wait ? second : first).push_back(std::move(r));
       }
       for (auto* wave : {&first, &second}) {
-        // Longest prompts first, so each prefill micro-batch pads little; at most `prefill_tokens` padded tokens each.
-        std::stable_sort(wave->begin(), wave->end(), [](const Request& a, const Request& b) { return a.prompt.size() > b.prompt.size(); });
-        size_t start = 0;
-        while (start < wave->size()) {
-          const int64_t longest = static_cast<int64_t>((*wave)[start].prompt.size());
-          size_t end = start + 1;
-          while (end < wave->size() && static_cast<int64_t>(end - start + 1) * longest <= options_.prefill_tokens) ++end;
-          std::vector<Request> batch(std::make_move_iterator(wave->begin() + start), std::make_move_iterator(wave->begin() + end));
+        // Prompts with the most tokens to compute first (the prompt less what the prefix cache holds of it), cut into
+        // prefill forwards where padding would cost more than another forward: a prompt that takes most of itself from
+        // the cache is not padded to the width of one computed whole.
+        std::vector<int64_t> fresh(wave->size());
+        for (size_t i = 0; i < wave->size(); ++i) {
+          const auto& prompt = (*wave)[i].prompt;
+          const int64_t length = static_cast<int64_t>(prompt.size());
+          fresh[i] = length - (options_.prefix_cache_tokens > 0 ? Reuse(LongestPrefix(prompt), length) : 0);
+        }
+        std::vector<size_t> order(wave->size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return fresh[a] > fresh[b]; });
+        std::vector<int64_t> widths(order.size());
+        for (size_t i = 0; i < order.size(); ++i) widths[i] = fresh[order[i]];
+        for (const model::Run& run : model::CheapestRuns(widths, options_.prefill_tokens, model::ForwardOverhead(options_.prefill_tokens))) {
+          std::vector<Request> batch;
+          for (size_t i = run.begin; i < run.end; ++i) batch.push_back(std::move((*wave)[order[i]]));
           Prefill(std::move(batch), out);
-          start = end;
         }
       }
     }

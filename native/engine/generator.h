@@ -81,6 +81,8 @@ class Generator {
   // Prompt tokens the last Step took from the prefix cache, and those it computed.
   int64_t last_reused() const { return last_reused_; }
   int64_t last_prefilled() const { return last_prefilled_; }
+  // Prompt-token columns the last Step's prefill forwards ran, padding included (>= last_prefilled()).
+  int64_t last_padded() const { return last_padded_; }
   // Prompts (and their tokens) the prefix cache holds now.
   int64_t prefix_entries() const { return static_cast<int64_t>(prefix_.size()); }
   int64_t prefix_tokens() const { return prefix_tokens_; }
@@ -105,6 +107,8 @@ class Generator {
     int64_t common = 0;  // tokens the prompt shares with the entry
   };
   PrefixMatch LongestPrefix(const std::vector<int64_t>& prompt) const;
+  // Leading tokens of a `length`-token prompt taken from the cache for `match` (never the last; none below a minimum).
+  static int64_t Reuse(const PrefixMatch& match, int64_t length);
   // Keeps `prompt`'s keys/values (row `row` of per-layer [N, kv, width, D] tensors, right-aligned), replacing an
   // entry the prompt extends, then drops least recently used entries down to the budget.
   void Remember(const std::vector<int64_t>& prompt, const PrefixMatch& match, const std::vector<at::Tensor>& k,
@@ -144,6 +148,7 @@ class Generator {
   int64_t last_rows_ = 0;
   int64_t last_reused_ = 0;
   int64_t last_prefilled_ = 0;
+  int64_t last_padded_ = 0;
   std::vector<std::shared_ptr<PrefixEntry>> prefix_;
   int64_t prefix_tokens_ = 0;
   uint64_t prefix_clock_ = 0;

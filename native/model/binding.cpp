@@ -12,6 +12,7 @@
 #include "bridge/executor.h"
 #include "bridge/registry.h"
 #include "bridge/tensor.h"
+#include "model/batching.h"
 #include "model/decoder.h"
 #include "model/model_wrap.h"
 #include "model/safetensors.h"
@@ -360,21 +361,18 @@ PaddedBatch LeftPad(const std::vector<std::vector<int64_t>>& seqs, const std::ve
   return b;
 }
 
-// Groups sequence indices (longest first) into micro-batches of at most `budget` padded tokens.
+// Groups sequence indices (longest first, empty ones left out) into micro-batches of padded rows (CheapestRuns).
 std::vector<std::vector<size_t>> MicroBatches(const std::vector<std::vector<int64_t>>& seqs, int64_t budget) {
-  std::vector<size_t> order(seqs.size());
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<size_t> order;
+  for (size_t j = 0; j < seqs.size(); ++j) {
+    if (!seqs[j].empty()) order.push_back(j);
+  }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].size() > seqs[b].size(); });
+  std::vector<int64_t> widths(order.size());
+  for (size_t i = 0; i < order.size(); ++i) widths[i] = static_cast<int64_t>(seqs[order[i]].size());
   std::vector<std::vector<size_t>> batches;
-  int64_t longest = 0;
-  for (size_t j : order) {
-    if (seqs[j].empty()) continue;
-    const int64_t len = static_cast<int64_t>(seqs[j].size());
-    if (batches.empty() || static_cast<int64_t>(batches.back().size() + 1) * longest > budget) {
-      batches.emplace_back();
-      longest = len;
-    }
-    batches.back().push_back(j);
+  for (const Run& run : CheapestRuns(widths, budget, ForwardOverhead(budget))) {
+    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(run.begin), order.begin() + static_cast<std::ptrdiff_t>(run.end));
   }
   return batches;
 }

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <limits>
 
 #include "bridge/errors.h"
+#include "model/batching.h"
 #include "model/safetensors.h"
 #include "train/logprobs.h"
 
@@ -140,28 +140,12 @@ std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, int64_t budge
   std::vector<int64_t> order(batch.rows());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return batch.length(a) > batch.length(b); });
-  // Rows longest first, cut into consecutive runs; a run costs its padded tokens (rows x its first row's length)
-  // plus a fixed overhead per forward. The cheapest cut is found exactly (dynamic programming over the cut points,
-  // O(rows^2)): rows of very different lengths no longer share one padded micro-batch just because they fit.
-  const size_t n = order.size();
-  const double overhead = static_cast<double>(budget) / 64.0;
-  std::vector<double> cost(n + 1, std::numeric_limits<double>::infinity());
-  std::vector<size_t> cut(n + 1, 0);
-  cost[0] = 0;
-  for (size_t end = 1; end <= n; ++end) {
-    for (size_t begin = end; begin-- > 0;) {
-      const int64_t padded = static_cast<int64_t>(end - begin) * batch.length(order[begin]);
-      if (padded > budget && end - begin > 1) break;  // longer runs only grow
-      const double c = cost[begin] + static_cast<double>(padded) + overhead;
-      if (c < cost[end]) {
-        cost[end] = c;
-        cut[end] = begin;
-      }
-    }
-  }
+  std::vector<int64_t> widths(order.size());
+  for (size_t i = 0; i < order.size(); ++i) widths[i] = batch.length(order[i]);
   std::vector<std::vector<int64_t>> out;
-  for (size_t end = n; end > 0; end = cut[end]) out.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(cut[end]), order.begin() + static_cast<std::ptrdiff_t>(end));
-  std::reverse(out.begin(), out.end());
+  for (const model::Run& run : model::CheapestRuns(widths, budget, model::ForwardOverhead(budget))) {
+    out.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(run.begin), order.begin() + static_cast<std::ptrdiff_t>(run.end));
+  }
   return out;
 }
 

@@ -79,6 +79,9 @@ export interface EngineStats {
   /** Prompt tokens taken from the prefix cache, and prompt tokens computed. */
   reusedPromptTokens: number;
   prefilledPromptTokens: number;
+  /** Prompt-token columns the prefill forwards ran, padding included: paddedPromptTokens / prefilledPromptTokens is
+   * the prefill's padding overhead. */
+  paddedPromptTokens: number;
   /** Prompt tokens the prefix cache holds after the last call. */
   cachedPrefixTokens: number;
   requests: number;
@@ -132,6 +135,7 @@ export class Engine {
     tokens: 0,
     reusedPromptTokens: 0,
     prefilledPromptTokens: 0,
+    paddedPromptTokens: 0,
     cachedPrefixTokens: 0,
     requests: 0,
     peakActive: 0,
@@ -295,6 +299,7 @@ export class Engine {
         this.#stats.demandSteps += out.steps * demand;
         this.#stats.reusedPromptTokens += out.reused;
         this.#stats.prefilledPromptTokens += out.prefilled;
+        this.#stats.paddedPromptTokens += out.padded;
         this.#stats.cachedPrefixTokens = out.prefixTokens;
         for (const r of out.results) this.#receive(r.id, r.tokens, r.logprobs, r.finish);
       }

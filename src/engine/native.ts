@@ -44,6 +44,8 @@ export interface NativeStepResult {
   /** Prompt tokens of the requests added in this call taken from the prefix cache, and those computed. */
   reused: number;
   prefilled: number;
+  /** Prompt-token columns the prefill forwards ran, padding included. */
+  padded: number;
   /** Prompts, and their tokens, the prefix cache holds after the call. */
   prefixEntries: number;
   prefixTokens: number;

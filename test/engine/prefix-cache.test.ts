@@ -72,6 +72,24 @@ describe('prefix cache', () => {
     }
   });
 
+  it('prefills a prompt computed whole apart from prompts taken mostly from the cache, so neither pads to the other', async () => {
+    await using policy = await tinyPolicy(24, { vocab: V, layers: 2 });
+    await using engine = new Engine(policy, { slots: 8 });
+    const r = rng(11);
+    const opening = randomIds(r, 60, V);
+    await engine.generate(greedy(opening));
+    const before = engine.stats();
+    // Four turns that extend the kept opening by 3 tokens, and a new 60-token prompt, joining in one call.
+    const prompts = [...Array.from({ length: 4 }, () => [...opening, ...randomIds(r, 3, V)]), randomIds(r, 60, V)];
+    const out = await Promise.all(prompts.map((p) => engine.generate(greedy(p))));
+    const full = await Promise.all(prompts.map((p) => greedyByFullForwards(policy, p, 6)));
+    expect(out.map((x) => Array.from(x.tokens))).toEqual(full);
+    const s = engine.stats();
+    expect(s.prefilledPromptTokens - before.prefilledPromptTokens).toBe(4 * 3 + 60);
+    // In one forward the four would each pad to 60 computed columns (300 in all).
+    expect(s.paddedPromptTokens - before.paddedPromptTokens).toBe(4 * 3 + 60);
+  });
+
   it('is dropped when an optimizer step changes the parameters', async () => {
     await using policy = await tinyPolicy(23, { vocab: V, layers: 2 });
     await using engine = new Engine(policy, { slots: 4 });
