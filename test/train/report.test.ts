@@ -54,11 +54,18 @@ describe('lamer report', () => {
     expect(html).toContain('gigpo pass@3');
     expect(html.match(/<svg /g)?.length).toBe(6);
     expect(renderReport('x', [])).toContain('No evaluation yet');
-    // Training reflection checks get their own chart, only when the metrics carry them.
-    expect(html).not.toContain('reflections right in training rollouts');
-    const withChecks = renderReport('x', [{ ...iteration('lamer', 1, 0.1), reflectionChecks: { checked: 8, correct: 2 } }, { ...iteration('lamer', 2, 0.2), reflectionChecks: { checked: 10, correct: 5 } }]);
-    expect(withChecks).toContain('reflections right in training rollouts');
+    // Reflection checks get their own chart, only when the metrics carry them: training rollouts and evaluations apart.
+    expect(html).not.toContain('reflections right (training rollouts, evaluations)');
+    const training = [{ ...iteration('lamer', 1, 0.1), reflectionChecks: { checked: 8, correct: 2 } }, { ...iteration('lamer', 2, 0.2), reflectionChecks: { checked: 10, correct: 5 } }];
+    const withChecks = renderReport('x', training);
+    expect(withChecks).toContain('reflections right (training rollouts, evaluations)');
+    expect(withChecks).toContain('>lamer training<');
+    expect(withChecks).not.toContain('>lamer evaluation<');
     expect(withChecks.match(/<svg /g)?.length).toBe(7);
+    const evaluated: TrainerEvent = { type: 'eval', method: 'lamer', iteration: 2, env: 'minesweeper', tasks: 8, passAtK: [0.25, 0.5, 0.5], reflectionChecks: { checked: 4, correct: 1 } };
+    const withEval = renderReport('x', [...training, evaluated]);
+    expect(withEval).toContain('>lamer evaluation<');
+    expect(withEval.match(/<svg /g)?.length).toBe(7);
     // Without per-task outcomes there is nothing to pair.
     expect(html).not.toContain('paired bootstrap');
   });

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { LamerError } from '../../errors.js';
 import { compareWithFirst, formatInterval } from '../../eval/compare.js';
-import { formatCheckedShare } from '../../eval/evaluate.js';
+import { formatCheckedShare, type ReflectionChecks } from '../../eval/evaluate.js';
 import { METHODS } from '../../eval/methods.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from '../../train/events.js';
@@ -138,14 +138,17 @@ export function renderReport(title: string, events: TrainerEvent[]): string {
     lineChart('tokens per second', byMethod('tokensPerSecond'), 'tokens/s'),
     lineChart('training success rate (any episode)', byMethod('successRate'), 'ratio'),
   ];
-  // Reflections right in the training rollouts, for the methods that reflect (absent from older metrics files).
+  // Reflections right, for the methods that reflect (absent from older metrics files): in the training rollouts (at the
+  // training temperature) and in the evaluations (at the evaluation's sampling, where a reflection skill that RL wears
+  // down shows first).
+  const share = (c: ReflectionChecks): number => c.correct / c.checked;
   const reflectionSeries = methods
-    .map((m) => ({
-      label: m,
-      points: its.filter((e) => e.method === m && e.reflectionChecks && e.reflectionChecks.checked > 0).map((e) => [e.iteration, e.reflectionChecks!.correct / e.reflectionChecks!.checked] as [number, number]),
-    }))
+    .flatMap((m) => [
+      { label: `${m} training`, points: its.filter((e) => e.method === m && e.reflectionChecks && e.reflectionChecks.checked > 0).map((e) => [e.iteration, share(e.reflectionChecks!)] as [number, number]) },
+      { label: `${m} evaluation`, points: evals.filter((e) => e.method === m && e.reflectionChecks && e.reflectionChecks.checked > 0).map((e) => [e.iteration, share(e.reflectionChecks!)] as [number, number]) },
+    ])
     .filter((s) => s.points.length > 0);
-  if (reflectionSeries.length > 0) charts.push(lineChart('reflections right in training rollouts', reflectionSeries, 'ratio'));
+  if (reflectionSeries.length > 0) charts.push(lineChart('reflections right (training rollouts, evaluations)', reflectionSeries, 'ratio'));
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}h1{font-size:20px}.charts{display:flex;flex-wrap:wrap;gap:16px}
