@@ -184,10 +184,10 @@ class Parser {
         case 'r': out += '\r'; break;
         case 't': out += '\t'; break;
         case 'u': {
-          uint32_t cp;
+          uint32_t cp = 0;
           if (!Hex4(cp)) return false;
           if (cp >= 0xD800 && cp < 0xDC00) {
-            uint32_t low;
+            uint32_t low = 0;
             if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return Fail("unpaired surrogate in a \\u escape");
             p_ += 2;
             if (!Hex4(low)) return false;
