@@ -510,7 +510,8 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
       for (auto* wave : {&first, &second}) {
         // Prompts with the most tokens to compute first (the prompt less what the prefix cache holds of it), cut into
         // prefill forwards where padding would cost more than another forward: a prompt that takes most of itself from
-        // the cache is not padded to the width of one computed whole.
+        // the cache is not padded to the width of one computed whole. On a GPU a forward's fixed cost (its kernel
+        // launches) outweighs padding within the budget, so there the forwards are as few as the budget allows.
         std::vector<int64_t> fresh(wave->size());
         for (size_t i = 0; i < wave->size(); ++i) {
           const auto& prompt = (*wave)[i].prompt;
@@ -522,7 +523,8 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
         std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return fresh[a] > fresh[b]; });
         std::vector<int64_t> widths(order.size());
         for (size_t i = 0; i < order.size(); ++i) widths[i] = fresh[order[i]];
-        for (const model::Run& run : model::CheapestRuns(widths, options_.prefill_tokens, model::ForwardOverhead(options_.prefill_tokens))) {
+        const double overhead = decoder_->device().is_cpu() ? model::ForwardOverhead(options_.prefill_tokens) : static_cast<double>(options_.prefill_tokens);
+        for (const model::Run& run : model::CheapestRuns(widths, options_.prefill_tokens, overhead)) {
           std::vector<Request> batch;
           for (size_t i = run.begin; i < run.end; ++i) batch.push_back(std::move((*wave)[order[i]]));
           Prefill(std::move(batch), out);
