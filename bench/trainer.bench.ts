@@ -132,7 +132,7 @@ async function job(): Promise<BenchResult[]> {
   try {
     const base = loadConfig('default');
     const warm = await jobWarmStart(base, dir);
-    return await lamerVsGigpo('trainer.job', 3, (method, runsDir) => ({
+    return await lamerVsGigpo('trainer.job', 5, (method, runsDir) => ({
       ...base,
       compare: undefined,
       name: method,
@@ -140,7 +140,7 @@ async function job(): Promise<BenchResult[]> {
       method,
       model: { ...base.model, init: undefined, path: warm },
       sft: { ...base.sft, trials: 0 },
-      train: { ...base.train, iterations: 4, evalEvery: 0, checkpointEvery: 0 },
+      train: { ...base.train, iterations: 6, evalEvery: 0, checkpointEvery: 0 },
     }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
