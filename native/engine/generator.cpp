@@ -1,7 +1,6 @@
 #include "engine/generator.h"
 
 #include <algorithm>
-#include <numeric>
 #include <unordered_set>
 
 #include <ATen/Parallel.h>
@@ -518,15 +517,10 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
           const int64_t length = static_cast<int64_t>(prompt.size());
           fresh[i] = length - (options_.prefix_cache_tokens > 0 ? Reuse(LongestPrefix(prompt), length) : 0);
         }
-        std::vector<size_t> order(wave->size());
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return fresh[a] > fresh[b]; });
-        std::vector<int64_t> widths(order.size());
-        for (size_t i = 0; i < order.size(); ++i) widths[i] = fresh[order[i]];
         const double overhead = decoder_->device().is_cpu() ? model::ForwardOverhead(options_.prefill_tokens) : static_cast<double>(options_.prefill_tokens);
-        for (const model::Run& run : model::CheapestRuns(widths, options_.prefill_tokens, overhead)) {
+        for (const auto& group : model::WidestFirstGroups(fresh, options_.prefill_tokens, overhead)) {
           std::vector<Request> batch;
-          for (size_t i = run.begin; i < run.end; ++i) batch.push_back(std::move((*wave)[order[i]]));
+          for (size_t i : group) batch.push_back(std::move((*wave)[i]));
           Prefill(std::move(batch), out);
         }
       }

@@ -5,14 +5,19 @@
 
 namespace lamer::model {
 
-std::vector<Run> CheapestRuns(const std::vector<int64_t>& widths, int64_t budget, double overhead) {
-  const size_t n = widths.size();
+std::vector<std::vector<size_t>> WidestFirstGroups(const std::vector<int64_t>& widths, int64_t budget, double overhead) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < widths.size(); ++i) {
+    if (widths[i] > 0) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return widths[a] > widths[b]; });
+  const size_t n = order.size();
   std::vector<double> cost(n + 1, std::numeric_limits<double>::infinity());
   std::vector<size_t> cut(n + 1, 0);
   cost[0] = 0;
   for (size_t end = 1; end <= n; ++end) {
     for (size_t begin = end; begin-- > 0;) {
-      const int64_t padded = static_cast<int64_t>(end - begin) * widths[begin];
+      const int64_t padded = static_cast<int64_t>(end - begin) * widths[order[begin]];
       if (padded > budget && end - begin > 1) break;  // longer runs only grow
       const double c = cost[begin] + static_cast<double>(padded) + overhead;
       if (c < cost[end]) {
@@ -21,10 +26,12 @@ std::vector<Run> CheapestRuns(const std::vector<int64_t>& widths, int64_t budget
       }
     }
   }
-  std::vector<Run> out;
-  for (size_t end = n; end > 0; end = cut[end]) out.push_back({cut[end], end});
-  std::reverse(out.begin(), out.end());
-  return out;
+  std::vector<std::vector<size_t>> groups;
+  for (size_t end = n; end > 0; end = cut[end]) {
+    groups.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(cut[end]), order.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  std::reverse(groups.begin(), groups.end());
+  return groups;
 }
 
 }  // namespace lamer::model

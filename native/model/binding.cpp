@@ -361,20 +361,11 @@ PaddedBatch LeftPad(const std::vector<std::vector<int64_t>>& seqs, const std::ve
   return b;
 }
 
-// Groups sequence indices (longest first, empty ones left out) into micro-batches of padded rows (CheapestRuns).
+// Groups sequence indices (longest first, empty ones left out) into micro-batches of padded rows.
 std::vector<std::vector<size_t>> MicroBatches(const std::vector<std::vector<int64_t>>& seqs, int64_t budget) {
-  std::vector<size_t> order;
-  for (size_t j = 0; j < seqs.size(); ++j) {
-    if (!seqs[j].empty()) order.push_back(j);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].size() > seqs[b].size(); });
-  std::vector<int64_t> widths(order.size());
-  for (size_t i = 0; i < order.size(); ++i) widths[i] = static_cast<int64_t>(seqs[order[i]].size());
-  std::vector<std::vector<size_t>> batches;
-  for (const Run& run : CheapestRuns(widths, budget, ForwardOverhead(budget))) {
-    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(run.begin), order.begin() + static_cast<std::ptrdiff_t>(run.end));
-  }
-  return batches;
+  std::vector<int64_t> widths(seqs.size());
+  for (size_t j = 0; j < seqs.size(); ++j) widths[j] = static_cast<int64_t>(seqs[j].size());
+  return WidestFirstGroups(widths, budget, ForwardOverhead(budget));
 }
 
 }  // namespace

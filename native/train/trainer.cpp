@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "bridge/errors.h"
 #include "model/batching.h"
@@ -137,15 +136,10 @@ void Batch::Validate(int64_t vocab) const {
 }
 
 std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, int64_t budget) {
-  std::vector<int64_t> order(batch.rows());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return batch.length(a) > batch.length(b); });
-  std::vector<int64_t> widths(order.size());
-  for (size_t i = 0; i < order.size(); ++i) widths[i] = batch.length(order[i]);
+  std::vector<int64_t> widths(batch.rows());
+  for (int64_t r = 0; r < batch.rows(); ++r) widths[r] = batch.length(r);
   std::vector<std::vector<int64_t>> out;
-  for (const model::Run& run : model::CheapestRuns(widths, budget, model::ForwardOverhead(budget))) {
-    out.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(run.begin), order.begin() + static_cast<std::ptrdiff_t>(run.end));
-  }
+  for (const auto& group : model::WidestFirstGroups(widths, budget, model::ForwardOverhead(budget))) out.emplace_back(group.begin(), group.end());
   return out;
 }
 

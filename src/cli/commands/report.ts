@@ -5,7 +5,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { LamerError } from '../../errors.js';
 import { compareWithFirst, formatInterval } from '../../eval/compare.js';
-import { formatCheckedShare, type ReflectionChecks } from '../../eval/evaluate.js';
+import { formatCheckedShare } from '../../eval/evaluate.js';
 import { METHODS } from '../../eval/methods.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from '../../train/events.js';
@@ -141,11 +141,12 @@ export function renderReport(title: string, events: TrainerEvent[]): string {
   // Reflections right, for the methods that reflect (absent from older metrics files): in the training rollouts (at the
   // training temperature) and in the evaluations (at the evaluation's sampling, where a reflection skill that RL wears
   // down shows first).
-  const share = (c: ReflectionChecks): number => c.correct / c.checked;
+  const checkedShare = (events: (IterationEvent | EvalEvent)[]): [number, number][] =>
+    events.flatMap((e) => (e.reflectionChecks && e.reflectionChecks.checked > 0 ? [[e.iteration, e.reflectionChecks.correct / e.reflectionChecks.checked] as [number, number]] : []));
   const reflectionSeries = methods
     .flatMap((m) => [
-      { label: `${m} training`, points: its.filter((e) => e.method === m && e.reflectionChecks && e.reflectionChecks.checked > 0).map((e) => [e.iteration, share(e.reflectionChecks!)] as [number, number]) },
-      { label: `${m} evaluation`, points: evals.filter((e) => e.method === m && e.reflectionChecks && e.reflectionChecks.checked > 0).map((e) => [e.iteration, share(e.reflectionChecks!)] as [number, number]) },
+      { label: `${m} training`, points: checkedShare(its.filter((e) => e.method === m)) },
+      { label: `${m} evaluation`, points: checkedShare(evals.filter((e) => e.method === m)) },
     ])
     .filter((s) => s.points.length > 0);
   if (reflectionSeries.length > 0) charts.push(lineChart('reflections right (training rollouts, evaluations)', reflectionSeries, 'ratio'));
