@@ -74,6 +74,7 @@ async function lamerVsGigpo(prefix: string, rounds: number, config: (method: Met
     }
     const overhead = (run: Run): number => padding.get(run)!.padded / Math.max(1, padding.get(run)!.prefilled);
     const ratio = (f: (e: IterationEvent) => number): number => median(l.map((e, i) => f(e) / f(g[i])));
+    const tokens = (e: IterationEvent): number => Math.max(1, e.promptTokens + e.tokens);
     return [
       { name: `${prefix}.iteration.lamer (median)`, value: median(l.map((e) => e.seconds)), unit: 's' },
       { name: `${prefix}.iteration.gigpo (median)`, value: median(g.map((e) => e.seconds)), unit: 's' },
@@ -81,7 +82,11 @@ async function lamerVsGigpo(prefix: string, rounds: number, config: (method: Met
       { name: `${prefix}.rollout.lamer/gigpo`, value: ratio((e) => e.rolloutSeconds), unit: 'x' },
       { name: `${prefix}.update.lamer/gigpo`, value: ratio((e) => e.updateSeconds), unit: 'x' },
       { name: `${prefix}.rows.lamer/gigpo`, value: ratio((e) => e.rows), unit: 'x' },
-      { name: `${prefix}.tokens.lamer/gigpo`, value: ratio((e) => e.promptTokens + e.tokens), unit: 'x' },
+      { name: `${prefix}.tokens.lamer/gigpo`, value: ratio(tokens), unit: 'x' },
+      // Time per token (prompt + response) of each method: how much of the time ratio is more work (memory in the
+      // prompts, reflection rows) and how much is the same work done less efficiently (smaller batches, padding).
+      { name: `${prefix}.iteration_per_token.lamer/gigpo`, value: ratio((e) => e.seconds / tokens(e)), unit: 'x' },
+      { name: `${prefix}.update_per_token.lamer/gigpo`, value: ratio((e) => e.updateSeconds / tokens(e)), unit: 'x' },
       { name: `${prefix}.prefill_padding.lamer`, value: overhead(lamer), unit: 'x (padded / computed prompt tokens)' },
       { name: `${prefix}.prefill_padding.gigpo`, value: overhead(gigpo), unit: 'x (padded / computed prompt tokens)' },
     ];
