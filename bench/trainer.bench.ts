@@ -54,25 +54,21 @@ async function lamerVsGigpo(prefix: string, rounds: number, config: (method: Met
   try {
     const l: IterationEvent[] = [];
     const g: IterationEvent[] = [];
-    const padding = new Map<Run, { padded: number; prefilled: number }>([
-      [lamer, { padded: 0, prefilled: 0 }],
-      [gigpo, { padded: 0, prefilled: 0 }],
-    ]);
+    let warm = new Map<Run, EngineStats>();
     for (let it = 1; it <= rounds + 1; it++) {
       const order = it % 2 ? [lamer, gigpo] : [gigpo, lamer];
       for (const run of order) {
-        const before = engineStats(run);
         const e = await run.trainer.iterate(run.runtime, it);
-        if (it > 1) {
-          (run === lamer ? l : g).push(e);
-          const after = engineStats(run);
-          const p = padding.get(run)!;
-          p.padded += after.paddedPromptTokens - before.paddedPromptTokens;
-          p.prefilled += after.prefilledPromptTokens - before.prefilledPromptTokens;
-        }
+        if (it > 1) (run === lamer ? l : g).push(e);
       }
+      if (it === 1) warm = new Map([lamer, gigpo].map((run) => [run, engineStats(run)]));
     }
-    const overhead = (run: Run): number => padding.get(run)!.padded / Math.max(1, padding.get(run)!.prefilled);
+    // Prefill padding over the counted rounds: the engine's counters since the warm-up round.
+    const overhead = (run: Run): number => {
+      const now = engineStats(run);
+      const before = warm.get(run)!;
+      return (now.paddedPromptTokens - before.paddedPromptTokens) / Math.max(1, now.prefilledPromptTokens - before.prefilledPromptTokens);
+    };
     const ratio = (f: (e: IterationEvent) => number): number => median(l.map((e, i) => f(e) / f(g[i])));
     const tokens = (e: IterationEvent): number => Math.max(1, e.promptTokens + e.tokens);
     return [
