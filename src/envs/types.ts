@@ -14,6 +14,12 @@ export interface StepResult {
   won: boolean;
   /** The response parsed into a valid action. Invalid responses are a no-op with the env's invalid reward. */
   valid: boolean;
+  /**
+   * The episode ended only because its turn (or move) limit ran out: no rule of the environment ended it, so the last
+   * action did not cause the failure (a chance player that avoids failing actions must not avoid this one). Absent
+   * means false.
+   */
+  truncated?: boolean;
   info: Record<string, unknown>;
 }
 

@@ -3,7 +3,7 @@
 // the calls pending at any moment can decode them as one batch (continuous batching). That is why nothing here is
 // batched by hand: concurrency comes from many sequential trials, not from a batched API.
 
-import type { Environment, TrajectoryStep } from '../envs/types.js';
+import type { Environment, StepResult, TrajectoryStep } from '../envs/types.js';
 
 /** How one response is sampled. Evaluation defaults (SPEC §6): temperature 0.7, top-p 0.8, top-k 20. */
 export interface SamplingOptions {
@@ -58,6 +58,8 @@ export interface TrialView {
   readonly episode: number;
   /** Steps of the episode being played; during reflection, the failed episode being reflected on. */
   readonly steps: readonly TrajectoryStep[];
+  /** What the environment answered to each of `steps` (same episode, same order). */
+  readonly results: readonly StepResult[];
 }
 
 /** Makes one policy per trial, after the trial's environment is reset. */

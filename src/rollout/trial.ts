@@ -9,7 +9,7 @@
 import { agentPlayPrompt, agentReflectPrompt, isPromptVariant, type PromptVariant } from '../agent/prompts.js';
 import { DEFAULT_MEMORY_MODE, TrialMemory, isMemoryMode, memoryUsesReflection, type MemoryMode } from '../agent/memory.js';
 import { extractAction } from '../envs/common/tags.js';
-import type { Environment, Observation, PromptStyle, TrajectoryStep } from '../envs/types.js';
+import type { Environment, Observation, PromptStyle, StepResult, TrajectoryStep } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import {
   policyForTrial,
@@ -250,6 +250,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
     phase: 'play',
     episode: 0,
     steps: [],
+    results: [],
   };
   const policy: PolicyClient = policyForTrial(input.policy, view);
   const memory = new TrialMemory({ mode: config.memoryMode, style: config.style, window: config.window });
@@ -293,6 +294,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
 
   let wonEpisode = -1;
   let lastSteps: TrajectoryStep[] = [];
+  let lastResults: StepResult[] = [];
   for (let n = 0; n < config.episodes; n++) {
     let current = initial;
     if (n > 0) {
@@ -302,6 +304,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
           view.phase = 'reflect';
           view.episode = n - 1;
           view.steps = lastSteps;
+          view.results = lastResults;
           const prompt = agentReflectPrompt(env, {
             style: config.style,
             initial,
@@ -324,9 +327,11 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
     const memoryBlocks = carryMemory ? memory.blocks() : [];
     const promptEpisode = carryMemory ? n : 0;
     const steps: TrajectoryStep[] = [];
+    const results: StepResult[] = [];
     view.phase = 'play';
     view.episode = n;
     view.steps = steps;
+    view.results = results;
     let episodeReward = 0;
     for (let turn = 0; turn < maxTurns; turn++) {
       const prompt = agentPlayPrompt(env, {
@@ -344,12 +349,14 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
       emit({ episode: n, turn, phase: 'play', reward: result.reward, valid: result.valid, won: result.won, anchor }, prompt, out);
       episodeReward += result.reward;
       steps.push({ action: extractAction(out.text) ?? NO_ACTION, observation: result.observation.text });
+      results.push(result);
       current = result.observation;
       if (result.won) won[n] = true;
       if (result.done || result.won) break;
     }
     episodeRewards.push(episodeReward);
     lastSteps = steps;
+    lastResults = results;
     if (won[n]) {
       wonEpisode = n;
       break;

@@ -1,6 +1,7 @@
 // Fuzzing every environment through the registry: 100,000 random and malformed responses in total. No response may
 // raise; every result must be well-formed; a response without a complete <action> pair must come back valid = false;
-// restart() must still give the initial observation after whatever the fuzzer did.
+// restart() must still give the initial observation after whatever the fuzzer did. `truncated` marks exactly the
+// episodes that the turn limit alone ended: never a win, never before the limit, always an invalid last turn.
 
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/util/rng.js';
@@ -93,9 +94,18 @@ describe('fuzzing all environments', () => {
       let steps: TrajectoryStep[] = [];
       let invalidSeen = 0;
       let validSeen = 0;
+      let truncatedSeen = 0;
+      let turn = 0;
       for (let i = 0; i < PER_ENV; i++) {
         const response = randomResponse(rng, env);
         const r = env.step(response);
+        turn++;
+        if (r.truncated !== undefined) {
+          expect(r.truncated).toBe(true);
+          expect(r.done && !r.won && turn === env.maxTurns, `truncated at turn ${turn} of ${env.maxTurns}, won ${r.won}`).toBe(true);
+          truncatedSeen++;
+        }
+        if (turn === env.maxTurns && !r.valid) expect(r.truncated, 'an invalid last turn ends by the limit alone').toBe(true);
         expect(typeof r.reward === 'number' && Number.isFinite(r.reward), `reward of ${JSON.stringify(response.slice(0, 80))}`).toBe(true);
         expect(typeof r.valid).toBe('boolean');
         expect(typeof r.done).toBe('boolean');
@@ -117,6 +127,7 @@ describe('fuzzing all environments', () => {
         }
         if (r.done) {
           steps = [];
+          turn = 0;
           if (rng.int(3) === 0) {
             expect(env.restart()).toEqual(initial);
           } else {
@@ -128,6 +139,7 @@ describe('fuzzing all environments', () => {
       // The mix must exercise both paths, or the property above checked nothing.
       expect(invalidSeen).toBeGreaterThan(PER_ENV / 10);
       expect(validSeen).toBeGreaterThan(PER_ENV / 100);
+      expect(truncatedSeen).toBeGreaterThan(0);
     });
   }
 });

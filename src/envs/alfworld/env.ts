@@ -292,7 +292,7 @@ export class AlfWorldEnv implements Environment {
     const done = won || this.turn >= this.maxTurns;
     this.finished = done;
     const info = { taskType: house.task.type, command: cmd, turn: this.turn };
-    return { observation: this.observe(feedback), reward: won ? 10 : 0, done, won, valid, info };
+    return { observation: this.observe(feedback), reward: won ? 10 : 0, done, won, valid, ...(done && !won ? { truncated: true } : {}), info };
   }
 
   admissibleActions(): string[] {

@@ -116,17 +116,17 @@ export class MineSweeperEnv implements Environment {
     const cell = actionText === null ? null : parseCellAction(actionText);
     if (cell === null) {
       const note = actionText === null ? 'No <action>...</action> found.' : 'No (row, col) found in the action.';
-      return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, false, note, { error: note });
+      return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, false, note, { error: note }, outOfTurns);
     }
     const label = `(${cell.row}, ${cell.col})`;
     if (cell.row < 1 || cell.col < 1 || cell.row > rows || cell.col > cols) {
       const note = `${label} is off the board.`;
-      return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, true, note, { error: note });
+      return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, true, note, { error: note }, outOfTurns);
     }
     const index = (cell.row - 1) * cols + (cell.col - 1);
     if (this.opened[index] === 1) {
       const note = `${label} is already open.`;
-      return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, true, note, { error: note, cell: index });
+      return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, true, note, { error: note, cell: index }, outOfTurns);
     }
     if (task.board.mines[index] === 1) {
       return this.result(MINESWEEPER_REWARDS.mine, true, false, true, `${label} was a mine. Game over.`, {
@@ -142,7 +142,7 @@ export class MineSweeperEnv implements Environment {
       });
     }
     const reward = newly.length > 1 ? MINESWEEPER_REWARDS.openSeveral : MINESWEEPER_REWARDS.openOne;
-    return this.result(reward, outOfTurns, false, true, null, { cell: index, opened: newly.length });
+    return this.result(reward, outOfTurns, false, true, null, { cell: index, opened: newly.length }, outOfTurns);
   }
 
   admissibleActions(): string[] {
@@ -220,11 +220,13 @@ export class MineSweeperEnv implements Environment {
     valid: boolean,
     note: string | null,
     info: Record<string, unknown>,
+    /** Ended by the turn limit alone (a mine or a win ends an episode by the rules, even on the last turn). */
+    truncated = false,
   ): StepResult {
     this.finished = done;
     const observation = this.observe();
     if (note !== null) observation.text = `${observation.text}\n${note}`;
-    return { observation, reward, done, won, valid, info };
+    return { observation, reward, done, won, valid, ...(truncated ? { truncated } : {}), info };
   }
 
   private observe(): Observation {

@@ -245,6 +245,7 @@ export class SokobanEnv implements Environment {
         done: this.finished,
         won: false,
         valid: false,
+        ...(this.finished ? { truncated: true } : {}),
         info: {
           error: actionText === null ? 'no <action>...</action> in the response' : 'no move (up, down, left, right) in the action',
           moves: [],
@@ -276,12 +277,15 @@ export class SokobanEnv implements Environment {
     }
     this.state = state;
     this.finished = won || dead || this.movesTaken >= this.settings.maxMoves || this.turnsTaken >= this.maxTurns;
+    // Out of moves or turns, not won and not dead: only the limit ended it.
+    const truncated = this.finished && !won && !dead;
     return {
       observation: this.observe(),
       reward: round6(reward),
       done: this.finished,
       won,
       valid: true,
+      ...(truncated ? { truncated } : {}),
       info: { moves: applied, movesTaken: this.movesTaken, boxesOnTargets: boxesOnTargets(task.room, state), deadlocked: dead },
     };
   }

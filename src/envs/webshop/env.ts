@@ -194,9 +194,11 @@ export class WebShopEnv implements Environment {
     const timeUp = this.turn >= this.maxTurns;
     // An episode that runs out of turns bought nothing: its WebShop score is 0.
     const endInfo = () => (timeUp ? { ...this.info(), score: 0 } : this.info());
+    // A purchase ends the episode by the rules; running out of turns without one is the limit alone.
+    const truncated = () => (timeUp ? { truncated: true } : {});
     if (outcome === null) {
       this.finished = timeUp;
-      return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: false, info: endInfo() };
+      return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: false, ...truncated(), info: endInfo() };
     }
     if (outcome.purchase !== undefined) {
       this.finished = true;
@@ -206,7 +208,7 @@ export class WebShopEnv implements Environment {
       return { observation: { text, anchor: text }, reward: won ? 10 : 0, done: true, won, valid: true, info };
     }
     this.finished = timeUp;
-    return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: true, info: endInfo() };
+    return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: true, ...truncated(), info: endInfo() };
   }
 
   admissibleActions(): string[] {
