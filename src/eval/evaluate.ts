@@ -8,12 +8,14 @@ import { LamerError } from '../errors.js';
 import { EVAL_SAMPLING, type PolicySource, type SamplingOptions } from '../rollout/policy.js';
 import { withExpertReflections } from '../rollout/scripted.js';
 import { runRollout, type EnvFactory, type RolloutProgress, type RolloutStats, type TrialSummary } from '../rollout/runner.js';
-import { evalTrialMode, type Method } from './methods.js';
+import { evalTrialMode, isChanceMethod, type Method } from './methods.js';
+import { randomPolicy } from '../rollout/random.js';
 import { passAtK } from './passk.js';
 import { trialTranscripts, type TrialTranscript } from './transcripts.js';
 
 export interface EvaluateOptions {
-  policy: PolicySource;
+  /** The model's policy; not read for the chance methods (`random`, `random-memory`), which play without one. */
+  policy?: PolicySource;
   env: EnvFactory;
   /** A count (the first n seeds of the evaluation split) or explicit evaluation-split seeds. */
   tasks: number | readonly number[];
@@ -111,6 +113,16 @@ export function evalTaskSeeds(tasks: number | readonly number[]): number[] {
   return tasks.slice();
 }
 
+/** The policy that plays an evaluation: the chance player of a chance method, else the model's (with expert reflections). */
+function evalPolicy(options: EvaluateOptions, reflections: ReflectionSource): PolicySource {
+  if (isChanceMethod(options.method)) {
+    // Seeded like the model's sampling, so a chance row is reproducible and a new seed is a new draw of it.
+    return randomPolicy({ memory: options.method === 'random-memory', seed: options.seed ?? 0 });
+  }
+  if (!options.policy) throw new LamerError('E_ARG', `evaluate option policy: method ${options.method} needs the model's policy`);
+  return reflections === 'expert' ? withExpertReflections(options.policy, { style: options.style }) : options.policy;
+}
+
 /** Runs one trial per evaluation task with the method's trial mode and reports pass@1..N. */
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const mode = evalTrialMode(options.method);
@@ -125,7 +137,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
       `evaluate option reflections: expert reflections need a method that reflects (lamer or reflexion); ${options.method} attempts each episode without memory`,
     );
   }
-  const policy = reflections === 'expert' ? withExpertReflections(options.policy, { style: options.style }) : options.policy;
+  const policy = evalPolicy(options, reflections);
   const episodes = options.episodes ?? 3;
   let envName: string | undefined;
   const env: EnvFactory = () => {

@@ -5,7 +5,7 @@ export { evalTaskSeeds, evaluate } from './evaluate.js';
 export type { EvalResult, EvaluateOptions, ReflectionChecks, ReflectionSource } from './evaluate.js';
 export { trialTranscripts } from './transcripts.js';
 export type { TrialTranscript, TranscriptEpisode, TranscriptReflection, TranscriptTurn } from './transcripts.js';
-export { METHODS, TRAINED_METHODS, evalTrialMode, isMethod, trainRolloutShape } from './methods.js';
+export { CHANCE_METHODS, METHODS, TRAINED_METHODS, evalTrialMode, isChanceMethod, isMethod, trainRolloutShape } from './methods.js';
 export type { Method, MethodTrialMode, TrainRolloutShape } from './methods.js';
 export { formatPassAtKTable } from './table.js';
 export type { PassAtKRow } from './table.js';

@@ -1,15 +1,25 @@
 // How each method runs its trials (SPEC §2, §4). LaMer and Reflexion carry memory and reflect between episodes;
 // the single-episode RL baselines train with N = 1 and K x N trials per task (equal episode budget) and, like the
 // ReAct and zero-shot prompting baselines, are evaluated with N independent attempts, each with an empty memory.
+// The chance rows (SPEC §11) need no model: `random` plays uniformly among the admissible actions, `random-memory`
+// also never repeats an action that ended an earlier attempt in failure; both attempt each episode without a prompt memory.
 
 import type { PromptVariant } from '../agent/prompts.js';
 import { LamerError } from '../errors.js';
 
-export const METHODS = ['lamer', 'gigpo', 'grpo', 'ppo', 'reflexion', 'react', 'zero-shot'] as const;
+export const METHODS = ['lamer', 'gigpo', 'grpo', 'ppo', 'reflexion', 'react', 'zero-shot', 'random', 'random-memory'] as const;
 export type Method = (typeof METHODS)[number];
 
-/** Methods whose weights are trained; the others are prompting baselines with a frozen policy. */
+/** Methods whose weights are trained; the others are prompting baselines with a frozen policy, or chance players. */
 export const TRAINED_METHODS: readonly Method[] = Object.freeze(['lamer', 'gigpo', 'grpo', 'ppo']);
+
+/** The chance players: no model, actions drawn from the environment's admissible ones (rollout/random.ts). */
+export const CHANCE_METHODS: readonly Method[] = Object.freeze(['random', 'random-memory']);
+
+/** The method plays without a model (a chance row), so evaluating it needs no checkpoint. */
+export function isChanceMethod(method: Method): boolean {
+  return CHANCE_METHODS.includes(method);
+}
 
 export function isMethod(value: unknown): value is Method {
   return typeof value === 'string' && (METHODS as readonly string[]).includes(value);
@@ -28,7 +38,7 @@ export interface MethodTrialMode {
   promptVariant: PromptVariant;
 }
 
-/** The trial mode of a method at evaluation: only LaMer and Reflexion reflect. */
+/** The trial mode of a method at evaluation: only LaMer and Reflexion reflect (random-memory's memory is its own). */
 export function evalTrialMode(method: Method): MethodTrialMode {
   switch (checkMethod(method)) {
     case 'lamer':

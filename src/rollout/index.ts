@@ -1,4 +1,4 @@
-// Public API of the rollout: the policy boundary, one LaMer trial, the batch runner and scripted policies. The row
+// Public API of the rollout: the policy boundary, one LaMer trial, the batch runner, scripted policies and the chance players. The row
 // table (rows.ts) is already public through src/algo/index.ts, so it is not exported twice.
 export { EVAL_SAMPLING, TRAIN_SAMPLING, policyForTrial } from './policy.js';
 export type {
@@ -25,3 +25,5 @@ export {
   withExpertReflections,
 } from './scripted.js';
 export type { BatchedEngineOptions, BatchedEngineStats, ScriptedPolicyOptions } from './scripted.js';
+export { NO_ADMISSIBLE_ACTION, RandomPolicy, randomPolicy } from './random.js';
+export type { RandomPolicyOptions } from './random.js';

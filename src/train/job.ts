@@ -1,12 +1,13 @@
 // Jobs the CLI runs: one training run, or a comparison (one shared warm start, then each method trained from it at
 // an equal episode budget and evaluated on the same held-out tasks), with eval.json and a pass@k table at the end.
+// Every comparison also evaluates the chance players on the same tasks (SPEC §11), so its table says where chance is.
 import { existsSync } from 'node:fs';
 import { makeDirs } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison, type PairedComparison } from '../eval/compare.js';
 import { formatReflectionChecks } from '../eval/evaluate.js';
 import { formatPassAtKTable } from '../eval/table.js';
-import { TRAINED_METHODS } from '../eval/methods.js';
+import { CHANCE_METHODS, TRAINED_METHODS, isChanceMethod, type Method } from '../eval/methods.js';
 import { validateConfig, type TrainerConfig } from './config.js';
 import { readableJson } from '../util/json.js';
 import { writeFileAtomic } from './checkpoint.js';
@@ -54,7 +55,18 @@ async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalS
   return last && evalSummary(last);
 }
 
-/** Runs a config: a single method, or the comparison its `compare` field lists. */
+/** The methods a comparison evaluates: the config's list, then the chance rows it does not list already. */
+export function comparisonMethods(compare: readonly Method[]): Method[] {
+  return [...compare, ...CHANCE_METHODS.filter((m) => !compare.includes(m))];
+}
+
+function describeRun(method: Method, iterations: number): string {
+  if (TRAINED_METHODS.includes(method)) return `training ${iterations} iterations`;
+  if (isChanceMethod(method)) return '(chance row: random player, no model)';
+  return '(prompting baseline: evaluation only)';
+}
+
+/** Runs a config: a single method, or the comparison its `compare` field lists (with the chance rows). */
 export async function runJob(config: TrainerConfig, options: JobOptions): Promise<JobResult> {
   const runDir = resolve(config.runsDir, config.name);
   makeDirs(runDir);
@@ -82,7 +94,7 @@ export async function runJob(config: TrainerConfig, options: JobOptions): Promis
       }
       modelPath = warmDir;
     }
-    for (const method of config.compare) {
+    for (const method of comparisonMethods(config.compare)) {
       const sub = validateConfig({
         ...config,
         compare: undefined,
@@ -91,7 +103,7 @@ export async function runJob(config: TrainerConfig, options: JobOptions): Promis
         model: { ...config.model, path: modelPath },
         sft: { ...config.sft, trials: 0 },
       });
-      log(`[job] ${method}: training ${TRAINED_METHODS.includes(method) ? `${sub.train.iterations} iterations` : '(prompting baseline: evaluation only)'}`);
+      log(`[job] ${method}: ${describeRun(method, sub.train.iterations)}`);
       const r = await runOne(sub, options);
       if (r) results.push(r);
     }

@@ -11,7 +11,7 @@ import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { countReflectionChecks, evaluate, formatCheckedShare } from '../eval/evaluate.js';
 import { transcriptJsonLines, type TrialTranscript } from '../eval/transcripts.js';
-import { TRAINED_METHODS, evalTrialMode, trainRolloutShape } from '../eval/methods.js';
+import { TRAINED_METHODS, evalTrialMode, isChanceMethod, trainRolloutShape } from '../eval/methods.js';
 import { runRollout, type RolloutBatch } from '../rollout/runner.js';
 import { deriveSeed } from '../rollout/trial.js';
 import { Progress } from '../util/progress.js';
@@ -181,20 +181,24 @@ export class Trainer {
 
   /**
    * Held-out evaluation of the current policy with the config's method (pass@1..N). `onTranscripts` receives every
-   * trial's prompts, responses and reflections.
+   * trial's prompts, responses and reflections. A chance method (random, random-memory) plays without a model, so its
+   * runtime may be null.
    */
   async evaluate(
-    runtime: PolicyRuntime,
+    runtime: PolicyRuntime | null,
     iteration: number,
     signal?: AbortSignal,
     options: { onTranscripts?: (transcripts: TrialTranscript[]) => void } = {},
   ): Promise<EvalEvent> {
     const c = this.config;
-    runtime.resetCaches?.();
+    if (runtime === null && !isChanceMethod(c.method)) {
+      throw new LamerError('E_ARG', `Trainer.evaluate: method ${c.method} plays with the model, so it needs a runtime`);
+    }
+    runtime?.resetCaches?.();
     const expert = c.eval.reflections === 'expert' && evalTrialMode(c.method).reflect;
     const progress = new Progress({ label: `eval ${c.method}${expert ? ' (expert reflections)' : ''}`, total: c.eval.tasks, unit: 'tasks', silent: this.#options.progress === false });
     const result = await evaluate({
-      policy: runtime.client(),
+      policy: runtime?.client(),
       env: this.#env(true),
       tasks: c.eval.tasks,
       method: c.method,
@@ -305,7 +309,7 @@ export class Trainer {
   }
 
   /** Evaluates, keeping the evaluation's transcripts in the run folder (transcripts.jsonl, the latest evaluation's). */
-  async #evaluateAndKeep(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<EvalEvent> {
+  async #evaluateAndKeep(runtime: PolicyRuntime | null, iteration: number, signal?: AbortSignal): Promise<EvalEvent> {
     const method = this.config.method;
     return this.evaluate(runtime, iteration, signal, {
       onTranscripts: (ts) => writeFileAtomic(join(this.runDir, TRANSCRIPTS_FILE), transcriptJsonLines(ts, { method, iteration })),
@@ -327,6 +331,12 @@ export class Trainer {
     const { signal } = options;
     makeDirs(this.runDir);
     writeFileAtomic(join(this.runDir, 'config.json'), JSON.stringify(c, null, 2) + '\n');
+    if (isChanceMethod(c.method)) {
+      // A chance row loads no model: it is one evaluation of the random player on the held-out tasks.
+      writeFileAtomic(join(this.runDir, 'metrics.jsonl'), '');
+      yield this.#emit(await this.#evaluateAndKeep(null, 0, signal));
+      return;
+    }
     const runtime = await (this.#options.runtime ?? createNativeRuntime)(c, this.runDir);
     try {
       let start = 0;

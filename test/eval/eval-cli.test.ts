@@ -65,4 +65,27 @@ describe('lamer eval', () => {
     expect(code).toBe(0);
     expect(out).not.toContain('expert reflections');
   });
+
+  it('evaluates the chance rows without a model, and asks for one when another method is listed', async () => {
+    const dir = tempDir('eval-cli-chance');
+    const json = join(dir, 'eval.json');
+    const { code, out } = await captured(() =>
+      evalCommand.run(['--method', 'random', '--method', 'random-memory', '--tasks', '4', '--quiet', '--json', json, '--set', `runsDir=${dir}`]),
+    );
+    expect(code).toBe(0);
+    const rows = out.split('\n').filter((l) => / minesweeper /.test(l)).map((l) => l.split(/\s{2,}/)[0]);
+    expect(rows).toEqual(['random', 'random-memory']);
+    expect(out).toContain('random - random-memory pass@3');
+    const summary = JSON.parse(readFileSync(json, 'utf8')) as Array<{ method: string; tasks: number; firstWin: number[] }>;
+    expect(summary.map((s) => [s.method, s.tasks, s.firstWin.length])).toEqual([['random', 4, 4], ['random-memory', 4, 4]]);
+    const errors: string[] = [];
+    const error = console.error;
+    console.error = (...a: unknown[]) => void errors.push(a.join(' '));
+    try {
+      expect(await evalCommand.run(['--method', 'random', '--method', 'lamer', '--tasks', '2', '--quiet', '--set', `runsDir=${dir}`])).toBe(2);
+    } finally {
+      console.error = error;
+    }
+    expect(errors.join('\n')).toContain('--model DIR is required');
+  });
 });

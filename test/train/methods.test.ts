@@ -1,5 +1,6 @@
 // Every method end to end on a tiny model the project creates (native policy, engine, optimizer): the RL methods
-// train two iterations and are evaluated; the prompting baselines are evaluated on the frozen policy.
+// train two iterations and are evaluated; the prompting baselines are evaluated on the frozen policy, the chance rows
+// without one.
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { createNativeRuntime } from '../../src/train/native-runtime.js';
 import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
 
 describe('every method, two iterations, tiny model', () => {
-  it('trains lamer, gigpo, grpo, ppo and evaluates all seven methods', async () => {
+  it('trains lamer, gigpo, grpo, ppo and evaluates all nine methods (prompting baselines and chance rows too)', async () => {
     const runsDir = mkdtempSync(join(tmpdir(), 'lamer-methods-'));
     const config = validateConfig({
       name: 'all',

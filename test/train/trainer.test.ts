@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { scriptedPolicy } from '../../src/rollout/scripted.js';
 import { createEnv } from '../../src/envs/registry.js';
 import { TRANSCRIPTS_FILE, Trainer } from '../../src/train/trainer.js';
+import { runJob } from '../../src/train/job.js';
+import { validateConfig } from '../../src/train/config.js';
 import type { PolicyRuntime, UpdateBatch } from '../../src/train/runtime.js';
 import type { TrainerConfigInput } from '../../src/train/config.js';
 import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
@@ -190,5 +192,22 @@ describe('Trainer loop', () => {
     const events = await collect(new Trainer(config(dir, { method: 'react' }), { runtime: async () => new StandInRuntime(), progress: false, log: () => {} }));
     expect(events.map((e) => e.type)).toEqual(['eval']);
     expect((events[0] as { passAtK: number[] }).passAtK).toHaveLength(3);
+  });
+
+  it('a comparison job adds the chance rows, which load no model', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-job-chance-'));
+    const made: string[] = [];
+    const { results, table } = await runJob(validateConfig(config(dir, { compare: ['lamer', 'react'], train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 } })), {
+      runtime: async (c) => {
+        made.push(c.method);
+        return new StandInRuntime();
+      },
+      progress: false,
+      log: () => {},
+    });
+    expect(results.map((r) => r.method)).toEqual(['lamer', 'react', 'random', 'random-memory']);
+    expect(made).toEqual(['lamer', 'react']);
+    for (const r of results) expect(r.firstWin).toHaveLength(4);
+    expect(table).toContain('lamer - random-memory pass@3');
   });
 });

@@ -1,7 +1,7 @@
 // `lamer eval`: pass@1..N of a checkpoint on held-out tasks, for one or more methods' trial modes.
 import { compareWithFirst, formatComparison } from '../../eval/compare.js';
 import { formatReflectionChecks } from '../../eval/evaluate.js';
-import { evalTrialMode, type Method } from '../../eval/methods.js';
+import { evalTrialMode, isChanceMethod, isMethod, type Method } from '../../eval/methods.js';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { loadConfig } from '../../train/config.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
@@ -15,12 +15,15 @@ import { transcriptJsonLines, type TrialTranscript } from '../../eval/transcript
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
-const usage = `usage: lamer eval --model DIR [--config NAME|FILE] [--method M ...] [--tasks N] [--expert-reflections] [--set FIELD=VALUE ...] [--json FILE]
+const usage = `usage: lamer eval [--model DIR] [--config NAME|FILE] [--method M ...] [--tasks N] [--expert-reflections] [--set FIELD=VALUE ...] [--json FILE]
 
 Evaluates the checkpoint in DIR on held-out tasks (seeds disjoint from training) with each method's trial mode:
 lamer and reflexion reflect between attempts; gigpo, grpo, ppo, react and zero-shot get N independent attempts.
+random and random-memory are the chance rows and need no model: a uniform draw among the admissible actions, and
+the same never repeating an action that ended an earlier attempt in failure.
 Prints pass@1..pass@N (and per task type where the environment has types).
-  --model    a Hugging Face checkpoint folder (a run's checkpoints/ckpt-N works too)
+  --model    a Hugging Face checkpoint folder (a run's checkpoints/ckpt-N works too); needed unless every method
+             is a chance row
   --config   environment, prompts, N and sampling (default: default)
   --method   repeatable; default the config's method
   --tasks    number of held-out tasks (default: config eval.tasks)
@@ -49,16 +52,18 @@ export const command: Command = {
       quiet: { type: 'boolean', default: false },
     });
     if (!values) return 2;
-    if (!values.model) {
-      console.error(`lamer eval: --model DIR is required\n\n${usage}`);
-      return 2;
-    }
-    const overrides = [...(values.set ?? []), `model.path=${values.model}`, 'compare=null', 'sft.trials=0'];
+    const overrides = [...(values.set ?? []), 'compare=null', 'sft.trials=0'];
+    if (values.model) overrides.push(`model.path=${values.model}`);
     if (values.tasks) overrides.push(`eval.tasks=${values.tasks}`);
     const base = loadConfig(values.config!, overrides);
+    const methods = values.method?.length ? values.method : [base.method];
+    // Unknown names are left to the config's validation, which says what is allowed.
+    if (!values.model && methods.some((m) => !(isMethod(m) && isChanceMethod(m)))) {
+      console.error(`lamer eval: --model DIR is required (only the chance rows random and random-memory play without a model)\n\n${usage}`);
+      return 2;
+    }
     // Output folders are made before the evaluation, so a wrong path fails at once, not after minutes of work.
     for (const file of [values.json, values.transcripts]) if (file) ensureParentDir(file);
-    const methods = values.method?.length ? values.method : [base.method];
     // Each method as the config says, then (with --expert-reflections) each reflecting one again with expert reflections.
     const runs: string[][] = [];
     for (const method of methods) {
@@ -72,14 +77,15 @@ export const command: Command = {
     for (const run of runs) {
       const config = loadConfig(values.config!, [...overrides, ...run]);
       const trainer = new Trainer(config, { runtime: createNativeRuntime, progress: !values.quiet });
-      const runtime = await createNativeRuntime(config, trainer.runDir);
+      // The chance rows load no model.
+      const runtime = isChanceMethod(config.method) ? null : await createNativeRuntime(config, trainer.runDir);
       try {
         let trials: TrialTranscript[] = [];
         const r = await trainer.evaluate(runtime, 0, undefined, { onTranscripts: (ts) => (trials = ts) });
         results.push(r);
         if (values.transcripts) lines += transcriptJsonLines(trials, { method: r.method, ...(r.reflections ? { reflections: r.reflections } : {}) });
       } finally {
-        await runtime.dispose();
+        await runtime?.dispose();
       }
     }
     // Rows with expert reflections are named apart from the same method's own.
