@@ -1,6 +1,6 @@
 // N-API binding of the generation engine.
 //
-//   createEngine(model, { prefillTokens, prefixCacheBytes }) -> NativeEngine
+//   createEngine(model, { prefillTokens, prefixCacheBytes, slots, cudaGraphs }) -> NativeEngine
 //   engine.step(add: Request[], cancel: number[], maxSteps) -> Promise<{ results, active, columns }>
 //   engine.dispose()
 //   engineSample(logits, params[], uniforms) -> { tokens, logprobs }   (the sampler alone, for tests)
@@ -124,6 +124,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       if (info.Length() > 1 && info[1].IsObject()) {
         const Napi::Object o = info[1].As<Napi::Object>();
         options.prefill_tokens = Integer(o, "prefillTokens", "createEngine options", 1, 8192, false);
+        options.slots = Integer(o, "slots", "createEngine options", 1, 32, false);
+        const Napi::Value graphs = o.Get("cudaGraphs");
+        if (!graphs.IsUndefined() && !graphs.IsBoolean()) Fail("E_ARG", "createEngine options: 'cudaGraphs' must be a boolean");
+        options.cuda_graphs = graphs.IsUndefined() || graphs.As<Napi::Boolean>().Value();
         // Bytes to tokens: keys and values of every layer, in the compute dtype.
         const model::DecoderConfig& c = decoder_->config();
         const int64_t token_bytes = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim *
@@ -161,7 +165,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       auto generator = generator_;
       auto busy = busy_;
       auto out = std::make_shared<std::vector<Emitted>>();
-      auto stats = std::make_shared<std::array<int64_t, 9>>();
+      auto stats = std::make_shared<std::array<int64_t, 13>>();
+      auto graph_error = std::make_shared<std::string>();
       Napi::Env env = info.Env();
       try {
         return Executor::ForDevice(env, executor_).Submit(env, [=, add = std::move(add)]() mutable -> Executor::Completion {
@@ -173,8 +178,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
           *out = generator->Step(std::move(add), cancel, max_steps, clear_prefixes);
           *stats = {generator->active(),       generator->columns(),         generator->last_steps(),     generator->last_rows(),
                     generator->last_reused(),  generator->last_prefilled(),  generator->prefix_entries(), generator->prefix_tokens(),
-                    generator->last_padded()};
-          return [out, stats](Napi::Env env) -> Napi::Value {
+                    generator->last_padded(),  generator->last_graph_steps(),  generator->graphs(),          generator->graphs_enabled(),
+                    generator->capacity()};
+          *graph_error = generator->graph_error();
+          return [out, stats, graph_error](Napi::Env env) -> Napi::Value {
             Napi::Array results = Napi::Array::New(env, out->size());
             for (size_t i = 0; i < out->size(); ++i) {
               const Emitted& e = (*out)[i];
@@ -202,6 +209,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
             r.Set("padded", Napi::Number::New(env, static_cast<double>((*stats)[8])));
             r.Set("prefixEntries", Napi::Number::New(env, static_cast<double>((*stats)[6])));
             r.Set("prefixTokens", Napi::Number::New(env, static_cast<double>((*stats)[7])));
+            r.Set("graphSteps", Napi::Number::New(env, static_cast<double>((*stats)[9])));
+            r.Set("graphs", Napi::Number::New(env, static_cast<double>((*stats)[10])));
+            r.Set("graphsEnabled", Napi::Boolean::New(env, (*stats)[11] != 0));
+            r.Set("capacity", Napi::Number::New(env, static_cast<double>((*stats)[12])));
+            if (!graph_error->empty()) r.Set("graphError", Napi::String::New(env, *graph_error));
             return r;
           };
         });

@@ -1,12 +1,20 @@
 #include "engine/generator.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <unordered_set>
 
 #include <ATen/Parallel.h>
 
 #include "bridge/errors.h"
 #include "model/batching.h"
+
+#ifdef LAMER_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
 
 namespace lamer::engine {
 
@@ -57,18 +65,25 @@ class SmallForwardThreads {
 // Fewer shared leading tokens than this are computed again rather than taken from the prefix cache.
 constexpr int64_t kMinReuse = 4;
 
-// Room to grow added when the row store is reallocated (rows, and columns on each side of the live window), so a
-// reallocation happens once every many joins or steps rather than at each. A quarter each way keeps the store within
-// about twice the live keys/values.
-int64_t Slack(int64_t n) { return std::max<int64_t>(64, n / 4); }
-int64_t RowSlack(int64_t n) { return std::max<int64_t>(4, n / 4); }
-
 // Leading tokens `a` and `b` share.
 int64_t CommonPrefix(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   const size_t n = std::min(a.size(), b.size());
   size_t k = 0;
   while (k < n && a[k] == b[k]) ++k;
   return static_cast<int64_t>(k);
+}
+
+// Decode steps whose uniforms, tokens and log-probs one upload and one read-back serve (a call of more steps runs in
+// chunks of this many).
+constexpr int64_t kStepChunk = 64;
+
+// Slot columns are allocated in powers of two from this many.
+constexpr int64_t kMinCapacity = 256;
+
+int64_t PowerOfTwoAtLeast(int64_t n, int64_t floor) {
+  int64_t p = floor;
+  while (p < n) p *= 2;
+  return p;
 }
 
 }  // namespace
@@ -78,8 +93,49 @@ double RequestUniform(uint64_t seed, uint64_t n) {
   return static_cast<double>(x >> 11) * 0x1.0p-53;
 }
 
+// The captured decode steps. Key: (rows, width, kinds of sampling, top-k width).
+struct Generator::Graphs {
+  using Key = std::tuple<int64_t, int64_t, int, int64_t>;
+#ifdef LAMER_WITH_CUDA
+  std::map<Key, std::unique_ptr<at::cuda::CUDAGraph>> graphs;
+  // One memory pool for all of them: they replay one at a time on one stream, so their scratch can overlap.
+  at::cuda::MempoolId_t pool = {0, 0};
+#endif
+  uint64_t storage_version = 0;
+  int64_t size() const {
+#ifdef LAMER_WITH_CUDA
+    return static_cast<int64_t>(graphs.size());
+#else
+    return 0;
+#endif
+  }
+};
+
 Generator::Generator(std::shared_ptr<model::Decoder> decoder, GeneratorOptions options)
-    : decoder_(std::move(decoder)), options_(options) {}
+    : decoder_(std::move(decoder)), options_(options), graphs_(std::make_unique<Graphs>()) {
+  if (options_.slots < 1) Fail("E_ARG", "engine: slots must be >= 1, found " + std::to_string(options_.slots));
+  rows_.resize(static_cast<size_t>(options_.slots));
+}
+
+Generator::~Generator() = default;
+
+int64_t Generator::graphs() const { return graphs_ ? graphs_->size() : 0; }
+
+bool Generator::graphs_enabled() const {
+#ifdef LAMER_WITH_CUDA
+  return options_.cuda_graphs && decoder_->device().is_cuda() && graph_error_.empty();
+#else
+  return false;
+#endif
+}
+
+int64_t Generator::columns() const {
+  int64_t longest = 0;
+  for (const auto& r : rows_) {
+    if (r) longest = std::max(longest, r->length);
+  }
+  return longest;
+}
 
 void Generator::Clear() {
   ClearPrefixes();
@@ -92,121 +148,75 @@ void Generator::ClearPrefixes() {
 }
 
 void Generator::ClearRows() {
-  rows_.clear();
-  cache_ = model::KvCache();
+  // Graphs first: they reference the buffers below.
+  graphs_ = std::make_unique<Graphs>();
+  for (auto& r : rows_) r.reset();
+  live_ = 0;
   store_ = model::KvCache();
-  left_ = 0;
-  columns_ = 0;
-  next_ = at::Tensor();
-  lengths_ = at::Tensor();
-  plan_ = SamplerPlan();
-  plan_stale_ = true;
+  capacity_ = 0;
+  next_ = lengths_ = live_mask_ = at::Tensor();
+  uniform_table_ = step_ = out_tokens_ = out_logprobs_ = at::Tensor();
+  sampler_ = SlotSampler();
+  slots_dirty_ = true;
 }
 
-at::Tensor Generator::Uniforms(const std::vector<std::vector<double>>& host) const {
-  const int64_t steps = static_cast<int64_t>(host.size());
-  const int64_t rows = steps ? static_cast<int64_t>(host[0].size()) : 0;
-  const bool cuda = decoder_->device().is_cuda();
-  at::Tensor t = at::empty({steps, rows}, at::TensorOptions().dtype(at::kDouble).pinned_memory(cuda));
-  double* p = t.data_ptr<double>();
-  for (const auto& row : host) p = std::copy(row.begin(), row.end(), p);
-  // Pinned memory and a non-blocking copy: the upload does not wait for the device to drain its queue.
-  return cuda ? t.to(decoder_->device(), /*non_blocking=*/true) : t;
+void Generator::Free(int64_t slot) {
+  if (!rows_[slot]) return;
+  rows_[slot].reset();
+  --live_;
+  slots_dirty_ = true;
 }
 
-void Generator::Keep(const std::vector<int64_t>& keep) {
-  if (keep.size() == rows_.size()) return;
-  plan_stale_ = true;
-  if (keep.empty()) {
-    ClearRows();
-    return;
-  }
-  // Rows leaving below the new count are refilled by the kept rows from the top (one row copy per hole), so a
-  // departure moves at most as many rows as left, whatever the batch size.
-  const int64_t K = static_cast<int64_t>(keep.size());
-  std::vector<bool> kept(rows_.size(), false);
-  for (int64_t i : keep) kept[i] = true;
-  std::vector<int64_t> order(K);  // new row -> old row
-  size_t mover = 0;
-  while (mover < keep.size() && keep[mover] < K) ++mover;
-  int64_t longest = 0;
-  for (int64_t i : keep) longest = std::max(longest, rows_[i].length);
-  // Columns left of the longest remaining row are holes in every row: the window starts after them.
-  const int64_t cut = columns_ - longest;
-  for (int64_t r = 0; r < K; ++r) {
-    if (kept[r]) {
-      order[r] = r;
-      continue;
-    }
-    const int64_t from = keep[mover++];
-    order[r] = from;
-    for (auto* layers : {&store_.k, &store_.v}) {
-      for (at::Tensor& t : *layers) t[r].narrow(1, left_ + cut, longest).copy_(t[from].narrow(1, left_ + cut, longest));
-    }
-  }
-  std::vector<Row> rows;
-  rows.reserve(keep.size());
-  for (int64_t i : order) rows.push_back(std::move(rows_[i]));
-  rows_ = std::move(rows);
-  const at::Tensor index = at::tensor(order, at::kLong).to(decoder_->device());
-  left_ += cut;
-  columns_ = longest;
-  next_ = next_.index_select(0, index);
-  lengths_ = lengths_.index_select(0, index);
-  Bind();
-}
-
-void Generator::Place(int64_t rows_needed, int64_t width, int64_t extra) {
+void Generator::EnsureCapacity(int64_t columns) {
   const model::Decoder& d = *decoder_;
   const model::DecoderConfig& c = d.config();
-  const int64_t B = static_cast<int64_t>(rows_.size());
-  const int64_t grow = width - columns_;  // columns the live rows gain on their left
-  const bool fits = !store_.k.empty() && store_.k[0].size(0) >= rows_needed && left_ >= grow &&
-                    left_ - grow + width + extra <= store_.k[0].size(2);
-  if (fits) {
-    left_ -= grow;
-    if (B > 0 && grow > 0) {
-      // New hole columns: masked out of attention, but a masked weight of 0 times a NaN left in memory is NaN.
-      for (auto* layers : {&store_.k, &store_.v}) {
-        for (at::Tensor& t : *layers) t.narrow(0, 0, B).narrow(2, left_, grow).zero_();
-      }
-    }
-  } else {
-    const int64_t left = Slack(width);
-    const int64_t capacity = left + width + std::max(extra, Slack(width));
-    const int64_t row_capacity = rows_needed + RowSlack(rows_needed);
-    const auto opts = at::TensorOptions().dtype(d.compute_dtype()).device(d.device());
-    if (store_.k.empty()) {
-      store_.k.assign(c.num_hidden_layers, at::Tensor());
-      store_.v.assign(c.num_hidden_layers, at::Tensor());
-    }
-    for (auto* layers : {&store_.k, &store_.v}) {
-      for (at::Tensor& t : *layers) {
-        // Columns right of the window need nothing: Hidden writes them before attention reads them.
-        at::Tensor fresh = at::empty({row_capacity, c.num_key_value_heads, capacity, c.head_dim}, opts);
-        if (B > 0) {
-          at::Tensor live = fresh.narrow(0, 0, B);
-          live.narrow(2, left + grow, columns_).copy_(t.narrow(0, 0, B).narrow(2, left_, columns_));
-          if (grow > 0) live.narrow(2, left, grow).zero_();
-        }
-        t = fresh;
-      }
-    }
-    left_ = left;
+  const at::Device device = d.device();
+  const int64_t S = options_.slots;
+  if (!next_.defined()) {
+    const auto longs = at::TensorOptions().dtype(at::kLong).device(device);
+    next_ = at::zeros({S}, longs);
+    lengths_ = at::zeros({S}, longs);
+    live_mask_ = at::zeros({S}, at::TensorOptions().dtype(at::kBool).device(device));
+    step_ = at::zeros({1}, longs);
+    uniform_table_ = at::zeros({kStepChunk, S}, at::TensorOptions().dtype(at::kDouble).device(device));
+    out_tokens_ = at::zeros({kStepChunk, S}, longs);
+    out_logprobs_ = at::zeros({kStepChunk, S}, at::TensorOptions().dtype(at::kFloat).device(device));
+    sampler_ = SlotSampler(S, c.vocab_size, device);
+    slots_dirty_ = true;
   }
-  columns_ = width;
+  if (columns <= capacity_) return;
+  const int64_t capacity = PowerOfTwoAtLeast(columns, kMinCapacity);
+  // Zero-filled: a column no row has written is read masked, and a masked weight of 0 times a NaN left in memory is
+  // NaN. Columns written since hold keys/values of real or padding tokens, always finite.
+  const auto opts = at::TensorOptions().dtype(d.compute_dtype()).device(device);
+  model::KvCache grown;
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    for (auto [mine, theirs] : {std::pair{&grown.k, &store_.k}, std::pair{&grown.v, &store_.v}}) {
+      at::Tensor t = at::zeros({S, c.num_key_value_heads, capacity, c.head_dim}, opts);
+      if (!theirs->empty()) t.narrow(2, 0, capacity_).copy_((*theirs)[i]);
+      mine->push_back(std::move(t));
+    }
+  }
+  store_ = std::move(grown);
+  capacity_ = capacity;
+  graphs_ = std::make_unique<Graphs>();  // they read the old store
 }
 
-void Generator::Bind() {
-  const int64_t B = static_cast<int64_t>(rows_.size());
-  cache_.k.resize(store_.k.size());
-  cache_.v.resize(store_.v.size());
-  for (size_t i = 0; i < store_.k.size(); ++i) {
-    const int64_t room = store_.k[i].size(2) - left_;
-    cache_.k[i] = store_.k[i].narrow(0, 0, B).narrow(2, left_, room);
-    cache_.v[i] = store_.v[i].narrow(0, 0, B).narrow(2, left_, room);
+void Generator::SyncSlots() {
+  if (!slots_dirty_) return;
+  const int64_t S = options_.slots;
+  std::vector<int64_t> lengths(S, 0);
+  std::vector<uint8_t> live(S, 0);
+  for (int64_t s = 0; s < S; ++s) {
+    if (!rows_[s]) continue;
+    lengths[s] = rows_[s]->length;
+    live[s] = 1;
   }
-  cache_.length = columns_;
+  // A free slot's length goes back to 0, so a step that computes it (below the highest live slot) writes inside it.
+  lengths_.copy_(at::tensor(lengths, at::kLong));
+  live_mask_.copy_(at::tensor(live, at::kByte).to(at::kBool));
+  sampler_.Upload();
+  slots_dirty_ = false;
 }
 
 int64_t Generator::Reuse(const PrefixMatch& match, int64_t length) {
@@ -239,10 +249,9 @@ void Generator::Remember(const std::vector<int64_t>& prompt, const PrefixMatch& 
   }
   auto e = std::make_shared<PrefixEntry>();
   e->tokens = prompt;
-  const int64_t width = k[0].size(2);
   for (size_t i = 0; i < k.size(); ++i) {
-    e->k.push_back(k[i][row].narrow(1, width - len, len).clone());
-    e->v.push_back(v[i][row].narrow(1, width - len, len).clone());
+    e->k.push_back(k[i][row].narrow(1, 0, len).clone());
+    e->v.push_back(v[i][row].narrow(1, 0, len).clone());
   }
   e->last_use = ++prefix_clock_;
   prefix_.push_back(std::move(e));
@@ -266,92 +275,76 @@ void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
   const model::DecoderConfig& c = d.config();
   const at::Device device = d.device();
   const int64_t N = static_cast<int64_t>(batch.size());
-  int64_t P = 0;
-  for (const auto& r : batch) P = std::max<int64_t>(P, static_cast<int64_t>(r.prompt.size()));
 
   // Per row: `reuse` leading prompt tokens come from the prefix cache (never the last one: its logits are needed),
   // the other `fresh` tokens are computed now.
   std::vector<PrefixMatch> match(N);
-  std::vector<int64_t> lengths(N), reuse(N, 0);
-  int64_t past = 0;  // cached columns: the longest reuse
+  std::vector<int64_t> lengths(N), reuse(N, 0), fresh(N);
+  int64_t past = 0;  // the longest reuse
   int64_t T = 0;     // computed columns: the most fresh tokens
+  int64_t P = 0;     // the longest prompt
+  int64_t need = 0;  // the most columns a row will fill
   for (int64_t r = 0; r < N; ++r) {
     lengths[r] = static_cast<int64_t>(batch[r].prompt.size());
     if (options_.prefix_cache_tokens > 0) match[r] = LongestPrefix(batch[r].prompt);
     reuse[r] = Reuse(match[r], lengths[r]);
     if (reuse[r] > 0) match[r].entry->last_use = ++prefix_clock_;
+    fresh[r] = lengths[r] - reuse[r];
     past = std::max(past, reuse[r]);
-    T = std::max(T, lengths[r] - reuse[r]);
+    T = std::max(T, fresh[r]);
+    P = std::max(P, lengths[r]);
+    need = std::max(need, lengths[r] + batch[r].max_new_tokens);
     last_reused_ += reuse[r];
-    last_prefilled_ += lengths[r] - reuse[r];
+    last_prefilled_ += fresh[r];
   }
+  EnsureCapacity(need);
 
-  // Computed tokens right-aligned in T columns; positions count real tokens from the row's start, so a row sees the
-  // positions it would see alone. Key columns: `past` cached ones (each row's reuse right-aligned in them), then T.
+  // Computed tokens left-aligned in T columns (padding on the right, which no real token attends to); positions count
+  // real tokens from the row's start, so a row sees the positions it would see alone.
   at::Tensor ids = at::zeros({N, T}, at::kLong);
   at::Tensor positions = at::zeros({N, T}, at::kLong);
-  at::Tensor mask = at::zeros({N, past + T}, at::kLong);
+  at::Tensor last = at::zeros({N}, at::kLong);  // the flat index of each row's last prompt token in [N * T]
   auto ids_a = ids.accessor<int64_t, 2>();
   auto pos_a = positions.accessor<int64_t, 2>();
-  auto mask_a = mask.accessor<int64_t, 2>();
+  auto last_a = last.accessor<int64_t, 1>();
   std::vector<SamplingParams> params(N);
   std::vector<std::vector<double>> uniforms(1, std::vector<double>(N));
-  bool padded = past > 0;
   for (int64_t r = 0; r < N; ++r) {
     const auto& prompt = batch[r].prompt;
-    const int64_t fresh = lengths[r] - reuse[r];
-    const int64_t off = T - fresh;
-    padded = padded || off > 0;
-    for (int64_t t = 0; t < fresh; ++t) {
-      ids_a[r][off + t] = prompt[reuse[r] + t];
-      pos_a[r][off + t] = reuse[r] + t;
-      mask_a[r][past + off + t] = 1;
+    for (int64_t t = 0; t < T; ++t) {
+      ids_a[r][t] = t < fresh[r] ? prompt[reuse[r] + t] : 0;
+      pos_a[r][t] = reuse[r] + t;
     }
-    for (int64_t t = past - reuse[r]; t < past; ++t) mask_a[r][t] = 1;
+    last_a[r] = r * T + fresh[r] - 1;
     params[r] = batch[r].sampling;
     uniforms[0][r] = RequestUniform(batch[r].seed, 0);
   }
 
   last_padded_ += N * T;
   const SmallForwardThreads threads(d, N * T);
+  // Without reuse the forward is plain causal attention (torch's fused kernels; the keys/values come out
+  // left-aligned). With reuse, each row's cached keys/values fill its first columns of a fixed-slot cache and the
+  // computed ones are written right after them, so every row's tokens are left-aligned there too.
   model::KvCache cache;
   if (past > 0) {
-    // A preallocated cache holding the reused keys/values; the forward writes the computed ones after them.
     const auto opts = at::TensorOptions().dtype(d.compute_dtype()).device(device);
     for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
       cache.k.push_back(at::zeros({N, c.num_key_value_heads, past + T, c.head_dim}, opts));
       cache.v.push_back(at::zeros({N, c.num_key_value_heads, past + T, c.head_dim}, opts));
       for (int64_t r = 0; r < N; ++r) {
         if (reuse[r] == 0) continue;
-        cache.k[i][r].narrow(1, past - reuse[r], reuse[r]).copy_(match[r].entry->k[i].narrow(1, 0, reuse[r]));
-        cache.v[i][r].narrow(1, past - reuse[r], reuse[r]).copy_(match[r].entry->v[i].narrow(1, 0, reuse[r]));
+        cache.k[i][r].narrow(1, 0, reuse[r]).copy_(match[r].entry->k[i].narrow(1, 0, reuse[r]));
+        cache.v[i][r].narrow(1, 0, reuse[r]).copy_(match[r].entry->v[i].narrow(1, 0, reuse[r]));
       }
     }
-    cache.length = past;
+    cache.write_at = at::tensor(reuse, at::kLong).to(device);
+    cache.width = past + T;
   }
-  // Prompts of one length and no reuse need no padding mask: plain causal attention lets sdpa use its fused kernel.
-  const at::Tensor hidden = d.Hidden(ids.to(device), positions.to(device), padded ? mask.to(device) : at::Tensor(), &cache);
-  const at::Tensor logits = d.Logits(hidden.select(1, T - 1));
+  const at::Tensor hidden = d.Hidden(ids.to(device), positions.to(device), at::Tensor(), &cache);
+  const at::Tensor logits = d.Logits(hidden.reshape({N * T, -1}).index_select(0, last.to(device)));
   const SamplerPlan plan(params, c.vocab_size, device);
   const auto [tokens_dev, logprobs_dev] = plan.Sample(logits, Uniforms(uniforms)[0]);
 
-  if (past > 0 || T != P) {
-    // Each row's real tokens as its rightmost `length` columns of P (the live cache's layout): the reused part and
-    // the computed part are gathered together; the hole columns on the left take any finite value (masked later).
-    at::Tensor index = at::zeros({N, P}, at::kLong);
-    auto index_a = index.accessor<int64_t, 2>();
-    for (int64_t r = 0; r < N; ++r) {
-      const int64_t fresh = lengths[r] - reuse[r];
-      for (int64_t j = P - lengths[r]; j < P; ++j) {
-        const int64_t p = j - (P - lengths[r]);
-        index_a[r][j] = p < reuse[r] ? past - reuse[r] + p : past + (T - fresh) + (p - reuse[r]);
-      }
-    }
-    const at::Tensor gather = index.to(device).view({N, 1, P, 1}).expand({N, c.num_key_value_heads, P, c.head_dim});
-    for (auto* layers : {&cache.k, &cache.v}) {
-      for (at::Tensor& t : *layers) t = t.gather(2, gather);
-    }
-  }
   if (options_.prefix_cache_tokens > 0) {
     for (int64_t r = 0; r < N; ++r) Remember(batch[r].prompt, match[r], cache.k, cache.v, r);
   }
@@ -361,125 +354,230 @@ void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
   const int64_t* tok = tokens.data_ptr<int64_t>();
   const float* lp = logprobs.data_ptr<float>();
 
-  std::vector<int64_t> keep;
+  std::vector<int64_t> keep, slots;
+  int64_t next_free = 0;
   for (int64_t r = 0; r < N; ++r) {
     Emitted e;
     e.id = batch[r].id;
     e.tokens.push_back(static_cast<int32_t>(tok[r]));
     e.logprobs.push_back(lp[r]);
     e.finish = FinishAfter(batch[r], tok[r], 1);
-    if (e.finish == Finish::kNone) keep.push_back(r);
+    if (e.finish == Finish::kNone) {
+      // The lowest free slot, so live rows stay packed at the bottom and steps compute few free ones.
+      while (next_free < options_.slots && rows_[next_free]) ++next_free;
+      if (next_free == options_.slots) {
+        Fail("E_ARG", "engine: more live requests than its " + std::to_string(options_.slots) + " slots");
+      }
+      keep.push_back(r);
+      slots.push_back(next_free);
+      Row row;
+      row.length = lengths[r];
+      row.generated = 1;
+      row.req = std::move(batch[r]);
+      sampler_.Set(next_free, row.req.sampling);
+      rows_[next_free] = std::move(row);
+      ++live_;
+      ++next_free;
+    }
     out.push_back(std::move(e));
   }
   if (keep.empty()) return;
+  slots_dirty_ = true;
 
-  // The continuing rows join the live ones in the row store, right-aligned to the wider of the two widths.
-  const at::Tensor index = at::tensor(keep, at::kLong).to(device);
+  // Each continuing row's keys/values into its slot: one copy per layer of the first P columns (every row's real
+  // tokens lie there; the rest of a shorter row's columns is finite padding, masked until overwritten).
   const bool all = static_cast<int64_t>(keep.size()) == N;
-  const int64_t K = static_cast<int64_t>(keep.size());
-  const int64_t old_rows = static_cast<int64_t>(rows_.size());
-  const bool had_rows = old_rows > 0;
-  const int64_t width = std::max(columns_, P);
-  Place(old_rows + K, width, 1);
+  const at::Tensor keep_index = at::tensor(keep, at::kLong).to(device);
+  const at::Tensor slot_index = at::tensor(slots, at::kLong).to(device);
   for (auto [mine, theirs] : {std::pair{&store_.k, &cache.k}, std::pair{&store_.v, &cache.v}}) {
     for (size_t i = 0; i < theirs->size(); ++i) {
-      at::Tensor rows = (*mine)[i].narrow(0, old_rows, K).narrow(2, left_, width);
-      rows.narrow(2, width - P, P).copy_(all ? (*theirs)[i] : (*theirs)[i].index_select(0, index));
-      if (width > P) rows.narrow(2, 0, width - P).zero_();
+      const at::Tensor rows = (*theirs)[i].narrow(2, 0, P);
+      (*mine)[i].narrow(2, 0, P).index_copy_(0, slot_index, all ? rows : rows.index_select(0, keep_index));
     }
   }
-  const at::Tensor new_next = tokens_dev.index_select(0, index);
-  std::vector<int64_t> new_lengths;
-  for (int64_t r : keep) new_lengths.push_back(lengths[r]);
-  const at::Tensor new_len = at::tensor(new_lengths, at::kLong).to(device);
-  next_ = had_rows ? at::cat({next_, new_next}) : new_next;
-  lengths_ = had_rows ? at::cat({lengths_, new_len}) : new_len;
-  for (int64_t r : keep) {
-    Row row;
-    row.length = lengths[r];
-    row.generated = 1;
-    row.req = std::move(batch[r]);
-    rows_.push_back(std::move(row));
+  next_.index_copy_(0, slot_index, all ? tokens_dev : tokens_dev.index_select(0, keep_index));
+}
+
+at::Tensor Generator::Uniforms(const std::vector<std::vector<double>>& host) const {
+  const int64_t steps = static_cast<int64_t>(host.size());
+  const int64_t rows = steps ? static_cast<int64_t>(host[0].size()) : 0;
+  const bool cuda = decoder_->device().is_cuda();
+  at::Tensor t = at::empty({steps, rows}, at::TensorOptions().dtype(at::kDouble).pinned_memory(cuda));
+  double* p = t.data_ptr<double>();
+  for (const auto& row : host) p = std::copy(row.begin(), row.end(), p);
+  // Pinned memory and a non-blocking copy: the upload does not wait for the device to drain its queue.
+  return cuda ? t.to(decoder_->device(), /*non_blocking=*/true) : t;
+}
+
+void Generator::DecodeStep(int64_t rows, int64_t width, const SlotSampler::Shape& shape) {
+  model::Decoder& d = *decoder_;
+  model::KvCache view;
+  for (size_t i = 0; i < store_.k.size(); ++i) {
+    view.k.push_back(store_.k[i].narrow(0, 0, rows));
+    view.v.push_back(store_.v[i].narrow(0, 0, rows));
   }
-  Bind();
-  plan_stale_ = true;
+  const at::Tensor lengths = lengths_.narrow(0, 0, rows);
+  view.write_at = lengths;
+  view.width = width;
+  const at::Tensor hidden = d.Hidden(next_.narrow(0, 0, rows).view({rows, 1}), lengths.view({rows, 1}), at::Tensor(), &view);
+  const at::Tensor uniforms = uniform_table_.index_select(0, step_).view({-1}).narrow(0, 0, rows);
+  const auto [tok, lp] = sampler_.Sample(d.Logits(hidden.select(1, 0)), uniforms, shape);
+  next_.narrow(0, 0, rows).copy_(tok);
+  lengths.add_(live_mask_.narrow(0, 0, rows).to(at::kLong));
+  out_tokens_.narrow(1, 0, rows).index_copy_(0, step_, tok.view({1, rows}));
+  out_logprobs_.narrow(1, 0, rows).index_copy_(0, step_, lp.view({1, rows}));
+  step_.add_(1);
+}
+
+bool Generator::ReplaySteps(int64_t rows, int64_t width, const SlotSampler::Shape& shape, int64_t steps, int64_t& ran) {
+  ran = 0;
+#ifdef LAMER_WITH_CUDA
+  if (!graphs_enabled()) return false;
+  const uint64_t version = decoder_->storage_version();
+  if (graphs_->storage_version != version) {
+    graphs_ = std::make_unique<Graphs>();  // the weights they read have moved
+    graphs_->storage_version = version;
+  }
+  const Graphs::Key key{rows, width, shape.kinds, shape.filtered_width};
+  auto it = graphs_->graphs.find(key);
+  if (it == graphs_->graphs.end()) {
+    // A first step eagerly on the current stream: it warms what capture cannot create (library handles, workspaces,
+    // the compute-dtype weight copies) and counts as a real step.
+    DecodeStep(rows, width, shape);
+    ran = 1;
+    if (steps == 1) return true;
+    const c10::cuda::CUDAGuard device_guard(decoder_->device());
+    auto graph = std::make_unique<at::cuda::CUDAGraph>();
+    const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
+    const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+    current.synchronize();
+    try {
+      const c10::cuda::CUDAStreamGuard on_side(side);
+      if (graphs_->pool == at::cuda::MempoolId_t{0, 0}) graphs_->pool = at::cuda::graph_pool_handle();
+      graph->capture_begin(graphs_->pool, cudaStreamCaptureModeThreadLocal);
+      try {
+        DecodeStep(rows, width, shape);
+      } catch (...) {
+        try {
+          graph->capture_end();
+        } catch (...) {
+        }
+        throw;
+      }
+      graph->capture_end();
+    } catch (const std::exception& e) {
+      graph.reset();
+      (void)cudaGetLastError();  // the failed capture's error must not surface in a later, unrelated check
+      graph_error_ = std::string("CUDA graph capture failed; decoding eagerly from now on: ") + e.what();
+      graphs_ = std::make_unique<Graphs>();
+      return false;
+    }
+    it = graphs_->graphs.emplace(key, std::move(graph)).first;
+  }
+  for (; ran < steps; ++ran) it->second->replay();
+  last_graph_steps_ += ran;
+  return true;
+#else
+  (void)rows;
+  (void)width;
+  (void)shape;
+  (void)steps;
+  return false;
+#endif
 }
 
 void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
   model::Decoder& d = *decoder_;
   const at::Device device = d.device();
-  const int64_t B = static_cast<int64_t>(rows_.size());
+  if (live_ == 0) return;
   int64_t steps = max_steps;
-  for (const Row& r : rows_) steps = std::min(steps, r.req.max_new_tokens - r.generated);
-  if (B == 0 || steps <= 0) return;
-  if (plan_stale_) {
-    std::vector<SamplingParams> params;
-    for (const Row& r : rows_) params.push_back(r.req.sampling);
-    plan_ = SamplerPlan(params, d.config().vocab_size, device);
-    plan_stale_ = false;
+  int64_t rows = 0;
+  int64_t longest = 0;
+  for (int64_t s = 0; s < options_.slots; ++s) {
+    if (!rows_[s]) continue;
+    steps = std::min(steps, rows_[s]->req.max_new_tokens - rows_[s]->generated);
+    rows = s + 1;
+    longest = std::max(longest, rows_[s]->length);
   }
-  std::vector<std::vector<double>> host(steps, std::vector<double>(B));
-  for (int64_t s = 0; s < steps; ++s) {
-    for (int64_t r = 0; r < B; ++r) host[s][r] = RequestUniform(rows_[r].req.seed, rows_[r].generated + s);
-  }
-  const at::Tensor uniforms = Uniforms(host);
-  if (left_ + columns_ + steps > store_.k[0].size(2)) {
-    Place(B, columns_, steps);
-    Bind();
-  }
-  const bool read_each_step = device.is_cpu();
-  const at::Tensor column = at::arange(0, columns_ + steps + 1, at::TensorOptions().dtype(at::kLong).device(device));
+  if (steps <= 0) return;
+  const bool cpu = device.is_cpu();
+  // On a GPU a step costs about the same for any row count or width up to a point: round both up so a few graphs
+  // serve every step. On the CPU every row and column costs: decode exactly what is live.
+  if (!cpu) rows = std::min(options_.slots, PowerOfTwoAtLeast(rows, 1));
+  SyncSlots();
+  std::vector<bool> live(rows);
+  for (int64_t s = 0; s < rows; ++s) live[s] = rows_[s].has_value();
+  const SlotSampler::Shape shape = sampler_.ShapeOf(rows, live);
+  const SmallForwardThreads threads(d, rows);
+  last_rows_ = live_;
 
-  std::vector<at::Tensor> tokens, logprobs;
-  const SmallForwardThreads threads(d, B);
-  for (int64_t s = 0; s < steps; ++s) {
-    // Row r's real tokens are its rightmost lengths[r] columns, plus the new one at column `columns_`.
-    const at::Tensor mask = column.narrow(0, 0, columns_ + 1).view({1, -1}) >= (columns_ - lengths_).view({-1, 1});
-    const at::Tensor hidden = d.Hidden(next_.view({B, 1}), lengths_.view({B, 1}), mask, &cache_);
-    const auto [tok, lp] = plan_.Sample(d.Logits(hidden.select(1, 0)), uniforms[s]);
-    next_ = tok;
-    lengths_ = lengths_ + 1;
-    columns_ += 1;
-    tokens.push_back(tok);
-    logprobs.push_back(lp);
-    if (read_each_step && s + 1 < steps) {
-      const int64_t* t = tok.data_ptr<int64_t>();
-      bool stopped = false;
-      for (int64_t r = 0; r < B && !stopped; ++r) stopped = IsStop(rows_[r].req, t[r]);
-      if (stopped) break;
+  int64_t done = 0;
+  bool ended = false;  // a row finished: return, so its slot can be refilled
+  while (done < steps && !ended) {
+    const int64_t chunk = std::min(kStepChunk, steps - done);
+    std::vector<std::vector<double>> host(chunk, std::vector<double>(options_.slots, 0.0));
+    for (int64_t s = 0; s < rows; ++s) {
+      if (!rows_[s]) continue;
+      for (int64_t j = 0; j < chunk; ++j) host[j][s] = RequestUniform(rows_[s]->req.seed, rows_[s]->generated + j);
     }
+    uniform_table_.narrow(0, 0, chunk).copy_(Uniforms(host), /*non_blocking=*/true);
+    step_.zero_();
+    int64_t ran = 0;
+    if (cpu) {
+      // Reading a token back is free here: stop as soon as a row samples a stop id, so its slot frees at once.
+      for (; ran < chunk;) {
+        DecodeStep(rows, longest + done + ran + 1, shape);
+        ++ran;
+        if (ran == chunk) break;
+        const int64_t* t = out_tokens_[ran - 1].data_ptr<int64_t>();
+        bool stopped = false;
+        for (int64_t s = 0; s < rows && !stopped; ++s) stopped = rows_[s] && IsStop(rows_[s]->req, t[s]);
+        if (stopped) break;
+      }
+    } else {
+      // Every column a row may see in this chunk lies below `width`.
+      const int64_t width = std::min(capacity_, PowerOfTwoAtLeast(longest + done + chunk, 64));
+      int64_t first = 0;
+      if (!ReplaySteps(rows, width, shape, chunk, first)) {
+        for (ran = first; ran < chunk; ++ran) DecodeStep(rows, width, shape);
+      }
+      ran = chunk;
+    }
+    const at::Tensor tok_host = out_tokens_.narrow(0, 0, ran).narrow(1, 0, rows).to(at::kCPU).contiguous();  // [ran, rows]
+    const at::Tensor lp_host = out_logprobs_.narrow(0, 0, ran).narrow(1, 0, rows).to(at::kCPU).contiguous();
+    const int64_t* tp = tok_host.data_ptr<int64_t>();
+    const float* lpp = lp_host.data_ptr<float>();
+    for (int64_t s = 0; s < rows; ++s) {
+      if (!rows_[s]) continue;
+      Row& row = *rows_[s];
+      Emitted e;
+      e.id = row.req.id;
+      for (int64_t j = 0; j < ran && e.finish == Finish::kNone; ++j) {
+        const int64_t token = tp[j * rows + s];
+        e.tokens.push_back(static_cast<int32_t>(token));
+        e.logprobs.push_back(lpp[j * rows + s]);
+        e.finish = FinishAfter(row.req, token, row.generated + j + 1);
+      }
+      row.generated += ran;
+      row.length += ran;
+      const bool finished = e.finish != Finish::kNone;
+      out.push_back(std::move(e));
+      if (finished) {
+        Free(s);
+        ended = true;
+      }
+    }
+    done += ran;
+    if (ran < chunk) ended = true;
   }
-  const int64_t done = static_cast<int64_t>(tokens.size());
   last_steps_ = done;
-  last_rows_ = B;
-  const at::Tensor tok_host = at::stack(tokens).to(at::kCPU).contiguous();  // [done, B]
-  const at::Tensor lp_host = at::stack(logprobs).to(at::kCPU).contiguous();
-  const int64_t* tp = tok_host.data_ptr<int64_t>();
-  const float* lpp = lp_host.data_ptr<float>();
-
-  std::vector<int64_t> keep;
-  for (int64_t r = 0; r < B; ++r) {
-    Row& row = rows_[r];
-    Emitted e;
-    e.id = row.req.id;
-    for (int64_t s = 0; s < done && e.finish == Finish::kNone; ++s) {
-      const int64_t token = tp[s * B + r];
-      e.tokens.push_back(static_cast<int32_t>(token));
-      e.logprobs.push_back(lpp[s * B + r]);
-      e.finish = FinishAfter(row.req, token, row.generated + s + 1);
-    }
-    row.generated += done;
-    row.length += done;
-    if (e.finish == Finish::kNone) keep.push_back(r);
-    out.push_back(std::move(e));
-  }
-  Keep(keep);
 }
 
 std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector<int64_t>& cancel, int64_t max_steps, bool clear_prefixes) {
   std::vector<Emitted> out;
   last_steps_ = 0;
   last_rows_ = 0;
+  last_graph_steps_ = 0;
   last_reused_ = 0;
   last_prefilled_ = 0;
   last_padded_ = 0;
@@ -487,11 +585,13 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
   try {
     if (!cancel.empty()) {
       const std::unordered_set<int64_t> gone(cancel.begin(), cancel.end());
-      std::vector<int64_t> keep;
-      for (size_t r = 0; r < rows_.size(); ++r) {
-        if (!gone.count(rows_[r].req.id)) keep.push_back(static_cast<int64_t>(r));
+      for (int64_t s = 0; s < options_.slots; ++s) {
+        if (rows_[s] && gone.count(rows_[s]->req.id)) Free(s);
       }
-      Keep(keep);
+    }
+    if (live_ + static_cast<int64_t>(add.size()) > options_.slots) {
+      Fail("E_ARG", "engine.step: " + std::to_string(live_ + add.size()) + " live requests would exceed the engine's " +
+                        std::to_string(options_.slots) + " slots");
     }
     if (!add.empty()) {
       DropStalePrefixes();

@@ -1,13 +1,20 @@
-// The continuous-batching generator: one KV cache whose batch rows are the active requests (the slots), decoded
-// together one token per step. Requests join between steps (their prompts are prefilled as a batch of their own and
-// their cache rows merged in) and leave the moment they finish, so the batch is always just the live requests.
+// The continuous-batching generator over a fixed-slot KV cache. The cache holds, per layer, keys and values for
+// `slots` rows of `capacity` columns, allocated once: a request that joins takes the lowest free slot and writes its
+// prompt's keys/values to that slot's first columns; each decode step writes every row's new key/value at the row's
+// own length and attends to the columns below it; a request that leaves frees its slot. Nothing compacts or moves,
+// so the addresses a decode step reads and writes stay the same for the engine's life (the capacity grows, moving
+// the cache once, only when a request longer than any before arrives), and on CUDA each decode step is replayed from
+// a captured CUDA graph: one per (rows, attended width, kinds of sampling present), rows and width rounded up to
+// powers of two so a handful of graphs serve every step. Sampling and the chosen token's log-prob run inside the
+// graph; tokens are read back once per call. A capture that fails (an op that cannot be captured, an old driver)
+// turns graphs off for the engine and the same step runs eagerly, with a note of why.
 //
-// Cache layout: every row's real tokens are the rightmost `length` columns of a shared width `columns`; the columns
-// to their left are holes, masked out. A decode step appends one column for all rows. Merging pads the narrower side
-// on the left; when the longest row leaves, the all-hole columns on the left are cut off, so the width is always the
-// longest live row. The rows live in a store with spare rows and spare columns on both sides of that window, so a
-// join writes only the new rows, a wider prompt and a cut only move the window's edge, and a departure copies only the
-// rows that refill the leavers' places; the store is reallocated (with new room) only when it runs out.
+// A step decodes slots [0, rows), rows = the highest live slot + 1 (rounded up on CUDA): free slots below it are
+// computed and ignored, which the lowest-free-slot rule keeps rare.
+//
+// Prefill: prompts that join together are prefilled in forwards of at most `prefill_tokens` padded tokens, padded on
+// the right so plain causal attention (torch's fused kernels) serves prompts of different lengths; the keys/values land
+// in the slots with one copy per layer.
 //
 // Prefix cache: the keys/values of recent prompts are kept (up to a token budget, least recently used dropped first).
 // A new prompt that starts with tokens of a kept one takes their keys/values and prefills only the rest: a
@@ -24,6 +31,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/sampler.h"
@@ -55,6 +64,10 @@ struct GeneratorOptions {
   int64_t prefill_tokens = 8192;
   // Prompt tokens whose keys/values the prefix cache keeps; 0 turns it off.
   int64_t prefix_cache_tokens = 0;
+  // Rows of the KV cache: requests decoding at once at most.
+  int64_t slots = 32;
+  // Capture decode steps as CUDA graphs (CUDA only; ignored on the CPU).
+  bool cuda_graphs = true;
 };
 
 // The uniform number in [0, 1) behind token `n` of the request seeded with `seed` (splitmix64 output n).
@@ -63,21 +76,32 @@ double RequestUniform(uint64_t seed, uint64_t n);
 class Generator {
  public:
   Generator(std::shared_ptr<model::Decoder> decoder, GeneratorOptions options);
+  ~Generator();
 
   // Drops the `cancel`led requests, prefills the `add`ed ones (sampling their first token), then decodes every
   // active row together for up to `max_steps` tokens: fewer when a row reaches its token limit within them, and, on
   // CPU where reading a token back is free, as soon as a row samples a stop id (so its slot frees at once). On a GPU
   // the tokens are read back once per call, so rows that stop mid-call decode a few discarded tokens. Runs on the
-  // model's executor thread.
+  // model's executor thread. Live requests may never outnumber the slots.
   // `clear_prefixes` empties the prefix cache first.
   std::vector<Emitted> Step(std::vector<Request> add, const std::vector<int64_t>& cancel, int64_t max_steps, bool clear_prefixes = false);
 
-  int64_t active() const { return static_cast<int64_t>(rows_.size()); }
-  // Width of the cache (the longest live row, in tokens).
-  int64_t columns() const { return columns_; }
-  // Decode steps the last Step ran, and the rows each of them decoded (for occupancy figures).
+  int64_t active() const { return live_; }
+  int64_t slots() const { return options_.slots; }
+  // The longest live row, in tokens.
+  int64_t columns() const;
+  // Columns each slot holds now.
+  int64_t capacity() const { return capacity_; }
+  // Decode steps the last Step ran, and the live rows each of them decoded (for occupancy figures).
   int64_t last_steps() const { return last_steps_; }
   int64_t last_rows() const { return last_rows_; }
+  // Of the last Step's decode steps, those replayed from a CUDA graph.
+  int64_t last_graph_steps() const { return last_graph_steps_; }
+  // CUDA graphs captured and held now; why capture was turned off (empty while graphs work or are not used).
+  int64_t graphs() const;
+  const std::string& graph_error() const { return graph_error_; }
+  // Whether decode steps are captured as graphs on this engine (CUDA, option on, no failed capture).
+  bool graphs_enabled() const;
   // Prompt tokens the last Step took from the prefix cache, and those it computed.
   int64_t last_reused() const { return last_reused_; }
   int64_t last_prefilled() const { return last_prefilled_; }
@@ -86,7 +110,7 @@ class Generator {
   // Prompts (and their tokens) the prefix cache holds now.
   int64_t prefix_entries() const { return static_cast<int64_t>(prefix_.size()); }
   int64_t prefix_tokens() const { return prefix_tokens_; }
-  // Forgets every request and frees the cache, the prefix cache too.
+  // Forgets every request and frees the cache, the prefix cache and the graphs too.
   void Clear();
 
  private:
@@ -109,7 +133,7 @@ class Generator {
   PrefixMatch LongestPrefix(const std::vector<int64_t>& prompt) const;
   // Leading tokens of a `length`-token prompt taken from the cache for `match` (never the last; none below a minimum).
   static int64_t Reuse(const PrefixMatch& match, int64_t length);
-  // Keeps `prompt`'s keys/values (row `row` of per-layer [N, kv, width, D] tensors, right-aligned), replacing an
+  // Keeps `prompt`'s keys/values (row `row` of per-layer [N, kv, width, D] tensors, left-aligned), replacing an
   // entry the prompt extends, then drops least recently used entries down to the budget.
   void Remember(const std::vector<int64_t>& prompt, const PrefixMatch& match, const std::vector<at::Tensor>& k,
                 const std::vector<at::Tensor>& v, int64_t row);
@@ -118,34 +142,46 @@ class Generator {
   // Forgets every request (the prefix cache stays).
   void ClearRows();
   void ClearPrefixes();
-  // Keeps only rows `keep` (indices into rows_, ascending; the rows may be reordered), then trims hole columns.
-  void Keep(const std::vector<int64_t>& keep);
-  // Makes the row store hold `rows_needed` rows and a window `width` columns wide (the live rows right-aligned in it)
-  // with `extra` free columns on its right: in place when there is room, else in a larger store.
-  void Place(int64_t rows_needed, int64_t width, int64_t extra);
-  // Points cache_ (what the decoder reads and appends to) at the live rows' window of the store.
-  void Bind();
+  // Frees the slots of rows that finished or were cancelled.
+  void Free(int64_t slot);
+  // Allocates the slot store and step buffers on first use, and grows every slot to hold `columns` (moving the cache,
+  // which makes captured graphs stale).
+  void EnsureCapacity(int64_t columns);
+  // Sends slot lengths and the live mask to the device when a row joined or left.
+  void SyncSlots();
   void Prefill(std::vector<Request> batch, std::vector<Emitted>& out);
-  void Decode(int64_t max_steps, std::vector<Emitted>& out);
+  // Uniform rows `host` [steps][rows] as a device tensor.
   at::Tensor Uniforms(const std::vector<std::vector<double>>& host) const;
+  void Decode(int64_t max_steps, std::vector<Emitted>& out);
+  // One decode step of slots [0, rows) attending to `width` columns: reads next_, lengths_, live_mask_, the uniform
+  // table's row step_; writes the new keys/values, next_, lengths_ (live rows), out_tokens_/out_logprobs_ row step_,
+  // and advances step_. Device work only: capturable.
+  void DecodeStep(int64_t rows, int64_t width, const SlotSampler::Shape& shape);
+  // Runs `steps` decode steps from a CUDA graph for the key, capturing it first when new; false when graphs are off
+  // or capture failed (then nothing ran beyond a first eager step, counted in `ran`).
+  bool ReplaySteps(int64_t rows, int64_t width, const SlotSampler::Shape& shape, int64_t steps, int64_t& ran);
 
   std::shared_ptr<model::Decoder> decoder_;
   GeneratorOptions options_;
-  std::vector<Row> rows_;
-  // The row store: per layer [row capacity, kv heads, column capacity, head_dim]. Row r of the batch is store row r;
-  // the live window is columns [left_, left_ + columns_), with free columns on both sides, so joining rows, growing
-  // the width and cutting hole columns move no data; decode steps append right of the window.
+  // Per slot: the request it holds, if any.
+  std::vector<std::optional<Row>> rows_;
+  int64_t live_ = 0;
+  bool slots_dirty_ = true;
+  // The slot store: per layer [slots, kv heads, capacity, head_dim], allocated once (regrown only for a longer row).
   model::KvCache store_;
-  int64_t left_ = 0;
-  // The live rows' window of store_ (views), with length columns_.
-  model::KvCache cache_;
-  int64_t columns_ = 0;
-  at::Tensor next_;     // [B] int64: each row's last sampled token, the input of the next decode step
-  at::Tensor lengths_;  // [B] int64: tokens in the cache per row (= the position of the next input)
-  SamplerPlan plan_;
-  bool plan_stale_ = true;
+  int64_t capacity_ = 0;
+  // Device buffers of the decode step, [slots] each: the input token, the tokens in the cache (= the position and
+  // the column of the input), whether the slot is live.
+  at::Tensor next_, lengths_, live_mask_;
+  SlotSampler sampler_;
+  // Uniforms of a call's steps [kStepChunk, slots] (fp64), the step counter [1], and each step's tokens and log-probs.
+  at::Tensor uniform_table_, step_, out_tokens_, out_logprobs_;
+  struct Graphs;
+  std::unique_ptr<Graphs> graphs_;
+  std::string graph_error_;
   int64_t last_steps_ = 0;
   int64_t last_rows_ = 0;
+  int64_t last_graph_steps_ = 0;
   int64_t last_reused_ = 0;
   int64_t last_prefilled_ = 0;
   int64_t last_padded_ = 0;

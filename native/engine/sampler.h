@@ -46,4 +46,42 @@ class SamplerPlan {
   int64_t filtered_width_ = 0;  // candidates sorted per filtered row: max top-k, or the vocabulary when a row has none
 };
 
+// The sampler of the fixed-slot decode step: per-slot parameters live in device buffers [slots] whose addresses never
+// change, and a step computes every kind of sampling present in the batch for all rows and picks each row's own with
+// `where`, so its work depends only on (rows, kinds present, top-k width), never on which row samples how. That makes
+// it capturable as part of a CUDA graph. A row gets exactly the token and log-prob SamplerPlan gives it.
+class SlotSampler {
+ public:
+  SlotSampler() = default;
+  SlotSampler(int64_t slots, int64_t vocab, at::Device device);
+
+  // Sets slot `slot`'s parameters (host side; Upload() sends them to the device).
+  void Set(int64_t slot, const SamplingParams& p);
+  // Copies the parameters to the device buffers if any changed since the last upload.
+  void Upload();
+
+  // What the first `rows` slots need: a bit per kind (1 greedy, 2 plain, 4 filtered) and the top-k width of the
+  // filtered rows (0 when none). Part of a captured graph's key.
+  struct Shape {
+    int kinds = 0;
+    int64_t filtered_width = 0;
+    bool operator<(const Shape& o) const { return kinds != o.kinds ? kinds < o.kinds : filtered_width < o.filtered_width; }
+    bool operator==(const Shape& o) const { return kinds == o.kinds && filtered_width == o.filtered_width; }
+  };
+  Shape ShapeOf(int64_t rows, const std::vector<bool>& active) const;
+
+  // tokens [rows] (int64) and log-probs [rows] (fp32) for fp32 `logits` [rows, V] and `uniforms` [rows] (fp64).
+  std::pair<at::Tensor, at::Tensor> Sample(const at::Tensor& logits, const at::Tensor& uniforms, const Shape& shape) const;
+
+ private:
+  int64_t vocab_ = 0;
+  at::Device device_ = at::kCPU;
+  std::vector<SamplingParams> host_;
+  bool dirty_ = true;
+  at::Tensor divisor_;  // [slots, 1] fp32
+  at::Tensor mode_;     // [slots] int64: 0 greedy, 1 plain, 2 filtered
+  at::Tensor top_p_;    // [slots, 1] fp64
+  at::Tensor top_k_;    // [slots, 1] int64
+};
+
 }  // namespace lamer::engine

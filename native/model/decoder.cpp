@@ -93,14 +93,32 @@ at::ScalarType Decoder::param_dtype() const {
 }
 
 void Decoder::ParametersChanged() {
+  // In place, so captured CUDA graphs that read the copies see the new values (and no memory is reallocated).
+  at::NoGradGuard no_grad;
+  for (auto it = compute_cache_.begin(); it != compute_cache_.end();) {
+    auto p = params_.find(it->first);
+    if (p != params_.end() && p->second.sizes() == it->second.sizes()) {
+      it->second.copy_(p->second);
+      ++it;
+    } else {
+      it = compute_cache_.erase(it);
+      ++storage_version_;
+    }
+  }
+  ++version_;
+}
+
+void Decoder::ParametersReplaced() {
   compute_cache_.clear();
   ++version_;
+  ++storage_version_;
 }
 
 void Decoder::Clear() {
   params_.clear();
   compute_cache_.clear();
   ++version_;
+  ++storage_version_;
 }
 
 at::Tensor Decoder::W(const std::string& name) {
@@ -152,22 +170,32 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
   const DecoderConfig& c = config_;
   const int64_t B = input_ids.size(0);
   const int64_t T = input_ids.size(1);
-  const bool in_place = cache && cache->length >= 0;  // preallocated cache (see KvCache)
-  const int64_t past = in_place ? cache->length : cache && !cache->k.empty() && cache->k[0].defined() ? cache->k[0].size(2) : 0;
-  if (in_place && (cache->k.size() != static_cast<size_t>(c.num_hidden_layers) || cache->k[0].size(2) < past + T)) {
-    Fail("E_ARG", "preallocated KV cache: needs " + std::to_string(c.num_hidden_layers) + " layers of capacity >= " +
-                      std::to_string(past + T));
+  const bool slot = cache && cache->write_at.defined();  // fixed-slot cache (see KvCache)
+  const bool in_place = slot || (cache && cache->length >= 0);  // preallocated cache (see KvCache)
+  const int64_t past = slot ? 0 : in_place ? cache->length : cache && !cache->k.empty() && cache->k[0].defined() ? cache->k[0].size(2) : 0;
+  const int64_t S = slot ? cache->width : past + T;
+  if (in_place && (cache->k.size() != static_cast<size_t>(c.num_hidden_layers) || cache->k[0].size(2) < S || (slot && cache->k[0].size(0) != B))) {
+    Fail("E_ARG", "preallocated KV cache: needs " + std::to_string(c.num_hidden_layers) + " layers of " + std::to_string(B) +
+                      " rows and capacity >= " + std::to_string(S));
   }
-  const int64_t S = past + T;
+  if (slot && attention_mask.defined()) Fail("E_ARG", "a fixed-slot KV cache takes no attention mask (write_at says what each row sees)");
   const int64_t groups = c.num_attention_heads / c.num_key_value_heads;
 
   // allowed[b, 0, i, j]: query i (absolute position past + i) may see key j if j is not after it and is a real token.
   // A padded query row sees no real token before it; letting it see itself keeps its softmax finite (SPEC §9), and
   // nothing reads that row's result.
-  const at::Tensor q_index = at::arange(past, S, at::TensorOptions().dtype(at::kLong).device(device_)).view({T, 1});
-  const at::Tensor k_index = at::arange(0, S, at::TensorOptions().dtype(at::kLong).device(device_)).view({1, S});
-  at::Tensor allowed = (k_index <= q_index).view({1, 1, T, S});
-  const bool causal_only = !attention_mask.defined() && past == 0;
+  const auto long_opts = at::TensorOptions().dtype(at::kLong).device(device_);
+  const at::Tensor k_index = at::arange(0, S, long_opts).view({1, S});
+  at::Tensor allowed;
+  at::Tensor slot_columns;  // slot mode: [B, kv_heads, T, head_dim], the column each new key/value goes to
+  if (slot) {
+    const at::Tensor q_column = cache->write_at.view({B, 1, 1}) + at::arange(0, T, long_opts).view({1, T, 1});  // [B, T, 1]
+    allowed = (k_index.view({1, 1, S}) <= q_column).view({B, 1, T, S});
+    slot_columns = q_column.view({B, 1, T, 1}).expand({B, c.num_key_value_heads, T, c.head_dim});
+  }
+  const at::Tensor q_index = slot ? at::Tensor() : at::arange(past, S, long_opts).view({T, 1});
+  if (!slot) allowed = (k_index <= q_index).view({1, 1, T, S});
+  const bool causal_only = !slot && !attention_mask.defined() && past == 0;
   if (attention_mask.defined()) {
     const at::Tensor key_real = attention_mask.to(device_).to(at::kBool).view({B, 1, 1, S});
     allowed = (allowed & key_real) | (k_index == q_index).view({1, 1, T, S});
@@ -186,7 +214,7 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     // One layer as a function of its input, so a training runner can wrap it (gradient checkpointing recomputes it
     // in backward; the captures are copies that outlive this call).
-    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, causal_only, B, T, S, groups, scale, in_place, past](const at::Tensor& x_in) -> at::Tensor {
+    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, causal_only, B, T, S, groups, scale, in_place, slot, slot_columns, past](const at::Tensor& x_in) -> at::Tensor {
       const DecoderConfig& c = config_;
       at::Tensor x = x_in;
       const std::string p = Layer(i);
@@ -203,7 +231,12 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
       v = v.transpose(1, 2);
       q = q * cos4 + RotateHalf(q) * sin4;
       k = k * cos4 + RotateHalf(k) * sin4;
-      if (in_place) {
+      if (slot) {
+        cache->k[i].scatter_(2, slot_columns, k);
+        cache->v[i].scatter_(2, slot_columns, v);
+        k = cache->k[i].narrow(2, 0, S);
+        v = cache->v[i].narrow(2, 0, S);
+      } else if (in_place) {
         cache->k[i].narrow(2, past, T).copy_(k);
         cache->v[i].narrow(2, past, T).copy_(v);
         k = cache->k[i].narrow(2, 0, S);
@@ -236,7 +269,7 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
     };
     x = runner && !cache ? runner(layer, x) : layer(x);
   }
-  if (in_place) cache->length = S;
+  if (in_place && !slot) cache->length = S;
   return RmsNorm(x, "model.norm.weight");
 }
 

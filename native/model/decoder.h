@@ -45,9 +45,16 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedParameters(con
 // Preallocated (length >= 0; the generation engine): k/v are buffers [B, kv_heads, capacity, head_dim] whose first
 // `length` columns are the past; Hidden writes the new keys/values in place after them and advances `length`, and
 // attention reads the buffers without expanding them for GQA, so a decode step copies nothing of the past.
+// Slot mode (the engine's fixed-slot cache): when `write_at` is defined ([B] int64 on the device), k/v are buffers
+// [B, kv_heads, capacity, head_dim] whose addresses never change; row b's T new keys/values are written at columns
+// write_at[b] + t, its query t attends to columns [0, write_at[b] + t], and attention reads the first `width` columns
+// (every column it may see must lie below `width`). Nothing in a step depends on host values but `width`, so a decode
+// step in this mode can be captured as a CUDA graph. `length` is not used in this mode.
 struct KvCache {
   std::vector<at::Tensor> k, v;
   int64_t length = -1;
+  at::Tensor write_at;
+  int64_t width = 0;
 };
 
 class Decoder {
@@ -62,12 +69,18 @@ class Decoder {
   at::ScalarType compute_dtype() const { return compute_dtype_; }
   at::ScalarType param_dtype() const;
   // The parameters by checkpoint name (no lm_head.weight when the embeddings are tied). Whoever changes them in
-  // place (the train step) must call ParametersChanged() so cached compute-dtype copies are refreshed.
+  // place (the train step) must call ParametersChanged() so cached compute-dtype copies are refreshed; whoever
+  // replaces a tensor by another must call ParametersReplaced().
   std::map<std::string, at::Tensor>& parameters() { return params_; }
   void ParametersChanged();
+  void ParametersReplaced();
   // Grows by one on every ParametersChanged() and Clear(): whoever keeps results computed from the parameters (the
   // engine's prefix cache) compares it to know they are stale.
   uint64_t parameters_version() const { return version_; }
+  // Grows by one whenever a tensor the forward reads may have moved to another address (Clear(), a compute-dtype copy
+  // dropped): whoever captured forwards as CUDA graphs compares it to know the graphs are stale. ParametersChanged()
+  // refreshes the compute-dtype copies in place, so an optimizer step that updates the parameters in place keeps it.
+  uint64_t storage_version() const { return storage_version_; }
 
   // Final-norm hidden states [B, T, hidden] (compute dtype) for `input_ids` [B, T] (int64), `position_ids` [B, T]
   // and `attention_mask` [B, T] (1 = token, 0 = left padding; may be undefined for none). With `cache`, the new
@@ -101,6 +114,7 @@ class Decoder {
   std::map<std::string, at::Tensor> params_;
   std::map<std::string, at::Tensor> compute_cache_;
   uint64_t version_ = 0;
+  uint64_t storage_version_ = 0;
   at::Device device_;
   at::ScalarType compute_dtype_;
   at::Tensor inv_freq_;  // fp32 [head_dim / 2]

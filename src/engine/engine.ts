@@ -31,6 +31,12 @@ export interface EngineOptions {
    * the rest. Dropped whenever the model's parameters change. Default 256 MiB.
    */
   prefixCacheBytes?: number;
+  /**
+   * Capture decode steps as CUDA graphs and replay them (one per batch-size and width bucket, captured on first use).
+   * Default on; ignored on the CPU. A capture that fails turns graphs off for this engine and decoding goes on
+   * eagerly (`stats().graphError` says why).
+   */
+  cudaGraphs?: boolean;
 }
 
 export interface EngineRequest {
@@ -86,6 +92,14 @@ export interface EngineStats {
   cachedPrefixTokens: number;
   requests: number;
   peakActive: number;
+  /** Tokens each slot of the KV cache holds after the last call (slots x slotCapacity tokens are allocated). */
+  slotCapacity: number;
+  /** Decode steps replayed from captured CUDA graphs (the rest ran eagerly). */
+  graphSteps: number;
+  /** CUDA graphs held after the last call. */
+  graphs: number;
+  /** Why CUDA graph capture was turned off, once it has been. */
+  graphError?: string;
 }
 
 interface Pending {
@@ -139,6 +153,9 @@ export class Engine {
     cachedPrefixTokens: 0,
     requests: 0,
     peakActive: 0,
+    slotCapacity: 0,
+    graphSteps: 0,
+    graphs: 0,
   };
 
   constructor(policy: Policy, options: EngineOptions = {}) {
@@ -152,8 +169,16 @@ export class Engine {
       options.prefixCacheBytes === undefined
         ? 256 * 2 ** 20
         : checkNumber('engine option prefixCacheBytes', options.prefixCacheBytes, (x) => Number.isInteger(x) && x >= 0, 'an integer >= 0 (0: no prefix cache)');
+    if (options.cudaGraphs !== undefined && typeof options.cudaGraphs !== 'boolean') {
+      throw new LamerError('E_ARG', `engine option cudaGraphs must be a boolean, found ${JSON.stringify(options.cudaGraphs)}`);
+    }
     this.#policy = policy;
-    this.#native = engineNative().createEngine(policy.native, { prefillTokens, prefixCacheBytes });
+    this.#native = engineNative().createEngine(policy.native, {
+      prefillTokens,
+      prefixCacheBytes,
+      slots: this.slots,
+      cudaGraphs: options.cudaGraphs ?? true,
+    });
   }
 
   /**
@@ -301,6 +326,10 @@ export class Engine {
         this.#stats.prefilledPromptTokens += out.prefilled;
         this.#stats.paddedPromptTokens += out.padded;
         this.#stats.cachedPrefixTokens = out.prefixTokens;
+        this.#stats.slotCapacity = out.capacity;
+        this.#stats.graphSteps += out.graphSteps;
+        this.#stats.graphs = out.graphs;
+        if (out.graphError !== undefined) this.#stats.graphError = out.graphError;
         for (const r of out.results) this.#receive(r.id, r.tokens, r.logprobs, r.finish);
       }
     } finally {

@@ -35,7 +35,7 @@ export interface NativeStepResult {
   results: NativeEmitted[];
   /** Requests still decoding after the step. */
   active: number;
-  /** Width of the KV cache after the step (the longest live row, in tokens). */
+  /** The longest live row after the step, in tokens. */
   columns: number;
   /** Decode steps this call ran (after any prefill). */
   steps: number;
@@ -49,6 +49,16 @@ export interface NativeStepResult {
   /** Prompts, and their tokens, the prefix cache holds after the call. */
   prefixEntries: number;
   prefixTokens: number;
+  /** Tokens each slot of the KV cache holds (grows, moving the cache, only for a longer request than any before). */
+  capacity: number;
+  /** Of this call's decode steps, those replayed from a captured CUDA graph. */
+  graphSteps: number;
+  /** CUDA graphs the engine holds now. */
+  graphs: number;
+  /** Whether decode steps are captured as CUDA graphs (CUDA, option on, no failed capture). */
+  graphsEnabled: boolean;
+  /** Why CUDA graph capture was turned off, once it has been. */
+  graphError?: string;
 }
 
 export interface NativeEngine {
@@ -59,7 +69,10 @@ export interface NativeEngine {
 }
 
 export interface EngineNative {
-  createEngine(model: NativeModel, options?: { prefillTokens?: number; prefixCacheBytes?: number }): NativeEngine;
+  createEngine(
+    model: NativeModel,
+    options?: { prefillTokens?: number; prefixCacheBytes?: number; slots?: number; cudaGraphs?: boolean },
+  ): NativeEngine;
   engineSample(logits: NativeTensor, params: NativeSamplingParams[], uniforms: Float64Array): { tokens: Int32Array; logprobs: Float32Array };
   engineUniform(seed: number, n: number): number;
 }

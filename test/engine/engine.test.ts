@@ -189,9 +189,9 @@ describe.skipIf(!py.ok)(`greedy decoding with the KV cache${py.ok ? '' : ` (skip
   }
 
   it('long and short requests joining in waves and leaving mid-batch still decode as full forwards do', async () => {
-    // Rows leave from the middle of the batch (their slots refilled by rows from the top), later prompts are wider
-    // than the live rows (the window grows left past its free columns) and long responses run past the free columns
-    // on the right: every path of the row store moves data, and a misplaced row would change its tokens.
+    // Rows leave from the middle of the batch (free slots below the highest live one are computed and ignored, then
+    // refilled by later joins), later prompts are wider than the live rows, and later requests are longer than the
+    // slots' first capacity (the cache grows once, with rows live): a misplaced or stale row would change its tokens.
     const dir = await oracle.makeCheckpoint([...ARCHS[0].args, '--seed', '21', '--layers', '2']);
     await using policy = await Policy.load(dir);
     const r = rng(77);
@@ -227,7 +227,11 @@ describe.skipIf(!py.ok)(`greedy decoding with the KV cache${py.ok ? '' : ` (skip
       expect(ours[i], `request ${i}`).toEqual(await greedyByFullForwards(policy, q.prompt, q.maxNew, []));
     }
     expect(engine.stats().peakActive).toBeGreaterThanOrEqual(6);
-    expect(Math.max(...requests.map((q) => q.prompt.length + q.maxNew))).toBeGreaterThan(200);
+    const longest = Math.max(...requests.map((q) => q.prompt.length + q.maxNew));
+    const firstWave = Math.max(...waves[0].map((q) => q.prompt.length + q.maxNew));
+    expect(firstWave).toBeLessThanOrEqual(256);
+    expect(longest).toBeGreaterThan(256);
+    expect(engine.stats().slotCapacity).toBeGreaterThanOrEqual(longest);
     expect(waves.every((w) => Math.max(...w.map((q) => q.maxNew)) >= 3)).toBe(true);
   });
 });
@@ -276,7 +280,7 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
       alone = await engine.generate(target);
     }
     for (const stepsPerCall of [1, 5]) {
-      await using engine = new Engine(policy, { slots: 6, stepsPerCall });
+      await using engine = new Engine(policy, { slots: 7, stepsPerCall });
       const others: Promise<EngineResult>[] = [];
       for (let i = 0; i < 4; i++) {
         others.push(engine.generate(base(randomIds(1 + Math.floor(r() * 20), V, r), 100 + i, { maxNewTokens: 5 + i * 7, temperature: 1.2 })));
@@ -286,6 +290,8 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
       for (let i = 0; i < 6; i++) {
         others.push(engine.generate(base(randomIds(1 + Math.floor(r() * 30), V, r), 200 + i, { maxNewTokens: 3 + i * 5, topK: 4 })));
       }
+      // Greedy rows too: every kind of sampling shares the batch's steps.
+      others.push(engine.generate(base(randomIds(4, V, r), 300, { maxNewTokens: 25, temperature: 0 })));
       const got = await mine;
       await Promise.all(others);
       expect(Array.from(got.tokens)).toEqual(Array.from(alone.tokens));
