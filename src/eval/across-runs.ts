@@ -124,6 +124,8 @@ export interface RunsComparison {
 }
 
 export interface CompareRunsOptions extends CompareOptions {
+  // `seed` resamples the runs whose seed is unknown; a run with a known seed resamples with it, as its job did for
+  // compare.json, so the per-run intervals here are the job's own.
   /** The method compared with the others; default the first method of the first run. */
   a?: string;
   /** Level of the across-run intervals (default 0.95). */
@@ -173,7 +175,8 @@ export function compareRuns(runs: readonly RunEvaluation[], options: CompareRuns
         if (!ra.firstWin || !rb.firstWin) {
           throw new LamerError('E_ARG', `compareRuns: run ${r.run} has no per-task outcomes (firstWin) for ${ra.firstWin ? b : a}; re-run its evaluation with this build`);
         }
-        const comparison = compareMethods({ method: a, firstWin: ra.firstWin }, { method: b, firstWin: rb.firstWin }, episodes, options);
+        const bootstrap = { resamples: options.resamples, seed: r.seed ?? options.seed ?? 0 };
+        const comparison = compareMethods({ method: a, firstWin: ra.firstWin }, { method: b, firstWin: rb.firstWin }, episodes, bootstrap);
         return { run: r.run, ...(r.seed !== undefined ? { seed: r.seed } : {}), comparison };
       });
       const passAtN = across(perRun.map((p) => p.comparison.passAtN.mean));
@@ -190,11 +193,14 @@ export function compareRuns(runs: readonly RunEvaluation[], options: CompareRuns
 
 const pct = (x: number) => (100 * x).toFixed(1);
 
-/** Fixed-width columns, the first left-aligned and the rest right-aligned. */
-function columns(lines: string[][]): string {
+/** Fixed-width columns, the first `left` left-aligned (names) and the rest right-aligned (figures). */
+function columns(lines: string[][], left = 1): string {
   const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => (l[c] ?? '').length)));
-  return lines.map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()).join('\n');
+  return lines.map((l) => l.map((cell, c) => (c < left ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()).join('\n');
 }
+
+/** A level (not a difference) with its interval, in points: "34.8 (30.1 to 39.5)". */
+const formatLevel = (i: Interval) => `${pct(i.mean)} (${pct(i.low)} to ${pct(i.high)})`;
 
 /** The comparison as text: pass@k per method and run, then per pair the per-run differences and the across-run interval. */
 export function formatRunsComparison(c: RunsComparison): string {
@@ -209,11 +215,11 @@ export function formatRunsComparison(c: RunsComparison): string {
     m.perRun.forEach((p, i) => rows.push([m.method, label(c.runs[i]), ...p.map(pct)]));
     if (c.runs.length > 1) rows.push([m.method, 'mean', ...m.mean.map(pct)]);
   }
-  out.push(columns(rows));
+  out.push(columns(rows, 2));
   if (c.runs.length > 1) {
     const first = c.methods.find((m) => m.passAtN)?.passAtN;
     out.push('', `pass@${n} across runs (mean, ${Math.round(100 * (first?.level ?? 0.95))}% t-interval over ${c.runs.length} runs, ${c.runs.length - 1} d.o.f.)`);
-    out.push(columns([['method', `pass@${n}`], ...c.methods.map((m) => [m.method, m.passAtN ? formatInterval(m.passAtN) : '-'])]));
+    out.push(columns([['method', `pass@${n}`], ...c.methods.map((m) => [m.method, m.passAtN ? formatLevel(m.passAtN) : '-'])]));
   }
   for (const p of c.pairs) {
     out.push('', `${p.a} - ${p.b}, per run (paired bootstrap over each run's tasks, 95% CI):`);
