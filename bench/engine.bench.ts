@@ -5,6 +5,12 @@
 //   - transformers' generate() on the same checkpoint and prompts (the project's .venv Python, when available).
 // And slot occupancy when 64 requests of mixed prompt and response lengths arrive over time into 32 slots.
 //
+// With CUDA (the addon built with it and a GPU visible), GPU entries too: random checkpoints of the Qwen3-0.6B shape
+// at batch 32 and 128 and of the Qwen3-4B shape at batch 64 (written by transformers, bf16), prompts of 128 tokens,
+// 128 new tokens, greedy, no stop ids: the engine with CUDA graphs, the engine eager (cudaGraphs: false), and
+// transformers' generate() eager (dynamic cache) and with its static cache (compiled; CUDA graphs), on the same
+// checkpoint and prompts in the same run, with the ratios. LAMER_BENCH_GPU_SHAPES picks some ("0.6b-b32,4b-b64").
+//
 //   npm run bench -- --filter engine
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -57,9 +63,9 @@ function small(): Promise<Setup> {
 async function engineRun(
   policy: Policy,
   prompts: number[][],
-  options: { stepsPerCall?: number; maxNew?: number } = {},
-): Promise<{ seconds: number; tokens: number[][]; decodeStepSeconds: number }> {
-  await using engine = new Engine(policy, { slots: BATCH, stepsPerCall: options.stepsPerCall });
+  options: { stepsPerCall?: number; maxNew?: number; slots?: number; cudaGraphs?: boolean } = {},
+): Promise<{ seconds: number; tokens: number[][]; decodeStepSeconds: number; graphSteps: number }> {
+  await using engine = new Engine(policy, { slots: options.slots ?? BATCH, stepsPerCall: options.stepsPerCall, cudaGraphs: options.cudaGraphs });
   const maxNewTokens = options.maxNew ?? NEW;
   // Time of the first native call's results (the prompt forward and one decode step) and of each later arrival.
   let first = NaN;
@@ -74,7 +80,9 @@ async function engineRun(
   const seconds = (end - t0) / 1000;
   // Tokens 3..NEW come from NEW - 2 decode steps after the first call.
   const decodeStepSeconds = (end - first) / 1000 / Math.max(1, maxNewTokens - 2);
-  return { seconds, tokens: out.map((o) => Array.from(o.tokens)), decodeStepSeconds };
+  const stats = engine.stats();
+  if (stats.graphError) process.stderr.write(`engine bench: ${stats.graphError}\n`);
+  return { seconds, tokens: out.map((o) => Array.from(o.tokens)), decodeStepSeconds, graphSteps: stats.graphSteps };
 }
 
 /** Greedy decoding without a cache: each new token costs a forward over the whole (left-padded) batch. */
@@ -105,13 +113,20 @@ interface TransformersTiming {
   newTokens: number;
 }
 
-function transformersRun(dir: string, prompts: number[][], threads: number): TransformersTiming | null {
-  if (!existsSync(python)) return null;
+function transformersRun(
+  dir: string,
+  prompts: number[][],
+  threads: number,
+  extra: { python?: string; maxNew?: number; device?: string; dtype?: string; cache_implementation?: string; warmups?: number; repeats?: number } = {},
+): TransformersTiming | null {
+  const { python: py = python, maxNew = NEW, repeats = 3, ...rest } = extra;
+  if (!existsSync(py)) return null;
   const work = mkdtempSync(join(tmpdir(), 'lamer-bench-hf-'));
-  writeFileSync(join(work, 'in.json'), JSON.stringify({ prompts, max_new_tokens: NEW, mode: 'batch', stop: false, repeats: 3, threads }));
-  execFileSync(python, [join(root, 'test', 'engine', 'hf_generate.py'), '--model', dir, '--input', join(work, 'in.json'), '--out', join(work, 'out.json')], {
+  writeFileSync(join(work, 'in.json'), JSON.stringify({ prompts, max_new_tokens: maxNew, mode: 'batch', stop: false, repeats, threads, ...rest }));
+  execFileSync(py, [join(root, 'test', 'engine', 'hf_generate.py'), '--model', dir, '--input', join(work, 'in.json'), '--out', join(work, 'out.json')], {
     env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error', HF_HUB_OFFLINE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 * 2 ** 20,
   });
   const out = JSON.parse(readFileSync(join(work, 'out.json'), 'utf8')) as {
     seconds: number;
@@ -139,6 +154,93 @@ function agreement(a: number[][], b: number[][]): number {
     }
   }
   return same / total;
+}
+
+
+/** The Python with CUDA torch and transformers for the GPU entries: the project's .venv when it has CUDA, else python3. */
+function gpuPython(): string | null {
+  for (const candidate of [python, 'python3']) {
+    try {
+      const out = execFileSync(candidate, ['-c', 'import torch, transformers; print(torch.cuda.is_available())'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      if (out.toString().trim() === 'True') return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  return null;
+}
+
+const GPU_CASES = [
+  { key: '0.6b-b32', shape: 'qwen3-0.6b', batch: 32 },
+  { key: '0.6b-b128', shape: 'qwen3-0.6b', batch: 128 },
+  { key: '4b-b64', shape: 'qwen3-4b', batch: 64 },
+];
+const GPU_PROMPT = 128;
+const QWEN3_VOCAB = 151936;
+const GPU_NEW = 128;
+
+async function gpuBench(): Promise<BenchResult[]> {
+  const info = addon().buildInfo();
+  if (!info.cudaCompiled || !info.cudaAvailable) {
+    process.stderr.write('engine GPU bench: skipped (the addon has no CUDA or sees no GPU)\n');
+    return [];
+  }
+  const py = gpuPython();
+  const wanted = process.env.LAMER_BENCH_GPU_SHAPES?.split(',').map((s) => s.trim());
+  const cases = GPU_CASES.filter((c) => !wanted || wanted.includes(c.key));
+  const rows: BenchResult[] = [];
+  const checkpoints = new Map<string, string>();
+  for (const c of cases) {
+    let dir = checkpoints.get(c.shape);
+    if (!dir) {
+      if (!py) throw new Error('engine GPU bench: needs a Python with CUDA torch and transformers to write the checkpoint');
+      dir = mkdtempSync(join(tmpdir(), `lamer-bench-${c.shape}-`));
+      execFileSync(py, [join(root, 'bench', 'py', 'gpu_checkpoint.py'), '--shape', c.shape, '--out', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+      checkpoints.set(c.shape, dir);
+    }
+    const tokens = c.batch * GPU_NEW;
+    const label = `engine GPU: ${c.shape} b${c.batch} p${GPU_PROMPT} n${GPU_NEW}`;
+    let graphs = Infinity;
+    let eager = Infinity;
+    let ours: number[][] = [];
+    let replayed = 0;
+    const r = rng(c.batch);
+    const prompts = Array.from({ length: c.batch }, () => Array.from({ length: GPU_PROMPT }, () => 3 + Math.floor(r() * (QWEN3_VOCAB - 3))));
+    {
+      await using policy = await Policy.load(dir, { device: 'cuda', dtype: 'bfloat16', paramDtype: 'bfloat16' });
+      // Alternating, after a warm-up of each (the first run with graphs captures them).
+      for (const cudaGraphs of [true, false]) await engineRun(policy, prompts, { maxNew: GPU_NEW, slots: c.batch, cudaGraphs });
+      for (let i = 0; i < 3; i++) {
+        const g = await engineRun(policy, prompts, { maxNew: GPU_NEW, slots: c.batch, cudaGraphs: true });
+        if (g.seconds < graphs) {
+          graphs = g.seconds;
+          ours = g.tokens;
+          replayed = g.graphSteps;
+        }
+        eager = Math.min(eager, (await engineRun(policy, prompts, { maxNew: GPU_NEW, slots: c.batch, cudaGraphs: false })).seconds);
+      }
+    }
+    rows.push(
+      { name: `${label}: engine, CUDA graphs`, value: tokens / graphs, unit: 'tokens/s' },
+      { name: `${label}: engine, decode steps replayed from graphs`, value: replayed, unit: 'steps' },
+      { name: `${label}: engine, eager`, value: tokens / eager, unit: 'tokens/s' },
+      { name: `${label}: engine graphs / eager`, value: eager / graphs, unit: 'x' },
+    );
+    if (!py) continue;
+    const common = { python: py, maxNew: GPU_NEW, device: 'cuda', dtype: 'bfloat16', repeats: 2 };
+    const hfEager = transformersRun(dir, prompts, 0, { ...common, cache_implementation: 'dynamic', warmups: 1 });
+    const hfStatic = transformersRun(dir, prompts, 0, { ...common, cache_implementation: 'static', warmups: 2 });
+    for (const [name, hf] of [['eager', hfEager], ['static cache', hfStatic]] as const) {
+      if (!hf) continue;
+      if (hf.newTokens !== tokens) throw new Error(`transformers generated ${hf.newTokens} tokens, expected ${tokens}`);
+      rows.push(
+        { name: `${label}: transformers generate(), ${name}`, value: tokens / hf.seconds, unit: 'tokens/s' },
+        { name: `${label}: engine graphs / transformers ${name}`, value: hf.seconds / graphs, unit: 'x' },
+        { name: `${label}: transformers ${name} tokens equal to ours`, value: agreement(ours, hf.tokens), unit: 'fraction' },
+      );
+    }
+  }
+  return rows;
 }
 
 export const benches = [
@@ -225,5 +327,10 @@ export const benches = [
         { name: 'engine: mixed arrivals decode steps', value: s.decodeSteps, unit: 'steps' },
       ];
     },
+  },
+  {
+    name: 'engine: GPU, Qwen3 shapes beside transformers (CUDA only)',
+    unit: 'tokens/s',
+    run: gpuBench,
   },
 ];

@@ -12,6 +12,7 @@
 #include "model/decoder.h"
 
 #include <ATen/core/grad_mode.h>
+#include <c10/core/InferenceMode.h>
 
 #include <cmath>
 
@@ -93,8 +94,9 @@ at::ScalarType Decoder::param_dtype() const {
 }
 
 void Decoder::ParametersChanged() {
-  // In place, so captured CUDA graphs that read the copies see the new values (and no memory is reallocated).
-  at::NoGradGuard no_grad;
+  // In place, so captured CUDA graphs that read the copies see the new values (and no memory is reallocated). The
+  // copies were made by engine steps under inference mode, and inference tensors may change only inside it.
+  c10::InferenceMode inference;
   for (auto it = compute_cache_.begin(); it != compute_cache_.end();) {
     auto p = params_.find(it->first);
     if (p != params_.end() && p->second.sizes() == it->second.sizes()) {

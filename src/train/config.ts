@@ -24,7 +24,8 @@ const modelSchema = z
       })
       .strict()
       .default({ preset: 'small', tokenizer: 'compact', seed: 0 }),
-    device: z.string().regex(/^(cpu|cuda(:\d+)?)$/, "expected 'cpu', 'cuda' or 'cuda:N'").default('cpu'),
+    /** `auto`: CUDA when the addon has CUDA and sees a GPU, else the CPU (the run's first log line says which). */
+    device: z.string().regex(/^(auto|cpu|cuda(:\d+)?)$/, "expected 'auto', 'cpu', 'cuda' or 'cuda:N'").default('auto'),
     dtype: z.enum(['float32', 'bfloat16']).default('float32'),
     /** `compact` prompts for tiny models trained from scratch; `full` for pretrained LLMs. */
     promptStyle: z.enum(['compact', 'full']).default('compact'),

@@ -7,7 +7,7 @@ import { LamerError, hasCode } from '../errors.js';
 import { computeGae } from '../algo/gae.js';
 import { Policy } from '../model/policy.js';
 import { presetCheckpoint } from '../model/presets.js';
-import type { DeviceName } from '../tensor.js';
+import { resolveDevice } from '../model/device.js';
 import { Rng } from '../util/rng.js';
 import type { TrainerConfig } from './config.js';
 import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
@@ -19,7 +19,7 @@ const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const REFERENCE_DIR = 'reference';
 
 async function openPolicy(config: TrainerConfig, dir?: string): Promise<Policy> {
-  const options = { device: config.model.device as DeviceName, dtype: config.model.dtype };
+  const options = { device: resolveDevice(config.model.device).device, dtype: config.model.dtype };
   const path = dir ?? config.model.path;
   if (path) return Policy.load(path, options);
   const { init } = config.model;
@@ -36,6 +36,10 @@ class NativeRuntime implements PolicyRuntime {
   #reference: Policy | null = null;
   readonly #config: TrainerConfig;
   readonly #runDir: string;
+
+  describe(): string {
+    return `${this.#policy.device} (${resolveDevice(this.#config.model.device).reason})`;
+  }
 
   constructor(config: TrainerConfig, policy: Policy, runDir: string) {
     this.#config = config;

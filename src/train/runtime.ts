@@ -38,6 +38,8 @@ export interface SupervisedBatch {
 }
 
 export interface PolicyRuntime {
+  /** The device the policy runs on and why, for the run's first log line. */
+  describe?(): string;
   /** Sampling over the current weights: one client the engine batches, or a per-trial factory. */
   client(): PolicySource;
   /**

@@ -339,6 +339,8 @@ export class Trainer {
     }
     const runtime = await (this.#options.runtime ?? createNativeRuntime)(c, this.runDir);
     try {
+      const device = runtime.describe?.();
+      if (device) this.#log(`[${c.method}] device ${device}`);
       let start = 0;
       const latest = options.resume ? latestCheckpoint(this.checkpointsDir) : undefined;
       if (latest) {

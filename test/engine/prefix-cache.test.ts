@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { Engine, type EngineRequest } from '../../src/engine/index.js';
 import { Optimizer } from '../../src/train/step.js';
-import { randomIds, rng, tinyPolicy } from '../train/step-helpers.js';
+import { Policy } from '../../src/model/policy.js';
+import { randomIds, rng, tinyConfig, tinyPolicy } from '../train/step-helpers.js';
+import { tempDir } from '../model/python.js';
 import { greedyByFullForwards } from './full-forwards.js';
 
 const V = 50;
@@ -104,6 +106,26 @@ describe('prefix cache', () => {
     const after = await engine.generate(greedy(prompt));
     expect(engine.stats().reusedPromptTokens).toBe(29); // nothing reused across the step
     expect(Array.from(after.tokens)).toEqual(await greedyByFullForwards(policy, prompt, 6));
+  });
+
+  it('a train step reaches the compute-dtype weight copies the engine decodes with (bf16 over fp32 parameters)', async () => {
+    // The engine keeps bf16 copies of the fp32 parameters, refreshed in place after a step (so captured CUDA graphs
+    // see them). A reloaded copy of the stepped weights, with copies of its own, is the reference.
+    await using policy = await Policy.init(tinyConfig({ vocab: V, layers: 2 }), { seed: 25, std: 0.3, dtype: 'bfloat16', paramDtype: 'float32' });
+    await using engine = new Engine(policy, { slots: 4 });
+    const prompt = randomIds(rng(5), 20, V);
+    const request = { ...greedy(prompt), maxNewTokens: 24 };
+    const before = await engine.generate(request);
+    using opt = Optimizer.create(policy, { lr: 0.3 });
+    const old = await policy.logprobs({ prompts: [prompt], completions: [before.tokens] });
+    await opt.trainStep([{ prompt, response: Array.from(before.tokens), advantage: -1, oldLogprobs: Array.from(old[0]) }], {});
+    const after = await engine.generate(request);
+    const dir = tempDir('stepped');
+    await policy.save(dir, { dtype: 'float32' });
+    await using reloaded = await Policy.load(dir, { dtype: 'bfloat16', paramDtype: 'float32' });
+    await using fresh = new Engine(reloaded, { slots: 4 });
+    expect(Array.from(after.tokens)).toEqual(Array.from((await fresh.generate(request)).tokens));
+    expect(Array.from(after.tokens)).not.toEqual(Array.from(before.tokens));
   });
 
   it('stays within its budget, dropping the least recently used prompts', async () => {

@@ -2,6 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { addon, addonCandidates } from '../../native/addon.js';
+import { resolveDevice } from '../../model/device.js';
 import type { NativeBuildInfo } from '../../native/types.js';
 import type { Command } from '../command.js';
 
@@ -76,6 +77,8 @@ export function runChecks(): { checks: Check[]; info?: NativeBuildInfo } {
     detail: `${info.cudaAvailable ? `available, ${info.cudaDeviceCount} device(s)` : 'not available'}; CUDA kernels ${info.cudaCompiled ? 'compiled' : 'not compiled (CPU build)'}`,
     advice: 'the addon was built with CUDA but no GPU is usable: check the driver (nvidia-smi)',
   });
+  const auto = resolveDevice('auto');
+  checks.push({ ok: true, label: 'device', detail: `model.device auto picks ${auto.device} (${auto.reason.replace('model.device auto: ', '')})` });
   checks.push({ ok: true, label: 'threads', detail: `${info.threads} intra-op, ${info.interopThreads} inter-op` });
   checks.push({ ok: true, label: 'blas', detail: `${info.blas || 'unknown'} (lapack: ${info.lapack || 'unknown'})` });
   checks.push({
