@@ -32,5 +32,5 @@ export {
 } from './minesweeper/expert.js';
 export type { LogicPlayerOptions } from './minesweeper/expert.js';
 export { parseCellAction } from './minesweeper/parse.js';
-export { deduce, makeBoard, seededLayout } from './minesweeper/solver.js';
+export { deduce, layoutContent, makeBoard, seededLayout } from './minesweeper/solver.js';
 export type { MineBoard } from './minesweeper/solver.js';

@@ -77,6 +77,12 @@ export interface Environment {
   admissibleActions(): string[];
   /** Task type for per-type pass@k (ALFWorld task types, WebShop categories); undefined when the env has none. */
   taskType(): string | undefined;
+  /**
+   * Optional: the current task's content as text, equal for two seeds exactly when they give the same task (MineSweeper:
+   * mine layout and first reveal). Evaluation uses it to draw distinct held-out tasks; tests use it to show that
+   * evaluation content never occurs in training.
+   */
+  taskKey?(): string;
   playPrompt(input: PlayPromptInput): string;
   reflectPrompt(input: ReflectPromptInput): string;
   parseReflection(response: string): Reflection;

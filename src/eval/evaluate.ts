@@ -1,5 +1,7 @@
 // Held-out evaluation (SPEC §6, §7): one trial per evaluation task, N episodes, evaluation sampling, and pass@1..N.
-// Task seeds come from the evaluation split only, so a training seed can never be scored as held out.
+// Task seeds come from the evaluation split only, so a training seed can never be scored as held out; where the
+// environment names its tasks' content (Environment.taskKey), a task count gives that many distinct tasks, so a small
+// task space does not score the same board twice as if it were two.
 
 import type { MemoryMode } from '../agent/memory.js';
 import { seedSplitOf, taskSeed } from '../envs/common/seeds.js';
@@ -17,7 +19,7 @@ export interface EvaluateOptions {
   /** The model's policy; not read for the chance methods (`random`, `random-memory`), which play without one. */
   policy?: PolicySource;
   env: EnvFactory;
-  /** A count (the first n seeds of the evaluation split) or explicit evaluation-split seeds. */
+  /** A count (the first n distinct tasks of the evaluation split) or explicit evaluation-split seeds. */
   tasks: number | readonly number[];
   method: Method;
   /** N: episodes (attempts) per task. Default 3. */
@@ -91,13 +93,40 @@ export function countReflectionChecks(trials: ReadonlyArray<{ reflectionsCorrect
   return { checked, correct };
 }
 
-/** Evaluation task seeds: the first `count` of the evaluation split, or the given ones after checking their split. */
-export function evalTaskSeeds(tasks: number | readonly number[]): number[] {
+/** Evaluation seeds scanned per task wanted before a task space is declared too small for the count. */
+const SCAN_PER_TASK = 100;
+
+/**
+ * Evaluation task seeds: for a count, the first `count` seeds of the evaluation split, skipping a seed whose task repeats
+ * an earlier one by content when `env` makes environments that name it (Environment.taskKey); or the given seeds after
+ * checking their split.
+ */
+export function evalTaskSeeds(tasks: number | readonly number[], env?: EnvFactory): number[] {
   if (typeof tasks === 'number') {
     if (!Number.isInteger(tasks) || tasks < 1) {
       throw new LamerError('E_ARG', `evaluate option tasks: expected a positive task count, found ${tasks}`);
     }
-    return Array.from({ length: tasks }, (_, i) => taskSeed('eval', i));
+    const probe = env?.();
+    if (!probe?.taskKey) return Array.from({ length: tasks }, (_, i) => taskSeed('eval', i));
+    const seen = new Set<string>();
+    const seeds: number[] = [];
+    const scan = Math.max(10_000, SCAN_PER_TASK * tasks);
+    for (let i = 0; i < scan && seeds.length < tasks; i++) {
+      const seed = taskSeed('eval', i);
+      probe.reset(seed);
+      const key = probe.taskKey();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      seeds.push(seed);
+    }
+    if (seeds.length < tasks) {
+      throw new LamerError(
+        'E_ARG',
+        `evaluate option tasks: ${tasks} distinct held-out tasks wanted, but the first ${scan} evaluation seeds of ${probe.name} give only ` +
+          `${seeds.length}; evaluate fewer tasks or use a larger task space (e.g. a larger board)`,
+      );
+    }
+    return seeds;
   }
   if (!Array.isArray(tasks) || tasks.length === 0) {
     throw new LamerError('E_ARG', 'evaluate option tasks: expected a task count or a non-empty array of seeds');
@@ -126,7 +155,7 @@ function evalPolicy(options: EvaluateOptions, reflections: ReflectionSource): Po
 /** Runs one trial per evaluation task with the method's trial mode and reports pass@1..N. */
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const mode = evalTrialMode(options.method);
-  const seeds = evalTaskSeeds(options.tasks);
+  const seeds = evalTaskSeeds(options.tasks, options.env);
   const reflections = options.reflections ?? 'model';
   if (reflections !== 'model' && reflections !== 'expert') {
     throw new LamerError('E_ARG', `evaluate option reflections: expected model or expert, found ${JSON.stringify(reflections)}`);

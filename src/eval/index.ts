@@ -1,4 +1,5 @@
-// Public API of evaluation: pass@k, the held-out evaluation run, the methods' trial modes, and the table printer.
+// Public API of evaluation: pass@k, the held-out evaluation run, the methods' trial modes, the table printer, and the
+// paired comparisons within a run and across runs (seeds).
 export { passAtK } from './passk.js';
 export type { PassAtK, TaskOutcome } from './passk.js';
 export { evalTaskSeeds, evaluate } from './evaluate.js';
@@ -11,3 +12,5 @@ export { formatPassAtKTable } from './table.js';
 export type { PassAtKRow } from './table.js';
 export { compareMethods, compareWithFirst, formatComparison } from './compare.js';
 export type { CompareOptions, Interval, PairedComparison } from './compare.js';
+export { compareRuns, formatRunsComparison, runsInterval, studentTCdf, studentTQuantile } from './across-runs.js';
+export type { CompareRunsOptions, MethodAcrossRuns, PairAcrossRuns, RunEvaluation, RunsComparison, RunsInterval } from './across-runs.js';

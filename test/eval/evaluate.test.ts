@@ -40,7 +40,8 @@ describe('evaluate', () => {
   it('baselines get N attempts without reflection and with empty memory; LaMer and Reflexion reflect', async () => {
     for (const method of ['react', 'zero-shot', 'gigpo', 'lamer', 'reflexion'] as const) {
       const policy = new Recorder();
-      const r = await evaluate({ policy, env: () => new TinyBoard(), tasks: 4, method, episodes: 3 });
+      // The tiny board is one task whatever the seed, so the seeds are given: a count would want distinct tasks.
+      const r = await evaluate({ policy, env: () => new TinyBoard(), tasks: evalTaskSeeds(4), method, episodes: 3 });
       const reflects = policy.requests.filter((q) => q.prompt.includes('<remark>')).length;
       const withMemory = policy.requests.filter((q) => q.prompt.includes('Memory of your earlier trials')).length;
       const reflecting = method === 'lamer' || method === 'reflexion';

@@ -1,5 +1,8 @@
-// Task seed ranges. Training and evaluation draw task seeds from disjoint ranges, so held-out evaluation tasks are
-// never seen in training (SPEC §6). Both ranges stay below 2^32, where Rng uses the seed bits directly.
+// Task seed ranges. Training and evaluation draw task seeds from disjoint ranges (SPEC §6). Both ranges stay below
+// 2^32, where Rng uses the seed bits directly. Disjoint seeds are not enough where the task space is small (4x4
+// MineSweeper with 2 mines has 1,584 tasks, so two seeds often give the same board): an environment that can name a
+// task's content also splits the content (`contentSplit`) and draws for a seed only content of the seed's own split,
+// so an evaluation task never occurs in training, demonstrations or the boards defaults are chosen on (SPEC §11).
 
 import { LamerError } from '../../errors.js';
 
@@ -37,4 +40,18 @@ export function seedSplitOf(seed: number): SeedSplit | undefined {
   if (seed >= TRAIN_SEEDS.start && seed < TRAIN_SEEDS.end) return 'train';
   if (seed >= EVAL_SEEDS.start && seed < EVAL_SEEDS.end) return 'eval';
   return undefined;
+}
+
+/**
+ * The split a task's content belongs to, from a stable hash of a text naming that content (e.g. a mine layout): half of
+ * all contents are evaluation content. The same on every machine and in every run, and independent of seeds.
+ */
+export function contentSplit(content: string): SeedSplit {
+  // FNV-1a over the UTF-16 code units, then a murmur3 finaliser so the top bit depends on every character.
+  let h = 0x811c9dc5;
+  for (let i = 0; i < content.length; i++) h = Math.imul(h ^ content.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 31 === 1 ? 'eval' : 'train';
 }

@@ -3,6 +3,7 @@
 
 import { LamerError } from '../../errors.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
+import { seedSplitOf } from '../common/seeds.js';
 import { extractAction, extractRemark } from '../common/tags.js';
 import type {
   Environment,
@@ -19,6 +20,7 @@ import { mineSweeperPlayPrompt, mineSweeperReflectPrompt } from './prompts.js';
 import {
   allSafeOpened,
   cellLabel,
+  layoutContent,
   makeBoard,
   reveal,
   seededLayout,
@@ -80,7 +82,8 @@ export class MineSweeperEnv implements Environment {
   reset(seed: number): Observation {
     checkSeed('minesweeper', seed);
     const { rows, cols, mines } = this.settings;
-    this.task = seededLayout(seed, rows, cols, mines);
+    // Training seeds get training layouts and evaluation seeds evaluation layouts (held out by content, SPEC §11).
+    this.task = seededLayout(seed, rows, cols, mines, seedSplitOf(seed));
     return this.restart();
   }
 
@@ -157,6 +160,12 @@ export class MineSweeperEnv implements Environment {
 
   taskType(): string | undefined {
     return undefined;
+  }
+
+  /** The task's content: the mine layout and the first reveal (two seeds with the same key are the same task). */
+  taskKey(): string {
+    const task = this.requireTask('taskKey');
+    return `minesweeper:${layoutContent(task.board)}@${task.firstReveal}`;
   }
 
   playPrompt(input: PlayPromptInput): string {

@@ -4,6 +4,7 @@
 
 import { LamerError } from '../../errors.js';
 import { Rng } from '../../util/rng.js';
+import { contentSplit, type SeedSplit } from '../common/seeds.js';
 
 export interface MineBoard {
   readonly rows: number;
@@ -84,14 +85,28 @@ export interface SeededLayout {
 }
 
 /**
- * Mines and the first reveal from a task seed. Every trial of a task gets the same layout and first reveal (SPEC §8
- * project choice). A layout where every safe first reveal would win outright is drawn again from the same stream.
+ * The content that decides which split a board belongs to: its size and its mine cells. The first reveal is left out,
+ * so an evaluation board's mines are not seen in training under another first reveal either.
  */
-export function seededLayout(seed: number, rows: number, cols: number, mineCount: number): SeededLayout {
+export function layoutContent(board: MineBoard): string {
+  const cells: number[] = [];
+  board.mines.forEach((m, i) => {
+    if (m === 1) cells.push(i);
+  });
+  return `${board.rows}x${board.cols}:${cells.join(',')}`;
+}
+
+/**
+ * Mines and the first reveal from a task seed. Every trial of a task gets the same layout and first reveal (SPEC §8
+ * project choice). A layout where every safe first reveal would win outright is drawn again from the same stream, and
+ * so is one whose content belongs to the other split than `split` (the seed's split; none for seeds outside both).
+ */
+export function seededLayout(seed: number, rows: number, cols: number, mineCount: number, split?: SeedSplit): SeededLayout {
   const rng = new Rng(seed);
   for (let attempt = 0; attempt < 1000; attempt++) {
     const cells = rng.shuffle(Array.from({ length: rows * cols }, (_, i) => i));
     const board = makeBoard(rows, cols, cells.slice(0, mineCount));
+    if (split !== undefined && contentSplit(layoutContent(board)) !== split) continue;
     const candidates: number[] = [];
     for (let i = 0; i < rows * cols; i++) {
       if (board.mines[i] === 1) continue;
@@ -101,7 +116,8 @@ export function seededLayout(seed: number, rows: number, cols: number, mineCount
     }
     if (candidates.length > 0) return { board, firstReveal: rng.pick(candidates) };
   }
-  throw new LamerError('E_ENV', `minesweeper: no ${rows}x${cols} layout with ${mineCount} mines leaves a game to play`);
+  const side = split === undefined ? '' : ` in the ${split} split of the layouts (half of them, by content)`;
+  throw new LamerError('E_ENV', `minesweeper: no ${rows}x${cols} layout with ${mineCount} mines leaves a game to play${side}; use a larger board`);
 }
 
 /** What a player sees: -1 for an unopened cell, else the number shown (0 = blank). */

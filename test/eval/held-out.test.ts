@@ -1,0 +1,124 @@
+// Held out by content (SPEC §11): the default job's evaluation boards never occur, by mine layout and first reveal, in
+// its demonstrations, its training rollouts or anywhere in the training split (where defaults are chosen). The content
+// is read off every environment the job resets (its mines and first reveal), not from the code that splits it.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MineSweeperEnv } from '../../src/envs/minesweeper/env.js';
+import { contentSplit, taskSeed } from '../../src/envs/common/seeds.js';
+import { evalTaskSeeds } from '../../src/eval/evaluate.js';
+import { hasCode } from '../../src/errors.js';
+import { scriptedPolicy } from '../../src/rollout/scripted.js';
+import { loadConfig } from '../../src/train/config.js';
+import { runJob } from '../../src/train/job.js';
+import type { PolicyRuntime } from '../../src/train/runtime.js';
+
+/** What a board is: its size, its mine cells and the cell opened before the first turn. */
+function content(env: MineSweeperEnv): { task: string; layout: string } {
+  const mines: number[] = [];
+  env.board.mines.forEach((m, i) => m && mines.push(i));
+  const layout = `${env.board.rows}x${env.board.cols} mines ${mines.join(' ')}`;
+  return { layout, task: `${layout} first ${env.firstReveal}` };
+}
+
+function boardAt(seed: number): { task: string; layout: string } {
+  const env = new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 });
+  env.reset(seed);
+  return content(env);
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('held out by content', () => {
+  it("the default job's evaluation tasks occur in none of its demonstrations or training rollouts", async () => {
+    // Every reset of the job, in order; a phase ends when the runtime is next asked for something.
+    const resets: Array<{ task: string; layout: string; phase?: string }> = [];
+    const reset = MineSweeperEnv.prototype.reset;
+    vi.spyOn(MineSweeperEnv.prototype, 'reset').mockImplementation(function (this: MineSweeperEnv, seed: number) {
+      const observation = reset.call(this, seed);
+      resets.push(content(this));
+      return observation;
+    });
+    const tag = (phase: string) => {
+      for (const r of resets) r.phase ??= phase;
+    };
+    // A stand-in for the model: the scripted player (with some random moves) plays, and nothing is trained.
+    const runtime = async (): Promise<PolicyRuntime> => ({
+      client: () => scriptedPolicy({ noise: 0.3, seed: 1 }),
+      update: async () => {
+        tag('train');
+        return { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 1, skipped: 0, tokens: 1 };
+      },
+      supervised: async () => {
+        tag('demonstration');
+        return { loss: 0, tokens: 1 };
+      },
+      save: async () => {},
+      restore: async () => {},
+      dispose: async () => {},
+    });
+    const config = loadConfig('default', [`runsDir=${mkdtempSync(join(tmpdir(), 'lamer-held-out-'))}`]);
+    const { results } = await runJob(config, {
+      runtime,
+      progress: false,
+      log: () => {},
+      onEvent: (event) => {
+        if (event.type === 'eval') tag('eval');
+      },
+    });
+    expect(results.map((r) => r.tasks)).toEqual(results.map(() => config.eval.tasks));
+    const of = (phase: string, what: 'task' | 'layout') => new Set(resets.filter((r) => r.phase === phase).map((r) => r[what]));
+    const evalTasks = of('eval', 'task');
+    // The evaluation's tasks are distinct boards, as many as it scores.
+    expect(evalTasks.size).toBeGreaterThanOrEqual(config.eval.tasks);
+    for (const phase of ['demonstration', 'train']) {
+      const seen = of(phase, 'task');
+      expect(seen.size, phase).toBeGreaterThan(20);
+      expect([...evalTasks].filter((t) => seen.has(t)), `evaluation tasks in the ${phase} phase`).toEqual([]);
+      // Stronger: no evaluation board's mine layout is seen in training under any first reveal.
+      const layouts = of(phase, 'layout');
+      expect([...of('eval', 'layout')].filter((l) => layouts.has(l)), `evaluation layouts in the ${phase} phase`).toEqual([]);
+    }
+  }, 300_000);
+
+  it('no seed of the training split gives an evaluation task, and each split keeps about half of the tasks', () => {
+    const evalTasks = new Set(evalTaskSeeds(256, () => new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 })).map((s) => boardAt(s).task));
+    expect(evalTasks.size).toBe(256);
+    // Training seeds 0-60,000 cover the defaults' choice boards (seeds 50,000+) and nearly every training task.
+    const trainTasks = new Set<string>();
+    const trainLayouts = new Set<string>();
+    for (let i = 0; i < 60_000; i++) {
+      const b = boardAt(taskSeed('train', i));
+      trainTasks.add(b.task);
+      trainLayouts.add(b.layout);
+    }
+    expect([...evalTasks].filter((t) => trainTasks.has(t))).toEqual([]);
+    const evalLayouts = new Set<string>();
+    for (let i = 0; i < 20_000; i++) evalLayouts.add(boardAt(taskSeed('eval', i)).layout);
+    expect([...evalLayouts].filter((l) => trainLayouts.has(l))).toEqual([]);
+    // 4x4 with 2 mines has C(16, 2) = 120 layouts; split by content, each side holds some 60 of them.
+    expect(trainLayouts.size + evalLayouts.size).toBe(120);
+    expect(evalLayouts.size).toBeGreaterThan(40);
+    expect(trainLayouts.size).toBeGreaterThan(40);
+  }, 120_000);
+
+  it('the content split is a fixed function of the content, about half each way', () => {
+    const sides = Array.from({ length: 4000 }, (_, i) => contentSplit(`layout ${i}`));
+    expect(contentSplit('layout 7')).toBe(sides[7]);
+    const evalShare = sides.filter((s) => s === 'eval').length / sides.length;
+    expect(evalShare).toBeGreaterThan(0.46);
+    expect(evalShare).toBeLessThan(0.54);
+  });
+
+  it('refuses more distinct evaluation tasks than the task space holds', () => {
+    // 3x3 boards with 7 mines: C(9, 7) = 36 layouts, and two safe cells each: at most 72 tasks, about half of them held out.
+    try {
+      evalTaskSeeds(60, () => new MineSweeperEnv({ rows: 3, cols: 3, mines: 7 }));
+      expect.unreachable();
+    } catch (e) {
+      expect(hasCode(e, 'E_ARG')).toBe(true);
+      expect((e as Error).message).toMatch(/60 distinct held-out tasks wanted/);
+    }
+  });
+});
