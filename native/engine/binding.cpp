@@ -1,6 +1,6 @@
 // N-API binding of the generation engine.
 //
-//   createEngine(model, { prefillTokens, prefixCacheBytes, slots, cudaGraphs }) -> NativeEngine
+//   createEngine(model, { prefillTokens, prefixCacheBytes, slots, cudaGraphs, slotLayout }) -> NativeEngine
 //   engine.step(add: Request[], cancel: number[], maxSteps) -> Promise<{ results, active, columns }>
 //   engine.dispose()
 //   engineSample(logits, params[], uniforms) -> { tokens, logprobs }   (the sampler alone, for tests)
@@ -128,6 +128,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
         const Napi::Value graphs = o.Get("cudaGraphs");
         if (!graphs.IsUndefined() && !graphs.IsBoolean()) Fail("E_ARG", "createEngine options: 'cudaGraphs' must be a boolean");
         options.cuda_graphs = graphs.IsUndefined() || graphs.As<Napi::Boolean>().Value();
+        const Napi::Value layout = o.Get("slotLayout");
+        if (!layout.IsUndefined()) {
+          const std::string name = layout.IsString() ? layout.As<Napi::String>().Utf8Value() : "";
+          if (name != "packed" && name != "fixed") Fail("E_ARG", "createEngine options: 'slotLayout' must be 'packed' or 'fixed'");
+          options.layout = name == "packed" ? SlotLayout::kPacked : SlotLayout::kFixed;
+        }
         // Bytes to tokens: keys and values of every layer, in the compute dtype.
         const model::DecoderConfig& c = decoder_->config();
         const int64_t token_bytes = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim *

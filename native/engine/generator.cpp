@@ -121,6 +121,14 @@ Generator::~Generator() = default;
 
 int64_t Generator::graphs() const { return graphs_ ? graphs_->size() : 0; }
 
+bool Generator::Packed() const {
+  switch (options_.layout) {
+    case SlotLayout::kPacked: return true;
+    case SlotLayout::kFixed: return false;
+    default: return decoder_->device().is_cpu();
+  }
+}
+
 bool Generator::graphs_enabled() const {
 #ifdef LAMER_WITH_CUDA
   return options_.cuda_graphs && decoder_->device().is_cuda() && graph_error_.empty();
@@ -132,7 +140,7 @@ bool Generator::graphs_enabled() const {
 int64_t Generator::columns() const {
   int64_t longest = 0;
   for (const auto& r : rows_) {
-    if (r) longest = std::max(longest, r->length);
+    if (r) longest = std::max(longest, r->decoding ? r->length : r->prefilled);
   }
   return longest;
 }
@@ -151,6 +159,7 @@ void Generator::ClearRows() {
   // Graphs first: they reference the buffers below.
   graphs_ = std::make_unique<Graphs>();
   for (auto& r : rows_) r.reset();
+  pending_.clear();
   live_ = 0;
   store_ = model::KvCache();
   capacity_ = 0;
@@ -162,6 +171,7 @@ void Generator::ClearRows() {
 
 void Generator::Free(int64_t slot) {
   if (!rows_[slot]) return;
+  if (!rows_[slot]->decoding) pending_.erase(std::remove(pending_.begin(), pending_.end(), slot), pending_.end());
   rows_[slot].reset();
   --live_;
   slots_dirty_ = true;
@@ -209,10 +219,16 @@ void Generator::SyncSlots() {
   std::vector<uint8_t> live(S, 0);
   for (int64_t s = 0; s < S; ++s) {
     if (!rows_[s]) continue;
+    if (!rows_[s]->decoding) {
+      // Being prefilled: a step that computes this slot writes at the column its next chunk overwrites.
+      lengths[s] = rows_[s]->prefilled;
+      continue;
+    }
     lengths[s] = rows_[s]->length;
     live[s] = 1;
   }
   // A free slot's length goes back to 0, so a step that computes it (below the highest live slot) writes inside it.
+  // A slot being prefilled is computed the same way and must not lose its prompt's keys/values: see above.
   lengths_.copy_(at::tensor(lengths, at::kLong));
   live_mask_.copy_(at::tensor(live, at::kByte).to(at::kBool));
   sampler_.Upload();
@@ -270,132 +286,175 @@ void Generator::DropStalePrefixes() {
   prefix_version_ = version;
 }
 
-void Generator::Prefill(std::vector<Request> batch, std::vector<Emitted>& out) {
+void Generator::PrefillPending(std::vector<Emitted>& out) {
+  DropStalePrefixes();
+  const bool prefix = options_.prefix_cache_tokens > 0;
+  // This call's share of the prefill: at most `prefill_tokens` computed tokens, taken by the waiting prompts in
+  // arrival order; a prompt longer than what is left takes a chunk and goes on in the next call, so rows that are
+  // decoding get a step between chunks instead of waiting for a long prompt whole.
+  int64_t budget = options_.prefill_tokens;
+  // Prompts sharing a longer opening with an earlier prompt starting in this call than with anything cached (trials
+  // of one task starting together) wait for a second wave, which then finds that opening in the prefix cache.
+  std::vector<Chunk> first, second;
+  std::vector<const Request*> starting;
+  for (int64_t slot : pending_) {
+    if (budget <= 0) break;
+    const Row& row = *rows_[slot];
+    const std::vector<int64_t>& prompt = row.req.prompt;
+    const int64_t length = static_cast<int64_t>(prompt.size());
+    int64_t remaining = length - row.prefilled;
+    bool wait = false;
+    if (row.prefilled == 0 && prefix) {
+      int64_t shared = 0;
+      for (const Request* f : starting) shared = std::max(shared, CommonPrefix(f->prompt, prompt));
+      const PrefixMatch cached = LongestPrefix(prompt);
+      wait = shared >= kMinReuse && shared > cached.common;
+      remaining = length - (wait ? std::min(shared, length - 1) : Reuse(cached, length));
+      if (!wait) starting.push_back(&row.req);
+    }
+    const int64_t chunk = std::min(remaining, budget);
+    budget -= chunk;
+    (wait ? second : first).push_back({slot, chunk});
+  }
+  for (auto* wave : {&first, &second}) {
+    // Prompts with the most tokens to compute first, cut into prefill forwards where padding would cost more than
+    // another forward: a prompt that takes most of itself from the cache is not padded to the width of one computed
+    // whole. On a GPU a forward's fixed cost (its kernel launches) outweighs padding within the budget, so there the
+    // forwards are as few as the budget allows.
+    std::vector<int64_t> widths;
+    for (const Chunk& c : *wave) widths.push_back(c.tokens);
+    const double overhead = decoder_->device().is_cpu() ? model::ForwardOverhead(options_.prefill_tokens) : static_cast<double>(options_.prefill_tokens);
+    for (const auto& group : model::WidestFirstGroups(widths, options_.prefill_tokens, overhead)) {
+      std::vector<Chunk> batch;
+      for (size_t i : group) batch.push_back((*wave)[i]);
+      PrefillChunks(batch, out);
+    }
+  }
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](int64_t slot) { return !rows_[slot] || rows_[slot]->decoding; }),
+                 pending_.end());
+}
+
+void Generator::PrefillChunks(const std::vector<Chunk>& chunks, std::vector<Emitted>& out) {
   model::Decoder& d = *decoder_;
   const model::DecoderConfig& c = d.config();
   const at::Device device = d.device();
-  const int64_t N = static_cast<int64_t>(batch.size());
+  const int64_t N = static_cast<int64_t>(chunks.size());
 
-  // Per row: `reuse` leading prompt tokens come from the prefix cache (never the last one: its logits are needed),
-  // the other `fresh` tokens are computed now.
+  // Per row: `past` leading prompt tokens whose keys/values exist (in the row's own slot from an earlier chunk, or in
+  // the prefix cache; never the last token, whose logits are needed), and `fresh` tokens computed now.
   std::vector<PrefixMatch> match(N);
-  std::vector<int64_t> lengths(N), reuse(N, 0), fresh(N);
-  int64_t past = 0;  // the longest reuse
-  int64_t T = 0;     // computed columns: the most fresh tokens
-  int64_t P = 0;     // the longest prompt
-  int64_t need = 0;  // the most columns a row will fill
+  std::vector<int64_t> lengths(N), past(N, 0), fresh(N), slots(N);
+  std::vector<bool> own(N, false), complete(N);
+  int64_t most_past = 0;
+  int64_t T = 0;  // computed columns: the most fresh tokens
+  int64_t W = 0;  // columns of the rows after this chunk: the most past + fresh
   for (int64_t r = 0; r < N; ++r) {
-    lengths[r] = static_cast<int64_t>(batch[r].prompt.size());
-    if (options_.prefix_cache_tokens > 0) match[r] = LongestPrefix(batch[r].prompt);
-    reuse[r] = Reuse(match[r], lengths[r]);
-    if (reuse[r] > 0) match[r].entry->last_use = ++prefix_clock_;
-    fresh[r] = lengths[r] - reuse[r];
-    past = std::max(past, reuse[r]);
+    slots[r] = chunks[r].slot;
+    Row& row = *rows_[slots[r]];
+    lengths[r] = static_cast<int64_t>(row.req.prompt.size());
+    if (row.prefilled > 0) {
+      past[r] = row.prefilled;
+      own[r] = true;
+    } else if (options_.prefix_cache_tokens > 0) {
+      match[r] = LongestPrefix(row.req.prompt);
+      past[r] = Reuse(match[r], lengths[r]);
+      if (past[r] > 0) match[r].entry->last_use = ++prefix_clock_;
+      last_reused_ += past[r];
+    }
+    fresh[r] = std::min(lengths[r] - past[r], chunks[r].tokens);
+    complete[r] = past[r] + fresh[r] == lengths[r];
+    most_past = std::max(most_past, past[r]);
     T = std::max(T, fresh[r]);
-    P = std::max(P, lengths[r]);
-    need = std::max(need, lengths[r] + batch[r].max_new_tokens);
-    last_reused_ += reuse[r];
+    W = std::max(W, past[r] + fresh[r]);
     last_prefilled_ += fresh[r];
   }
-  EnsureCapacity(need);
 
   // Computed tokens left-aligned in T columns (padding on the right, which no real token attends to); positions count
   // real tokens from the row's start, so a row sees the positions it would see alone.
   at::Tensor ids = at::zeros({N, T}, at::kLong);
   at::Tensor positions = at::zeros({N, T}, at::kLong);
-  at::Tensor last = at::zeros({N}, at::kLong);  // the flat index of each row's last prompt token in [N * T]
   auto ids_a = ids.accessor<int64_t, 2>();
   auto pos_a = positions.accessor<int64_t, 2>();
-  auto last_a = last.accessor<int64_t, 1>();
-  std::vector<SamplingParams> params(N);
-  std::vector<std::vector<double>> uniforms(1, std::vector<double>(N));
+  std::vector<int64_t> last, done;  // completed rows: the flat index of their last prompt token in [N * T], the row
+  std::vector<SamplingParams> params;
+  std::vector<std::vector<double>> uniforms(1);
   for (int64_t r = 0; r < N; ++r) {
-    const auto& prompt = batch[r].prompt;
+    const Request& req = rows_[slots[r]]->req;
     for (int64_t t = 0; t < T; ++t) {
-      ids_a[r][t] = t < fresh[r] ? prompt[reuse[r] + t] : 0;
-      pos_a[r][t] = reuse[r] + t;
+      ids_a[r][t] = t < fresh[r] ? req.prompt[past[r] + t] : 0;
+      pos_a[r][t] = past[r] + t;
     }
-    last_a[r] = r * T + fresh[r] - 1;
-    params[r] = batch[r].sampling;
-    uniforms[0][r] = RequestUniform(batch[r].seed, 0);
+    if (!complete[r]) continue;
+    done.push_back(r);
+    last.push_back(r * T + fresh[r] - 1);
+    params.push_back(req.sampling);
+    uniforms[0].push_back(RequestUniform(req.seed, 0));
   }
 
   last_padded_ += N * T;
   const SmallForwardThreads threads(d, N * T);
-  // Without reuse the forward is plain causal attention (torch's fused kernels; the keys/values come out
-  // left-aligned). With reuse, each row's cached keys/values fill its first columns of a fixed-slot cache and the
+  // Without a past the forward is plain causal attention (torch's fused kernels; the keys/values come out
+  // left-aligned). With one, each row's past keys/values fill its first columns of a fixed-slot cache and the
   // computed ones are written right after them, so every row's tokens are left-aligned there too.
   model::KvCache cache;
-  if (past > 0) {
+  if (most_past > 0) {
     const auto opts = at::TensorOptions().dtype(d.compute_dtype()).device(device);
     for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
-      cache.k.push_back(at::zeros({N, c.num_key_value_heads, past + T, c.head_dim}, opts));
-      cache.v.push_back(at::zeros({N, c.num_key_value_heads, past + T, c.head_dim}, opts));
+      cache.k.push_back(at::zeros({N, c.num_key_value_heads, most_past + T, c.head_dim}, opts));
+      cache.v.push_back(at::zeros({N, c.num_key_value_heads, most_past + T, c.head_dim}, opts));
       for (int64_t r = 0; r < N; ++r) {
-        if (reuse[r] == 0) continue;
-        cache.k[i][r].narrow(1, 0, reuse[r]).copy_(match[r].entry->k[i].narrow(1, 0, reuse[r]));
-        cache.v[i][r].narrow(1, 0, reuse[r]).copy_(match[r].entry->v[i].narrow(1, 0, reuse[r]));
+        if (past[r] == 0) continue;
+        const at::Tensor& k = own[r] ? store_.k[i][slots[r]] : match[r].entry->k[i];
+        const at::Tensor& v = own[r] ? store_.v[i][slots[r]] : match[r].entry->v[i];
+        cache.k[i][r].narrow(1, 0, past[r]).copy_(k.narrow(1, 0, past[r]));
+        cache.v[i][r].narrow(1, 0, past[r]).copy_(v.narrow(1, 0, past[r]));
       }
     }
-    cache.write_at = at::tensor(reuse, at::kLong).to(device);
-    cache.width = past + T;
+    cache.write_at = at::tensor(past, at::kLong).to(device);
+    cache.width = most_past + T;
   }
   const at::Tensor hidden = d.Hidden(ids.to(device), positions.to(device), at::Tensor(), &cache);
-  const at::Tensor logits = d.Logits(hidden.reshape({N * T, -1}).index_select(0, last.to(device)));
+
+  // Every row's keys/values into its slot: one copy per layer of the first W columns (each row's tokens lie there;
+  // the rest of a shorter row's columns is finite padding, never read before it is overwritten).
+  const at::Tensor slot_index = at::tensor(slots, at::kLong).to(device);
+  for (auto [mine, theirs] : {std::pair{&store_.k, &cache.k}, std::pair{&store_.v, &cache.v}}) {
+    for (size_t i = 0; i < theirs->size(); ++i) (*mine)[i].narrow(2, 0, W).index_copy_(0, slot_index, (*theirs)[i].narrow(2, 0, W));
+  }
+  for (int64_t r = 0; r < N; ++r) rows_[slots[r]]->prefilled = past[r] + fresh[r];
+  slots_dirty_ = true;
+  if (done.empty()) return;
+
+  const at::Tensor logits = d.Logits(hidden.reshape({N * T, -1}).index_select(0, at::tensor(last, at::kLong).to(device)));
   const SamplerPlan plan(params, c.vocab_size, device);
   const auto [tokens_dev, logprobs_dev] = plan.Sample(logits, Uniforms(uniforms)[0]);
-
   if (options_.prefix_cache_tokens > 0) {
-    for (int64_t r = 0; r < N; ++r) Remember(batch[r].prompt, match[r], cache.k, cache.v, r);
+    for (int64_t r : done) Remember(rows_[slots[r]]->req.prompt, match[r], cache.k, cache.v, r);
   }
-
   const at::Tensor tokens = tokens_dev.to(at::kCPU);
   const at::Tensor logprobs = logprobs_dev.to(at::kCPU);
   const int64_t* tok = tokens.data_ptr<int64_t>();
   const float* lp = logprobs.data_ptr<float>();
-
-  std::vector<int64_t> keep, slots;
-  int64_t next_free = 0;
-  for (int64_t r = 0; r < N; ++r) {
+  std::vector<int64_t> done_slots;
+  for (size_t j = 0; j < done.size(); ++j) {
+    const int64_t slot = slots[done[j]];
+    Row& row = *rows_[slot];
     Emitted e;
-    e.id = batch[r].id;
-    e.tokens.push_back(static_cast<int32_t>(tok[r]));
-    e.logprobs.push_back(lp[r]);
-    e.finish = FinishAfter(batch[r], tok[r], 1);
-    if (e.finish == Finish::kNone) {
-      // The lowest free slot, so live rows stay packed at the bottom and steps compute few free ones.
-      while (next_free < options_.slots && rows_[next_free]) ++next_free;
-      if (next_free == options_.slots) {
-        Fail("E_ARG", "engine: more live requests than its " + std::to_string(options_.slots) + " slots");
-      }
-      keep.push_back(r);
-      slots.push_back(next_free);
-      Row row;
-      row.length = lengths[r];
-      row.generated = 1;
-      row.req = std::move(batch[r]);
-      sampler_.Set(next_free, row.req.sampling);
-      rows_[next_free] = std::move(row);
-      ++live_;
-      ++next_free;
-    }
+    e.id = row.req.id;
+    e.tokens.push_back(static_cast<int32_t>(tok[j]));
+    e.logprobs.push_back(lp[j]);
+    e.finish = FinishAfter(row.req, tok[j], 1);
     out.push_back(std::move(e));
-  }
-  if (keep.empty()) return;
-  slots_dirty_ = true;
-
-  // Each continuing row's keys/values into its slot: one copy per layer of the first P columns (every row's real
-  // tokens lie there; the rest of a shorter row's columns is finite padding, masked until overwritten).
-  const bool all = static_cast<int64_t>(keep.size()) == N;
-  const at::Tensor keep_index = at::tensor(keep, at::kLong).to(device);
-  const at::Tensor slot_index = at::tensor(slots, at::kLong).to(device);
-  for (auto [mine, theirs] : {std::pair{&store_.k, &cache.k}, std::pair{&store_.v, &cache.v}}) {
-    for (size_t i = 0; i < theirs->size(); ++i) {
-      const at::Tensor rows = (*theirs)[i].narrow(2, 0, P);
-      (*mine)[i].narrow(2, 0, P).index_copy_(0, slot_index, all ? rows : rows.index_select(0, keep_index));
+    done_slots.push_back(slot);
+    if (out.back().finish != Finish::kNone) {
+      Free(slot);
+      continue;
     }
+    row.decoding = true;
+    row.length = lengths[done[j]];
+    row.generated = 1;
   }
-  next_.index_copy_(0, slot_index, all ? tokens_dev : tokens_dev.index_select(0, keep_index));
+  next_.index_copy_(0, at::tensor(done_slots, at::kLong).to(device), tokens_dev);
 }
 
 at::Tensor Generator::Uniforms(const std::vector<std::vector<double>>& host) const {
@@ -486,30 +545,54 @@ bool Generator::ReplaySteps(int64_t rows, int64_t width, const SlotSampler::Shap
 #endif
 }
 
+void Generator::Compact() {
+  int64_t free = 0;
+  for (int64_t top = options_.slots - 1; top >= 0; --top) {
+    if (!Decoding(top)) continue;
+    while (free < top && rows_[free]) ++free;
+    if (free >= top) return;
+    // The highest decoding row moves down into the lowest free slot: its keys/values, input token and sampling.
+    const int64_t length = rows_[top]->length;
+    for (auto* layers : {&store_.k, &store_.v}) {
+      for (at::Tensor& t : *layers) t[free].narrow(1, 0, length).copy_(t[top].narrow(1, 0, length));
+    }
+    next_[free].copy_(next_[top]);
+    sampler_.Set(free, rows_[top]->req.sampling);
+    rows_[free] = std::move(rows_[top]);
+    rows_[top].reset();
+    slots_dirty_ = true;
+  }
+}
+
 void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
   model::Decoder& d = *decoder_;
-  const at::Device device = d.device();
-  if (live_ == 0) return;
+  // Packed (the CPU's default): every computed row costs its share and nothing is captured, so the decoding rows are
+  // kept at the bottom (one row copy per departure) and each step decodes exactly them over exactly the columns
+  // they fill. Fixed (the GPU's): rows stay in their slots, and rows and width are rounded up so a few graphs serve
+  // every step.
+  const bool packed = Packed();
+  if (packed) Compact();
   int64_t steps = max_steps;
   int64_t rows = 0;
   int64_t longest = 0;
   for (int64_t s = 0; s < options_.slots; ++s) {
-    if (!rows_[s]) continue;
+    if (!Decoding(s)) continue;
     steps = std::min(steps, rows_[s]->req.max_new_tokens - rows_[s]->generated);
     rows = s + 1;
     longest = std::max(longest, rows_[s]->length);
   }
-  if (steps <= 0) return;
-  const bool cpu = device.is_cpu();
-  // On a GPU a step costs about the same for any row count or width up to a point: round both up so a few graphs
-  // serve every step. On the CPU every row and column costs: decode exactly what is live.
-  if (!cpu) rows = std::min(options_.slots, PowerOfTwoAtLeast(rows, 1));
+  if (rows == 0 || steps <= 0) return;
+  if (!packed) rows = std::min(options_.slots, PowerOfTwoAtLeast(rows, 1));
   SyncSlots();
   std::vector<bool> live(rows);
-  for (int64_t s = 0; s < rows; ++s) live[s] = rows_[s].has_value();
+  int64_t decoding = 0;
+  for (int64_t s = 0; s < rows; ++s) {
+    live[s] = Decoding(s);
+    decoding += live[s];
+  }
   const SlotSampler::Shape shape = sampler_.ShapeOf(rows, live);
   const SmallForwardThreads threads(d, rows);
-  last_rows_ = live_;
+  last_rows_ = decoding;
 
   int64_t done = 0;
   bool ended = false;  // a row finished: return, so its slot can be refilled
@@ -517,21 +600,22 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
     const int64_t chunk = std::min(kStepChunk, steps - done);
     std::vector<std::vector<double>> host(chunk, std::vector<double>(options_.slots, 0.0));
     for (int64_t s = 0; s < rows; ++s) {
-      if (!rows_[s]) continue;
+      if (!live[s]) continue;
       for (int64_t j = 0; j < chunk; ++j) host[j][s] = RequestUniform(rows_[s]->req.seed, rows_[s]->generated + j);
     }
     uniform_table_.narrow(0, 0, chunk).copy_(Uniforms(host), /*non_blocking=*/true);
     step_.zero_();
     int64_t ran = 0;
-    if (cpu) {
+    if (packed) {
       // Reading a token back is free here: stop as soon as a row samples a stop id, so its slot frees at once.
       for (; ran < chunk;) {
         DecodeStep(rows, longest + done + ran + 1, shape);
         ++ran;
         if (ran == chunk) break;
-        const int64_t* t = out_tokens_[ran - 1].data_ptr<int64_t>();
+        const at::Tensor last = out_tokens_[ran - 1].to(at::kCPU);
+        const int64_t* t = last.data_ptr<int64_t>();
         bool stopped = false;
-        for (int64_t s = 0; s < rows && !stopped; ++s) stopped = rows_[s] && IsStop(rows_[s]->req, t[s]);
+        for (int64_t s = 0; s < rows && !stopped; ++s) stopped = live[s] && IsStop(rows_[s]->req, t[s]);
         if (stopped) break;
       }
     } else {
@@ -548,7 +632,7 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
     const int64_t* tp = tok_host.data_ptr<int64_t>();
     const float* lpp = lp_host.data_ptr<float>();
     for (int64_t s = 0; s < rows; ++s) {
-      if (!rows_[s]) continue;
+      if (!live[s]) continue;
       Row& row = *rows_[s];
       Emitted e;
       e.id = row.req.id;
@@ -593,38 +677,21 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
       Fail("E_ARG", "engine.step: " + std::to_string(live_ + add.size()) + " live requests would exceed the engine's " +
                         std::to_string(options_.slots) + " slots");
     }
-    if (!add.empty()) {
-      DropStalePrefixes();
-      // Prompts sharing a longer opening with an earlier prompt of this call than with anything cached (trials of
-      // one task starting together) wait for a second wave, which then finds that opening in the prefix cache.
-      std::vector<Request> first, second;
-      for (auto& r : add) {
-        int64_t shared = 0;
-        if (options_.prefix_cache_tokens > 0) {
-          for (const Request& f : first) shared = std::max(shared, CommonPrefix(f.prompt, r.prompt));
-        }
-        const bool wait = shared >= kMinReuse && shared > LongestPrefix(r.prompt).common;
-        (wait ? second : first).push_back(std::move(r));
-      }
-      for (auto* wave : {&first, &second}) {
-        // Prompts with the most tokens to compute first (the prompt less what the prefix cache holds of it), cut into
-        // prefill forwards where padding would cost more than another forward: a prompt that takes most of itself from
-        // the cache is not padded to the width of one computed whole. On a GPU a forward's fixed cost (its kernel
-        // launches) outweighs padding within the budget, so there the forwards are as few as the budget allows.
-        std::vector<int64_t> fresh(wave->size());
-        for (size_t i = 0; i < wave->size(); ++i) {
-          const auto& prompt = (*wave)[i].prompt;
-          const int64_t length = static_cast<int64_t>(prompt.size());
-          fresh[i] = length - (options_.prefix_cache_tokens > 0 ? Reuse(LongestPrefix(prompt), length) : 0);
-        }
-        const double overhead = decoder_->device().is_cpu() ? model::ForwardOverhead(options_.prefill_tokens) : static_cast<double>(options_.prefill_tokens);
-        for (const auto& group : model::WidestFirstGroups(fresh, options_.prefill_tokens, overhead)) {
-          std::vector<Request> batch;
-          for (size_t i : group) batch.push_back(std::move((*wave)[i]));
-          Prefill(std::move(batch), out);
-        }
-      }
+    int64_t need = 0;
+    for (const Request& r : add) need = std::max<int64_t>(need, static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens);
+    if (!add.empty()) EnsureCapacity(need);
+    for (Request& r : add) {
+      // The lowest free slot, so live rows stay packed at the bottom and steps compute few free ones.
+      int64_t slot = 0;
+      while (rows_[slot]) ++slot;
+      sampler_.Set(slot, r.sampling);
+      Row row;
+      row.req = std::move(r);
+      rows_[slot] = std::move(row);
+      pending_.push_back(slot);
+      ++live_;
     }
+    if (!pending_.empty()) PrefillPending(out);
     Decode(max_steps, out);
   } catch (...) {
     // A failed step (out of memory, ...) leaves the cache in an unknown state: forget every request, so the

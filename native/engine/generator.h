@@ -9,12 +9,15 @@
 // graph; tokens are read back once per call. A capture that fails (an op that cannot be captured, an old driver)
 // turns graphs off for the engine and the same step runs eagerly, with a note of why.
 //
-// A step decodes slots [0, rows), rows = the highest live slot + 1 (rounded up on CUDA): free slots below it are
-// computed and ignored, which the lowest-free-slot rule keeps rare.
+// A step decodes slots [0, rows), rows = the highest decoding slot + 1 (rounded up on CUDA): free slots below it are
+// computed and ignored, which the lowest-free-slot rule keeps rare. On the CPU, where every row costs and nothing is
+// captured, the highest decoding row moves down into a slot freed below it instead (one row copy per departure).
 //
-// Prefill: prompts that join together are prefilled in forwards of at most `prefill_tokens` padded tokens, padded on
-// the right so plain causal attention (torch's fused kernels) serves prompts of different lengths; the keys/values land
-// in the slots with one copy per layer.
+// Prefill: each call computes at most `prefill_tokens` prompt tokens of the requests waiting for it, in arrival order; a
+// prompt longer than what is left goes on in chunks over the next calls, each chunk attending to the keys/values its
+// slot already holds, so decoding rows get a step between chunks instead of stalling behind a long prompt. Prompts of a
+// call are prefilled together, padded on the right so plain causal attention (torch's fused kernels) serves prompts of
+// different lengths; the keys/values land in the slots with one copy per layer.
 //
 // Prefix cache: the keys/values of recent prompts are kept (up to a token budget, least recently used dropped first).
 // A new prompt that starts with tokens of a kept one takes their keys/values and prefills only the rest: a
@@ -59,6 +62,11 @@ struct Emitted {
   Finish finish = Finish::kNone;
 };
 
+// How decoding rows sit in the slots: packed (moved down into slots freed below them; each step decodes exactly the
+// decoding rows) or fixed (never moved; rows and attended width rounded up to powers of two, as CUDA graphs need).
+// Default: packed on the CPU, fixed on a GPU.
+enum class SlotLayout { kDefault = 0, kPacked = 1, kFixed = 2 };
+
 struct GeneratorOptions {
   // Padded prompt tokens per prefill forward (prompts that join together are prefilled in micro-batches).
   int64_t prefill_tokens = 8192;
@@ -68,6 +76,7 @@ struct GeneratorOptions {
   int64_t slots = 32;
   // Capture decode steps as CUDA graphs (CUDA only; ignored on the CPU).
   bool cuda_graphs = true;
+  SlotLayout layout = SlotLayout::kDefault;
 };
 
 // The uniform number in [0, 1) behind token `n` of the request seeded with `seed` (splitmix64 output n).
@@ -78,8 +87,9 @@ class Generator {
   Generator(std::shared_ptr<model::Decoder> decoder, GeneratorOptions options);
   ~Generator();
 
-  // Drops the `cancel`led requests, prefills the `add`ed ones (sampling their first token), then decodes every
-  // active row together for up to `max_steps` tokens: fewer when a row reaches its token limit within them, and, on
+  // Drops the `cancel`led requests, gives the `add`ed ones slots, prefills up to `prefill_tokens` prompt tokens of
+  // the waiting requests (a longer prompt goes on in chunks over the next calls; a prompt that completes samples
+  // its first token), then decodes every row whose prompt is in together for up to `max_steps` tokens: fewer when a row reaches its token limit within them, and, on
   // CPU where reading a token back is free, as soon as a row samples a stop id (so its slot frees at once). On a GPU
   // the tokens are read back once per call, so rows that stop mid-call decode a few discarded tokens. Runs on the
   // model's executor thread. Live requests may never outnumber the slots.
@@ -116,9 +126,18 @@ class Generator {
  private:
   struct Row {
     Request req;
-    int64_t length = 0;     // tokens in the cache
+    int64_t prefilled = 0;  // prompt tokens whose keys/values are in the slot
+    bool decoding = false;  // the prompt is in and its first token sampled
+    int64_t length = 0;     // tokens in the cache (decoding rows)
     int64_t generated = 0;  // tokens sampled so far
   };
+  // Up to this many of a prompt's tokens, starting where its slot has keys/values.
+  struct Chunk {
+    int64_t slot = 0;
+    int64_t tokens = 0;
+  };
+  bool Decoding(int64_t slot) const { return rows_[slot] && rows_[slot]->decoding; }
+  bool Packed() const;
 
   // One kept prompt: its tokens and, per layer, keys and values [kv_heads, tokens, head_dim].
   struct PrefixEntry {
@@ -147,9 +166,14 @@ class Generator {
   // Allocates the slot store and step buffers on first use, and grows every slot to hold `columns` (moving the cache,
   // which makes captured graphs stale).
   void EnsureCapacity(int64_t columns);
+  // Moves the highest decoding rows into free slots below them (CPU only), so a step computes no free rows.
+  void Compact();
   // Sends slot lengths and the live mask to the device when a row joined or left.
   void SyncSlots();
-  void Prefill(std::vector<Request> batch, std::vector<Emitted>& out);
+  // Prefills this call's share of the waiting prompts (see Step), sampling the first token of each that completes.
+  void PrefillPending(std::vector<Emitted>& out);
+  // One prefill forward over `chunks` (rows of different slots), their keys/values written into the slots.
+  void PrefillChunks(const std::vector<Chunk>& chunks, std::vector<Emitted>& out);
   // Uniform rows `host` [steps][rows] as a device tensor.
   at::Tensor Uniforms(const std::vector<std::vector<double>>& host) const;
   void Decode(int64_t max_steps, std::vector<Emitted>& out);
@@ -165,6 +189,8 @@ class Generator {
   GeneratorOptions options_;
   // Per slot: the request it holds, if any.
   std::vector<std::optional<Row>> rows_;
+  // Slots whose prompts are waiting for (the rest of) their prefill, in arrival order.
+  std::vector<int64_t> pending_;
   int64_t live_ = 0;
   bool slots_dirty_ = true;
   // The slot store: per layer [slots, kv heads, capacity, head_dim], allocated once (regrown only for a longer row).

@@ -259,8 +259,17 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
       }
       // With a preallocated cache, sdpa shares each key/value head among its query heads itself (enable_gqa).
       // No padding and no past: plain causal attention, which lets sdpa pick its fused kernel instead of a masked one.
-      at::Tensor attn = causal_only ? at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true, scale, groups > 1)
-                                    : at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale, /*enable_gqa=*/in_place && groups > 1);
+      at::Tensor attn;
+      if (slot && T == 1 && groups > 1) {
+        // A decode step: the `groups` query heads of one key/value head become that head's query rows, so attention
+        // is plain multi-head over the kv heads (any sdpa kernel, no GQA expansion of the cache); the row mask
+        // [B, 1, 1, S] applies to every query row alike.
+        attn = at::scaled_dot_product_attention(q.reshape({B, c.num_key_value_heads, groups, c.head_dim}), k, v, allowed, 0.0, false, scale)
+                   .reshape({B, c.num_attention_heads, 1, c.head_dim});
+      } else {
+        attn = causal_only ? at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true, scale, groups > 1)
+                           : at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale, /*enable_gqa=*/in_place && groups > 1);
+      }
       attn = attn.transpose(1, 2).reshape({B, T, c.num_attention_heads * c.head_dim});
       x = x + Linear(attn, p + "self_attn.o_proj", c.o_bias);
 

@@ -37,6 +37,12 @@ export interface EngineOptions {
    * eagerly (`stats().graphError` says why).
    */
   cudaGraphs?: boolean;
+  /**
+   * How decoding rows sit in the KV cache's slots. `packed` (the CPU default): a row moves down into a slot freed below
+   * it, and each step decodes exactly the decoding rows. `fixed` (the GPU default, which CUDA graphs need): rows never
+   * move, and the rows and attended columns of a step are rounded up to powers of two. Both give the same tokens.
+   */
+  slotLayout?: 'packed' | 'fixed';
 }
 
 export interface EngineRequest {
@@ -173,11 +179,15 @@ export class Engine {
       throw new LamerError('E_ARG', `engine option cudaGraphs must be a boolean, found ${JSON.stringify(options.cudaGraphs)}`);
     }
     this.#policy = policy;
+    if (options.slotLayout !== undefined && options.slotLayout !== 'packed' && options.slotLayout !== 'fixed') {
+      throw new LamerError('E_ARG', `engine option slotLayout must be 'packed' or 'fixed', found ${JSON.stringify(options.slotLayout)}`);
+    }
     this.#native = engineNative().createEngine(policy.native, {
       prefillTokens,
       prefixCacheBytes,
       slots: this.slots,
       cudaGraphs: options.cudaGraphs ?? true,
+      ...(options.slotLayout ? { slotLayout: options.slotLayout } : {}),
     });
   }
 

@@ -71,7 +71,7 @@ export interface NativeEngine {
 export interface EngineNative {
   createEngine(
     model: NativeModel,
-    options?: { prefillTokens?: number; prefixCacheBytes?: number; slots?: number; cudaGraphs?: boolean },
+    options?: { prefillTokens?: number; prefixCacheBytes?: number; slots?: number; cudaGraphs?: boolean; slotLayout?: 'packed' | 'fixed' },
   ): NativeEngine;
   engineSample(logits: NativeTensor, params: NativeSamplingParams[], uniforms: Float64Array): { tokens: Int32Array; logprobs: Float32Array };
   engineUniform(seed: number, n: number): number;
