@@ -21,6 +21,11 @@ export interface EvaluateOptions {
   env: EnvFactory;
   /** A count (the first n distinct tasks of the evaluation split) or explicit evaluation-split seeds. */
   tasks: number | readonly number[];
+  /**
+   * `eval` (default): held-out tasks. `select`: a count of distinct training-split tasks from a range no training
+   * rollout or demonstration draws (SELECT_SEED_INDEX), for choosing defaults on tasks other than the evaluation's.
+   */
+  split?: EvalSplit;
   method: Method;
   /** N: episodes (attempts) per task. Default 3. */
   episodes?: number;
@@ -42,6 +47,16 @@ export interface EvaluateOptions {
 }
 
 export type ReflectionSource = 'model' | 'expert';
+
+/** Which tasks an evaluation scores: held-out ones, or training-split ones for model selection (SPEC §11). */
+export type EvalSplit = 'eval' | 'select';
+
+/**
+ * Index in the training split of the first model-selection task: far from the iterations' tasks (from 0) and the
+ * demonstrations' (from 500,000,000). Its content is training content (seededLayout keeps a seed's layouts in its
+ * split), so choices made on these tasks never see an evaluation task.
+ */
+export const SELECT_SEED_INDEX = 900_000_000;
 
 export interface EvalResult {
   method: Method;
@@ -101,18 +116,25 @@ const SCAN_PER_TASK = 100;
  * an earlier one by content when `env` makes environments that name it (Environment.taskKey); or the given seeds after
  * checking their split.
  */
-export function evalTaskSeeds(tasks: number | readonly number[], env?: EnvFactory): number[] {
+export function evalTaskSeeds(tasks: number | readonly number[], env?: EnvFactory, split: EvalSplit = 'eval'): number[] {
+  if (split !== 'eval' && split !== 'select') {
+    throw new LamerError('E_ARG', `evaluate option split: expected eval or select, found ${JSON.stringify(split)}`);
+  }
+  const nth = (i: number): number => (split === 'eval' ? taskSeed('eval', i) : taskSeed('train', SELECT_SEED_INDEX + i));
+  if (split === 'select' && typeof tasks !== 'number') {
+    throw new LamerError('E_ARG', 'evaluate option tasks: the select split takes a task count, not seeds');
+  }
   if (typeof tasks === 'number') {
     if (!Number.isInteger(tasks) || tasks < 1) {
       throw new LamerError('E_ARG', `evaluate option tasks: expected a positive task count, found ${tasks}`);
     }
     const probe = env?.();
-    if (!probe?.taskKey) return Array.from({ length: tasks }, (_, i) => taskSeed('eval', i));
+    if (!probe?.taskKey) return Array.from({ length: tasks }, (_, i) => nth(i));
     const seen = new Set<string>();
     const seeds: number[] = [];
     const scan = Math.max(10_000, SCAN_PER_TASK * tasks);
     for (let i = 0; i < scan && seeds.length < tasks; i++) {
-      const seed = taskSeed('eval', i);
+      const seed = nth(i);
       probe.reset(seed);
       const key = probe.taskKey();
       if (seen.has(key)) continue;
@@ -122,7 +144,7 @@ export function evalTaskSeeds(tasks: number | readonly number[], env?: EnvFactor
     if (seeds.length < tasks) {
       throw new LamerError(
         'E_ARG',
-        `evaluate option tasks: ${tasks} distinct held-out tasks wanted, but the first ${scan} evaluation seeds of ${probe.name} give only ` +
+        `evaluate option tasks: ${tasks} distinct ${split === 'eval' ? 'held-out' : 'model-selection'} tasks wanted, but the first ${scan} ${split === 'eval' ? 'evaluation' : 'model-selection'} seeds of ${probe.name} give only ` +
           `${seeds.length}; evaluate fewer tasks or use a larger task space (e.g. a larger board)`,
       );
     }
@@ -155,7 +177,7 @@ function evalPolicy(options: EvaluateOptions, reflections: ReflectionSource): Po
 /** Runs one trial per evaluation task with the method's trial mode and reports pass@1..N. */
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const mode = evalTrialMode(options.method);
-  const seeds = evalTaskSeeds(options.tasks, options.env);
+  const seeds = evalTaskSeeds(options.tasks, options.env, options.split);
   const reflections = options.reflections ?? 'model';
   if (reflections !== 'model' && reflections !== 'expert') {
     throw new LamerError('E_ARG', `evaluate option reflections: expected model or expert, found ${JSON.stringify(reflections)}`);

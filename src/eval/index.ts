@@ -2,8 +2,8 @@
 // paired comparisons within a run and across runs (seeds).
 export { passAtK } from './passk.js';
 export type { PassAtK, TaskOutcome } from './passk.js';
-export { evalTaskSeeds, evaluate } from './evaluate.js';
-export type { EvalResult, EvaluateOptions, ReflectionChecks, ReflectionSource } from './evaluate.js';
+export { SELECT_SEED_INDEX, evalTaskSeeds, evaluate } from './evaluate.js';
+export type { EvalResult, EvalSplit, EvaluateOptions, ReflectionChecks, ReflectionSource } from './evaluate.js';
 export { trialTranscripts } from './transcripts.js';
 export type { TrialTranscript, TranscriptEpisode, TranscriptReflection, TranscriptTurn } from './transcripts.js';
 export { CHANCE_METHODS, METHODS, TRAINED_METHODS, evalTrialMode, isChanceMethod, isMethod, trainRolloutShape } from './methods.js';

@@ -140,6 +140,11 @@ const evalSchema = z
      * (the model still plays), which shows how well the model acts on memory that states the right facts.
      */
     reflections: z.enum(['model', 'expert']).default('model'),
+    /**
+     * Which tasks are scored: `eval` the held-out tasks (evaluation content); `select` training-split tasks that no
+     * training rollout or demonstration draws, on which settings are compared before they become defaults (SPEC §11).
+     */
+    split: z.enum(['eval', 'select']).default('eval'),
   })
   .strict();
 

@@ -201,6 +201,7 @@ export class Trainer {
       policy: runtime?.client(),
       env: this.#env(true),
       tasks: c.eval.tasks,
+      split: c.eval.split,
       method: c.method,
       episodes: c.trial.episodes,
       memoryMode: c.trial.memory,

@@ -6,8 +6,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MineSweeperEnv } from '../../src/envs/minesweeper/env.js';
-import { contentSplit, taskSeed } from '../../src/envs/common/seeds.js';
-import { evalTaskSeeds } from '../../src/eval/evaluate.js';
+import { contentSplit, seedSplitOf, taskSeed } from '../../src/envs/common/seeds.js';
+import { SELECT_SEED_INDEX, evalTaskSeeds } from '../../src/eval/evaluate.js';
 import { hasCode } from '../../src/errors.js';
 import { scriptedPolicy } from '../../src/rollout/scripted.js';
 import { loadConfig } from '../../src/train/config.js';
@@ -102,6 +102,18 @@ describe('held out by content', () => {
     expect(evalLayouts.size).toBeGreaterThan(40);
     expect(trainLayouts.size).toBeGreaterThan(40);
   }, 120_000);
+
+  it('model-selection tasks (eval.split select) are distinct training-split boards, none an evaluation board or layout', () => {
+    const make = () => new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 });
+    const select = evalTaskSeeds(128, make, 'select');
+    expect(select.every((s) => seedSplitOf(s) === 'train' && s >= taskSeed('train', SELECT_SEED_INDEX))).toBe(true);
+    const selectBoards = select.map(boardAt);
+    expect(new Set(selectBoards.map((b) => b.task)).size).toBe(128);
+    const evalBoards = evalTaskSeeds(256, make).map(boardAt);
+    const evalLayouts = new Set(evalBoards.map((b) => b.layout));
+    expect(selectBoards.filter((b) => evalLayouts.has(b.layout))).toEqual([]);
+    expect(() => evalTaskSeeds([taskSeed('train', 0)], make, 'select')).toThrow(/task count/);
+  });
 
   it('the content split is a fixed function of the content, about half each way', () => {
     const sides = Array.from({ length: 4000 }, (_, i) => contentSplit(`layout ${i}`));

@@ -15,7 +15,7 @@ import { transcriptJsonLines, type TrialTranscript } from '../../eval/transcript
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
-const usage = `usage: lamer eval [--model DIR] [--config NAME|FILE] [--method M ...] [--tasks N] [--expert-reflections] [--set FIELD=VALUE ...] [--json FILE]
+const usage = `usage: lamer eval [--model DIR] [--config NAME|FILE] [--method M ...] [--tasks N] [--split eval|select] [--expert-reflections] [--set FIELD=VALUE ...] [--json FILE]
 
 Evaluates the checkpoint in DIR on held-out tasks (seeds disjoint from training) with each method's trial mode:
 lamer and reflexion reflect between attempts; gigpo, grpo, ppo, react and zero-shot get N independent attempts.
@@ -27,6 +27,8 @@ Prints pass@1..pass@N (and per task type where the environment has types).
   --config   environment, prompts, N and sampling (default: default)
   --method   repeatable; default the config's method
   --tasks    number of held-out tasks (default: config eval.tasks)
+  --split    eval (default): the held-out tasks; select: as many distinct training-split tasks that no training
+             rollout or demonstration draws, where settings are compared before they become defaults
   --expert-reflections
              also evaluate each reflecting method with the environment's scripted expert writing the
              reflections (the model still plays): how well the model acts on memory that is right
@@ -45,6 +47,7 @@ export const command: Command = {
       config: { type: 'string', default: 'default' },
       method: { type: 'string', multiple: true },
       tasks: { type: 'string' },
+      split: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
       json: { type: 'string' },
       transcripts: { type: 'string' },
@@ -55,6 +58,7 @@ export const command: Command = {
     const overrides = [...(values.set ?? []), 'compare=null', 'sft.trials=0'];
     if (values.model) overrides.push(`model.path=${values.model}`);
     if (values.tasks) overrides.push(`eval.tasks=${values.tasks}`);
+    if (values.split) overrides.push(`eval.split=${values.split}`);
     const base = loadConfig(values.config!, overrides);
     const methods = values.method?.length ? values.method : [base.method];
     // Unknown names are left to the config's validation, which says what is allowed.
