@@ -315,6 +315,21 @@ describe('minesweeper players', () => {
     expect(compact).toBe(`mine T2 | mem: T1 fail note: mine at (1, 1) | now: ${initial.text.replace(/Row \d: /g, '').split('\n').join(' / ')} | act:`);
   });
 
+  it('compactBoard cells names every cell beside its symbol, in compact play and reflect prompts', () => {
+    const env = new MineSweeperEnv({ rows: 2, cols: 3, mines: 1, compactBoard: 'cells' });
+    env.load([5], 0); // the mine at (2, 3); opening (1, 1) opens (1, 1), (1, 2), (2, 1), (2, 2)
+    const initial = env.restart();
+    expect(initial.text).toBe('Row 1: . 1 ?\nRow 2: . 1 ?'); // the observation itself (and full prompts) keep the grid
+    const play = env.playPrompt({ style: 'compact', initial, memory: [], episode: 0, steps: [] });
+    expect(play).toBe('mine T1 | now: (1, 1).(1, 2)1(1, 3)?(2, 1).(2, 2)1(2, 3)? | act:');
+    const hit = env.step(act(2, 3));
+    const steps = [{ action: '(2, 3)', observation: hit.observation.text }];
+    const reflect = env.reflectPrompt({ style: 'compact', initial, steps, episode: 0 });
+    expect(reflect).toContain('end: (1, 1).(1, 2)1(1, 3)?(2, 1).(2, 2)1(2, 3)? / (2, 3) was a mine. Game over. | fail');
+    expect(env.playPrompt({ style: 'full', initial, memory: [], episode: 0, steps: [] })).toContain('Row 1: . 1 ?');
+    expect(() => new MineSweeperEnv({ compactBoard: 'list' as never })).toThrow(/compactBoard/);
+  });
+
   it('raises E_ENV on misuse', () => {
     const isEnvError = (f: () => unknown) => {
       try {

@@ -33,11 +33,19 @@ export interface MineSweeperOptions {
   cols?: number;
   mines?: number;
   maxTurns?: number;
+  /**
+   * How compact prompts show the board: `grid` (the symbols row by row, `? ? 1 . / ...`) or `cells` (each cell's
+   * name followed by its symbol, `(1, 1)?(1, 2)?(1, 3)1...`), so a model reads a cell's state next to the one token
+   * it answers with instead of counting its way along a row. Full prompts always show the grid.
+   */
+  compactBoard?: CompactBoard;
 }
+
+export type CompactBoard = 'grid' | 'cells';
 
 export type MineSweeperSettings = Required<MineSweeperOptions>;
 
-export const MINESWEEPER_DEFAULTS: MineSweeperSettings = Object.freeze({ rows: 6, cols: 6, mines: 3, maxTurns: 7 });
+export const MINESWEEPER_DEFAULTS: MineSweeperSettings = Object.freeze({ rows: 6, cols: 6, mines: 3, maxTurns: 7, compactBoard: 'grid' });
 
 export const MINESWEEPER_REWARDS = Object.freeze({
   win: 10,
@@ -57,7 +65,11 @@ export function mineSweeperSettings(options?: MineSweeperOptions): MineSweeperSe
   // At least two safe cells: one for the first reveal and one still to open.
   const mines = intOption('minesweeper', o, 'mines', d.mines, 1, rows * cols - 2);
   const maxTurns = intOption('minesweeper', o, 'maxTurns', d.maxTurns, 1, 1000);
-  return { rows, cols, mines, maxTurns };
+  const compactBoard = o?.compactBoard ?? d.compactBoard;
+  if (compactBoard !== 'grid' && compactBoard !== 'cells') {
+    throw new LamerError('E_ENV', `minesweeper option compactBoard: expected 'grid' or 'cells', found ${JSON.stringify(compactBoard)}`);
+  }
+  return { rows, cols, mines, maxTurns, compactBoard };
 }
 
 interface MineTask {

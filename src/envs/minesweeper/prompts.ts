@@ -9,6 +9,8 @@ export interface MineSweeperPromptSettings {
   cols: number;
   mines: number;
   maxTurns: number;
+  /** Compact board form (MineSweeperOptions.compactBoard); default `grid`. */
+  compactBoard?: 'grid' | 'cells';
 }
 
 export function mineSweeperRules(s: MineSweeperPromptSettings): string {
@@ -42,13 +44,38 @@ export const compactMineBoard: CompactObservation = (text) =>
     .filter((line) => line.length > 0)
     .join(' / ');
 
+/**
+ * Compact board naming every cell: `(r, c)` followed by its symbol, with no space between cells (each cell name is
+ * one token of the compact tokenizer), e.g. `(1, 1)?(1, 2).(1, 3)1`; a message line stays last after ` / `.
+ */
+export const compactMineCells: CompactObservation = (text) => {
+  const cells: string[] = [];
+  const messages: string[] = [];
+  for (const line of text.split('\n')) {
+    const row = /^\s*Row\s+(\d+)\s*:\s*(.*)$/.exec(line);
+    if (row) {
+      row[2]
+        .trim()
+        .split(/\s+/)
+        .forEach((symbol, c) => cells.push(`(${row[1]}, ${c + 1})${symbol}`));
+    } else if (line.trim().length > 0) {
+      messages.push(line.trim());
+    }
+  }
+  return [cells.join(''), ...messages].join(' / ');
+};
+
+function compactBoardOf(s: MineSweeperPromptSettings): CompactObservation {
+  return s.compactBoard === 'cells' ? compactMineCells : compactMineBoard;
+}
+
 export function mineSweeperPlayPrompt(input: PlayPromptInput, s: MineSweeperPromptSettings): string {
   return composePlayPrompt({
     input,
     rules: mineSweeperRules(s),
     answerFormat: mineSweeperAnswerFormat(),
     compactTag: 'mine',
-    compactObservation: compactMineBoard,
+    compactObservation: compactBoardOf(s),
   });
 }
 
@@ -58,6 +85,6 @@ export function mineSweeperReflectPrompt(input: ReflectPromptInput, s: MineSweep
     rules: mineSweeperRules(s),
     reflectHint: REFLECT_HINT,
     compactTag: 'mine',
-    compactObservation: compactMineBoard,
+    compactObservation: compactBoardOf(s),
   });
 }
