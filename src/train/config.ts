@@ -173,6 +173,11 @@ const sftSchema = z
      * memory names that cell as a mine, so the demonstrations show the remembered mine being avoided.
      */
     guess: z.enum(['random', 'ordered']).default('random'),
+    /**
+     * Trials played per demonstration task (default: rollout.groupSize). A scripted player that guesses in reading
+     * order plays a task the same way every time, so 1 spreads the same trials over as many distinct boards.
+     */
+    trialsPerTask: positiveInt.nullable().default(null),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3),
     /**

@@ -61,7 +61,7 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
 
 /** Plays `config.sft.trials` LaMer trials on training tasks with the scripted players and collects the rows. */
 export async function collectDemonstrations(config: TrainerConfig, signal?: AbortSignal): Promise<Demonstrations> {
-  const trialsPerTask = Math.min(config.rollout.groupSize, config.sft.trials);
+  const trialsPerTask = Math.min(config.sft.trialsPerTask ?? config.rollout.groupSize, config.sft.trials);
   const taskCount = Math.max(1, Math.ceil(config.sft.trials / trialsPerTask));
   // Seeds far into the training split, so demonstrations and RL iterations use different tasks.
   const tasks = Array.from({ length: taskCount }, (_, i) => taskSeed('train', 500_000_000 + i));

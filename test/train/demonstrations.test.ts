@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/train/config.js';
 import { collectDemonstrations } from '../../src/train/demonstrations.js';
 
-function config(sft: Record<string, number | string>) {
+function config(sft: Record<string, number | string | null>) {
   return validateConfig({
     name: 'demo',
     model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 0 }, promptStyle: 'compact' },
@@ -62,5 +62,18 @@ describe('warm-start demonstrations (MineSweeper)', () => {
     expect(ordered.length).toBeGreaterThan(20);
     expect(Math.max(...ordered)).toBe(1);
     expect(Math.max(...(await answers('random')))).toBeGreaterThan(1);
+  });
+
+  it('sft.trialsPerTask spreads the same number of trials over more distinct boards', async () => {
+    const boards = async (trialsPerTask?: number) => {
+      const demos = await collectDemonstrations(config({ reflectionWeight: 1, memoryWeight: 1, guess: 'ordered', ...(trialsPerTask ? { trialsPerTask } : {}) }));
+      return { trials: demos.trials, boards: new Set(demos.prompts.filter((p) => p.startsWith('mine T1 | now:'))).size };
+    };
+    const grouped = await boards(); // rollout.groupSize 4: 16 tasks x 4 trials
+    const spread = await boards(1); // 64 tasks x 1 trial
+    expect(grouped.trials).toBe(64);
+    expect(spread.trials).toBe(64);
+    expect(grouped.boards).toBeLessThanOrEqual(16);
+    expect(spread.boards).toBeGreaterThan(2 * grouped.boards); // distinct first boards (two tasks can show the same one)
   });
 });
