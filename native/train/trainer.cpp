@@ -191,17 +191,12 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
   const int64_t R = batch.rows();
   const int64_t N = batch.total_scored();
   std::vector<int64_t> tok_begin(R + 1, 0);
-  for (int64_t r = 0; r < R; ++r) tok_begin[r + 1] = tok_begin[r] + batch.scored(r);
-  std::vector<double> row_weight(R);
-  const Aggregation agg = policy ? L.aggregation : Aggregation::kTokenMean;
+  std::vector<int64_t> scored(R);
   for (int64_t r = 0; r < R; ++r) {
-    const double n_r = static_cast<double>(batch.scored(r));
-    switch (agg) {
-      case Aggregation::kTokenMean: row_weight[r] = N > 0 ? 1.0 / static_cast<double>(N) : 0.0; break;
-      case Aggregation::kSeqMeanTokenSum: row_weight[r] = 1.0 / static_cast<double>(R); break;
-      case Aggregation::kSeqMeanTokenMean: row_weight[r] = n_r > 0 ? 1.0 / (static_cast<double>(R) * n_r) : 0.0; break;
-    }
+    scored[r] = batch.scored(r);
+    tok_begin[r + 1] = tok_begin[r] + scored[r];
   }
+  const std::vector<double> row_weight = AggregationWeights(scored, policy ? L.aggregation : Aggregation::kTokenMean);
 
   const at::ScalarType score = ScoreDType(decoder_->compute_dtype());
   const auto sopts = at::TensorOptions().dtype(score).device(decoder_->device());
@@ -247,51 +242,28 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
     } else {
       const at::Tensor adv = Column(batch.advantages, m.token, sopts);
       const at::Tensor old = batch.old_logprobs.empty() ? lp.detach() : Column(batch.old_logprobs, m.token, sopts);
-      // ratio = exp(logp - old), the exponent clamped to [-20, 20] so a stale row cannot overflow it.
-      const at::Tensor log_ratio = at::clamp(lp - old, -20.0, 20.0);
-      const at::Tensor ratio = at::exp(log_ratio);
-      const at::Tensor l1 = -adv * ratio;
-      const at::Tensor l2 = -adv * at::clamp(ratio, 1.0 - L.clip_low, 1.0 + L.clip_high);
-      const at::Tensor clip1 = at::maximum(l1, l2);
-      const at::Tensor l3 = -adv * L.dual_clip;
-      const at::Tensor negative = adv < 0;
-      const at::Tensor pg = at::where(negative, at::minimum(l3, clip1), clip1);
-      const at::Tensor pg_loss = (pg * w).sum();
+      const PolicyLossTerms pg = DualClipPolicyLoss(lp, old, adv, L.clip_low, L.clip_high, L.dual_clip);
+      const at::Tensor pg_loss = (pg.pg * w).sum();
       const at::Tensor ent_agg = (s.entropy * w).sum();
       loss = pg_loss - L.entropy_coef * ent_agg;
       parts[kPg] = pg_loss.detach();
       parts[kEntAgg] = ent_agg.detach();
       parts[kEntSum] = s.entropy.detach().sum();
       parts[kApproxKlSum] = (old - lp.detach()).sum();
-      parts[kClipSum] = (l2 > l1).to(score).sum().detach();
-      parts[kDualSum] = ((clip1 > l3) & negative).to(score).sum().detach();
+      parts[kClipSum] = pg.clipped.to(score).sum();
+      parts[kDualSum] = pg.dual.to(score).sum();
       if (use_kl) {
-        const at::Tensor ref = Column(batch.ref_logprobs, m.token, sopts);
-        at::Tensor kl;
-        switch (L.kl) {
-          case KlType::kK1: kl = lp - ref; break;
-          case KlType::kMse: kl = 0.5 * (lp - ref).square(); break;
-          default: {
-            // k3: exp(ref - logp) - (ref - logp) - 1, the exponent clamped to [-20, 20], the result to [-10, 10].
-            const at::Tensor d = at::clamp(ref - lp, -20.0, 20.0);
-            kl = at::clamp(at::exp(d) - d - 1, -10.0, 10.0);
-          }
-        }
-        const at::Tensor kl_agg = (kl * w).sum();
+        const at::Tensor kl_agg = (KlPenalty(lp, Column(batch.ref_logprobs, m.token, sopts), L.kl) * w).sum();
         loss = loss + L.kl_coef * kl_agg;
         parts[kKlAgg] = kl_agg.detach();
       }
       if (use_value) {
         const at::Tensor v = at::linear(h.to(score), params.at(kHeadWeight), params.at(kHeadBias)).squeeze(-1);
-        const at::Tensor ret = Column(batch.returns, m.token, sopts);
-        const at::Tensor old_v = Column(batch.old_values, m.token, sopts);
-        const at::Tensor v_clipped = at::clamp(v, old_v - L.value_clip, old_v + L.value_clip);
-        const at::Tensor vf1 = (v - ret).square();
-        const at::Tensor vf2 = (v_clipped - ret).square();
-        const at::Tensor vf = 0.5 * (at::maximum(vf1, vf2) * w).sum();
-        loss = loss + L.value_coef * vf;
-        parts[kVf] = vf.detach();
-        parts[kVfClipSum] = (vf2 > vf1).to(score).sum().detach();
+        const ValueLossTerms vf = ClippedValueLoss(v, Column(batch.old_values, m.token, sopts), Column(batch.returns, m.token, sopts), L.value_clip);
+        const at::Tensor vf_agg = (vf.loss * w).sum();
+        loss = loss + L.value_coef * vf_agg;
+        parts[kVf] = vf_agg.detach();
+        parts[kVfClipSum] = vf.clipped.to(score).sum();
       }
     }
     parts[kLoss] = loss.detach();

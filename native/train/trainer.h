@@ -12,12 +12,11 @@
 
 #include "model/decoder.h"
 #include "train/adamw.h"
+#include "train/losses.h"
 
 namespace lamer::train {
 
 enum class Objective { kPolicy, kSft };
-enum class Aggregation { kTokenMean, kSeqMeanTokenSum, kSeqMeanTokenMean };
-enum class KlType { kNone, kLowVar, kK1, kMse };
 
 // Rows of one mini-batch. Row r is ids[row_begin[r] .. row_begin[r+1]); its scored tokens are positions
 // starts[r] .. length-1 (the response; starts[r] >= 1 is the prompt length). Per-token columns hold one value per
