@@ -249,7 +249,7 @@ export const benches = [
     unit: 'tokens/s',
     run: async (): Promise<BenchResult[]> => {
       const { dir, policy, prompts } = await small();
-      const threads = (addon() as unknown as { buildInfo(): { threads: number } }).buildInfo().threads;
+      const threads = addon().buildInfo().threads;
       const tokens = BATCH * NEW;
       await engineRun(policy, prompts.slice(0, 4)); // warm-up
       // Best of 3, as for transformers; the machine may be shared, and the minimum is the least disturbed run.

@@ -2,37 +2,14 @@
 // typed arrays (lent for the call only, no copies; see native/algo/binding.cpp for why synchronous).
 
 import { addon } from '../native/addon.js';
-import type { RowColumns } from '../rollout/rows.js';
+import type { NativeAdvantageColumns, NativeAdvantageParams } from '../native/types.js';
 import type { ResolvedAdvantageOptions } from './options.js';
 import type { AdvantageResult } from './reference.js';
 
 /** The columns the kernel reads; `stepKey` is the interned anchor id or a similarity cluster id. */
-export interface KernelColumns extends Omit<RowColumns, 'anchor' | 'won'> {
-  stepKey: Int32Array;
-}
+export type KernelColumns = NativeAdvantageColumns;
 
-interface KernelParams {
-  estimator: 0 | 1;
-  returns: 0 | 1;
-  gammaStep: number;
-  gammaTraj: number;
-  invalidPenalty: number;
-  divideByStd: boolean;
-  omega: number;
-  eps: number;
-}
-
-interface AlgoNative {
-  computeAdvantages(columns: KernelColumns, params: KernelParams, out: AdvantageResult): void;
-  /** Present only in CUDA builds: the same computation through kernels/advantages.cu. */
-  computeAdvantagesCuda?: (columns: KernelColumns, params: KernelParams, out: AdvantageResult) => void;
-}
-
-function algoNative(): AlgoNative {
-  return addon() as unknown as AlgoNative;
-}
-
-function kernelParams(o: ResolvedAdvantageOptions): KernelParams {
+function kernelParams(o: ResolvedAdvantageOptions): NativeAdvantageParams {
   return {
     estimator: o.estimator === 'gigpo' ? 0 : 1,
     returns: o.returns === 'recursive' ? 0 : 1,
@@ -61,14 +38,14 @@ function outputsFor(rows: number, out?: AdvantageResult): AdvantageResult {
  */
 export function nativeAdvantages(columns: KernelColumns, options: ResolvedAdvantageOptions, out?: AdvantageResult): AdvantageResult {
   const result = outputsFor(columns.group.length, out);
-  algoNative().computeAdvantages(columns, kernelParams(options), result);
+  addon().computeAdvantages(columns, kernelParams(options), result);
   return result;
 }
 
 /** True when the addon was built with CUDA (the GPU kernel exists; a GPU may still be absent at run time). */
 export function cudaKernelCompiled(): boolean {
   try {
-    return typeof algoNative().computeAdvantagesCuda === 'function';
+    return typeof addon().computeAdvantagesCuda === 'function';
   } catch {
     return false; // no addon at all
   }
@@ -76,7 +53,7 @@ export function cudaKernelCompiled(): boolean {
 
 /** The CUDA kernel from host arrays (copies to the GPU and back); for checking it against the CPU kernel. */
 export function nativeAdvantagesCuda(columns: KernelColumns, options: ResolvedAdvantageOptions): AdvantageResult {
-  const fn = algoNative().computeAdvantagesCuda;
+  const fn = addon().computeAdvantagesCuda;
   if (!fn) throw new Error('the addon was built without CUDA');
   const result = outputsFor(columns.group.length);
   fn(columns, kernelParams(options), result);

@@ -9,7 +9,8 @@
 // decoded tail of each request after every step; the token that completes one is the last token returned.
 import { LamerError } from '../errors.js';
 import type { Policy } from '../model/policy.js';
-import { engineNative, type NativeEngine, type NativeEngineRequest, type NativeStepResult } from './native.js';
+import { addon } from '../native/addon.js';
+import type { NativeEngine, NativeEngineRequest, NativeEngineStepResult } from '../native/types.js';
 
 export type FinishReason = 'stop' | 'length';
 
@@ -182,7 +183,7 @@ export class Engine {
     if (options.slotLayout !== undefined && options.slotLayout !== 'packed' && options.slotLayout !== 'fixed') {
       throw new LamerError('E_ARG', `engine option slotLayout must be 'packed' or 'fixed', found ${JSON.stringify(options.slotLayout)}`);
     }
-    this.#native = engineNative().createEngine(policy.native, {
+    this.#native = addon().createEngine(policy.native, {
       prefillTokens,
       prefixCacheBytes,
       slots: this.slots,
@@ -320,7 +321,7 @@ export class Engine {
         this.#cancel = [];
         const clearPrefixes = this.#clearPrefixes;
         this.#clearPrefixes = false;
-        let out: NativeStepResult;
+        let out: NativeEngineStepResult;
         try {
           out = await this.#native.step(add, cancel, this.stepsPerCall, clearPrefixes);
         } catch (e) {

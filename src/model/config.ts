@@ -3,6 +3,7 @@
 // spellings, which default) is answered here, once, with an E_CHECKPOINT error naming the file, the field, what was
 // expected and what was found.
 import { LamerError } from '../errors.js';
+import type { NativeModelConfig } from '../native/types.js';
 
 export type ModelType = 'qwen3' | 'qwen2' | 'llama';
 export type CheckpointDType = 'float32' | 'bfloat16' | 'float16';
@@ -36,31 +37,6 @@ export interface ModelConfig {
   /** The config.json object as read, written back on save so fields this project does not use survive. */
   raw: Record<string, unknown>;
 }
-
-/** The plain struct the native decoder reads (native/model/binding.cpp ReadConfig): llama3 RoPE scaling flattened. */
-export type NativeModelConfig = Pick<
-  ModelConfig,
-  | 'modelType'
-  | 'vocabSize'
-  | 'hiddenSize'
-  | 'intermediateSize'
-  | 'numHiddenLayers'
-  | 'numAttentionHeads'
-  | 'numKeyValueHeads'
-  | 'headDim'
-  | 'rmsNormEps'
-  | 'ropeTheta'
-  | 'tieWordEmbeddings'
-  | 'qkNorm'
-  | 'qkvBias'
-  | 'oBias'
-  | 'mlpBias'
-> & {
-  ropeFactor: number;
-  ropeLowFreqFactor: number;
-  ropeHighFreqFactor: number;
-  ropeOriginalMaxPositionEmbeddings: number;
-};
 
 type Json = Record<string, unknown>;
 

@@ -9,7 +9,8 @@ import { makeDirs, writeFileAtomic } from '../util/fs.js';
 import { Tensor, type DeviceName } from '../tensor.js';
 import { ChatTemplate, type ChatMessage, type ChatRenderOptions } from './chat.js';
 import { parseModelConfig, toNativeConfig, type CheckpointDType, type ModelConfig } from './config.js';
-import { modelNative, type NativeModel } from './native.js';
+import { addon } from '../native/addon.js';
+import type { NativeModel } from '../native/types.js';
 import { TextTokenizer } from './tokenizer.js';
 import { trainStep, type TrainMetrics, type TrainRow, type TrainStepOptions } from '../train/step.js';
 
@@ -157,14 +158,14 @@ export class Policy {
     const tokenizer = TextTokenizer.load(root);
     const chatTemplate = ChatTemplate.load(root);
     const { device, dtype, paramDtype } = Policy.#dtypes(options);
-    const native = await modelNative().modelLoad(root, toNativeConfig(config), device, dtype, paramDtype);
+    const native = await addon().modelLoad(root, toNativeConfig(config), device, dtype, paramDtype);
     return new Policy(native, config, assets, tokenizer, chatTemplate, options.tokenBudget ?? 8192);
   }
 
   /** A randomly initialised model of `config` (for `lamer init-model` and tests). */
   static async init(config: ModelConfig, options: PolicyInitOptions): Promise<Policy> {
     const { device, dtype, paramDtype } = Policy.#dtypes(options);
-    const native = await modelNative().modelInit(toNativeConfig(config), device, dtype, paramDtype, options.seed, options.std ?? 0.02);
+    const native = await addon().modelInit(toNativeConfig(config), device, dtype, paramDtype, options.seed, options.std ?? 0.02);
     const assets = new Map(Object.entries(options.assets ?? {}));
     const tokenizerJson = assets.get('tokenizer.json');
     const tokenizerConfig = JSON.parse(assets.get('tokenizer_config.json') ?? '{}') as Record<string, unknown>;

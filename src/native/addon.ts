@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { LamerError } from '../errors.js';
 import type { NativeAddon } from './types.js';
 
-export type { NativeAddon, NativeBuildInfo, NativeDType, NativeTensor } from './types.js';
+export type * from './types.js';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

@@ -1,9 +1,26 @@
-// Types of the raw addon exports: the only description of what build/Release/lamer.node provides.
-// Everything else in src/ goes through typed wrappers (src/tensor.ts, ...), never through these directly.
+// The one description of the addon's exports (build/Release/lamer.node): what the bridge and every
+// native/<concern>/binding.cpp registers. `addon()` returns exactly this type; areas import the types they need from
+// here and never retype or cast the addon.
+//
+// Handles (NativeTensor, NativeModel, NativeEngine, NativeTrainer) are branded: only the addon makes them, so TS code
+// can hold one and pass it down (a model handle to createEngine or new NativeTrainer), never build or mistake one for
+// another.
+
+declare const handle: unique symbol;
+
+/** Brand of an object only the addon creates; `Name` is its class name in the addon. */
+interface Handle<Name extends string> {
+  readonly [handle]: Name;
+}
+
+/** A constructor registered by the addon that JS must not call (handles come from factory functions). */
+type AddonOnlyConstructor<T> = abstract new (...args: never[]) => T;
+
+// ---- bridge (native/bridge: tensor.cpp, ops.cpp, info.cpp, addon.cpp) ----------------------------------------------
 
 export type NativeDType = 'float32' | 'float64' | 'int32' | 'int64' | 'uint8' | 'bool' | 'float16' | 'bfloat16';
 
-export interface NativeTensor {
+export interface NativeTensor extends Handle<'NativeTensor'> {
   readonly shape: number[];
   readonly dtype: NativeDType;
   readonly device: string;
@@ -38,10 +55,10 @@ export interface NativeBuildInfo {
   loadedLibraries: { torch_cpu: string; c10: string };
 }
 
-export interface NativeAddon {
+interface BridgeExports {
   /** Names of the concerns that registered exports, in registration order. */
   concerns: string[];
-  NativeTensor: abstract new (...args: never[]) => NativeTensor;
+  NativeTensor: AddonOnlyConstructor<NativeTensor>;
   liveTensors(): number;
   tensorFromTypedArray(data: ArrayBufferView, shape: number[], dtype: NativeDType): NativeTensor;
   buildInfo(): NativeBuildInfo;
@@ -57,6 +74,303 @@ export interface NativeAddon {
   matmulSync(a: NativeTensor, b: NativeTensor): NativeTensor;
   noop(): void;
   noopAsync(device?: string): Promise<void>;
-  /** Exports added by other concerns (algo, model, engine, train) are typed in their own modules' wrappers. */
-  [name: string]: unknown;
 }
+
+// ---- algo (native/algo/binding.cpp) --------------------------------------------------------------------------------
+
+/** The row columns the advantage kernel reads, one element per row; `stepKey` is the interned anchor id or a
+ * similarity cluster id. */
+export interface NativeAdvantageColumns {
+  group: Int32Array;
+  trial: Int32Array;
+  episode: Int32Array;
+  turn: Int32Array;
+  /** 0 play, 1 reflect. */
+  phase: Uint8Array;
+  reward: Float32Array;
+  valid: Uint8Array;
+  stepKey: Int32Array;
+}
+
+export interface NativeAdvantageParams {
+  /** 0 gigpo, 1 grpo. */
+  estimator: 0 | 1;
+  /** 0 recursive, 1 paper. */
+  returns: 0 | 1;
+  gammaStep: number;
+  gammaTraj: number;
+  invalidPenalty: number;
+  divideByStd: boolean;
+  omega: number;
+  eps: number;
+}
+
+/** Written in place, one element per row. */
+export interface NativeAdvantageOutputs {
+  episodeReward: Float32Array;
+  stepReturn: Float32Array;
+  advantage: Float32Array;
+}
+
+interface AlgoExports {
+  /** Synchronous over the lent arrays; E_ROWS naming column and row when the rows are malformed. */
+  computeAdvantages(columns: NativeAdvantageColumns, params: NativeAdvantageParams, out: NativeAdvantageOutputs): void;
+  /** Present only in CUDA builds: the same computation through kernels/advantages.cu. */
+  computeAdvantagesCuda?: (columns: NativeAdvantageColumns, params: NativeAdvantageParams, out: NativeAdvantageOutputs) => void;
+}
+
+// ---- model (native/model/binding.cpp) ------------------------------------------------------------------------------
+
+/** The plain struct the native decoder reads (ReadConfig): llama3 RoPE scaling flattened. */
+export interface NativeModelConfig {
+  /** 'qwen3', 'qwen2' or 'llama'. */
+  modelType: string;
+  vocabSize: number;
+  hiddenSize: number;
+  intermediateSize: number;
+  numHiddenLayers: number;
+  numAttentionHeads: number;
+  numKeyValueHeads: number;
+  headDim: number;
+  rmsNormEps: number;
+  ropeTheta: number;
+  tieWordEmbeddings: boolean;
+  qkNorm: boolean;
+  qkvBias: boolean;
+  oBias: boolean;
+  mlpBias: boolean;
+  ropeFactor: number;
+  ropeLowFreqFactor: number;
+  ropeHighFreqFactor: number;
+  ropeOriginalMaxPositionEmbeddings: number;
+}
+
+/** A loaded decoder on one device. Other concerns (engine, train) take this handle in their own native calls. */
+export interface NativeModel extends Handle<'NativeModel'> {
+  readonly device: string;
+  /** Compute dtype of the forward. */
+  readonly dtype: NativeDType;
+  /** Storage dtype of the parameters (fp32 master weights on CUDA). */
+  readonly paramDtype: NativeDType;
+  readonly disposed: boolean;
+  /** result[j][t - starts[j]] = log softmax(logits / temperature)[seq[t]] given seq[..t-1]. */
+  logprobs(sequences: Int32Array[], starts: number[], temperature: number, tokenBudget: number): Promise<Float32Array[]>;
+  /** fp32 logits [B, T, vocab] of the left-padded batch. */
+  forward(sequences: Int32Array[]): Promise<NativeTensor>;
+  /** The parameters by checkpoint name, as tensor handles sharing the model's memory. */
+  parameters(): Record<string, NativeTensor>;
+  saveShard(path: string, names: string[], dtype: NativeDType | null, metadata: Record<string, string>): Promise<void>;
+  dispose(): void;
+}
+
+export interface NativeSafetensorsContents {
+  tensors: Record<string, NativeTensor>;
+  metadata: Record<string, string>;
+  /** Tensor names in header order. */
+  order: string[];
+}
+
+interface ModelExports {
+  NativeModel: AddonOnlyConstructor<NativeModel>;
+  modelLoad(dir: string, config: NativeModelConfig, device: string, dtype: NativeDType, paramDtype: NativeDType): Promise<NativeModel>;
+  modelInit(
+    config: NativeModelConfig,
+    device: string,
+    dtype: NativeDType,
+    paramDtype: NativeDType,
+    seed: number,
+    std: number,
+  ): Promise<NativeModel>;
+  safetensorsRead(path: string): NativeSafetensorsContents;
+  safetensorsWrite(
+    path: string,
+    names: string[],
+    tensors: NativeTensor[],
+    dtype: NativeDType | null,
+    metadata: Record<string, string>,
+  ): Promise<void>;
+}
+
+// ---- engine (native/engine/binding.cpp) ----------------------------------------------------------------------------
+
+export interface NativeSamplingParams {
+  /** 0: greedy. */
+  temperature?: number;
+  /** In (0, 1]; 1 keeps everything. */
+  topP?: number;
+  /** 0 or less: no cut. */
+  topK?: number;
+}
+
+export interface NativeEngineRequest extends NativeSamplingParams {
+  /** Unique among the engine's live requests. */
+  id: number;
+  prompt: Int32Array;
+  maxNewTokens: number;
+  stopIds?: Int32Array;
+  /** Integer in [0, 2^53). */
+  seed?: number;
+}
+
+export interface NativeEmitted {
+  id: number;
+  /** Tokens sampled in this step (a stop id that ended the request included). */
+  tokens: Int32Array;
+  /** log_softmax(logits / T)[token] of each, without top-k/top-p. */
+  logprobs: Float32Array;
+  finish: 'stop' | 'length' | null;
+}
+
+/** What one engine.step call emitted and the engine's state after it. */
+export interface NativeEngineStepResult {
+  results: NativeEmitted[];
+  /** Requests still decoding after the step. */
+  active: number;
+  /** The longest live row after the step, in tokens. */
+  columns: number;
+  /** Decode steps this call ran (after any prefill). */
+  steps: number;
+  /** Requests each of those steps decoded. */
+  rows: number;
+  /** Prompt tokens of the requests added in this call taken from the prefix cache, and those computed. */
+  reused: number;
+  prefilled: number;
+  /** Prompt-token columns the prefill forwards ran, padding included. */
+  padded: number;
+  /** Prompts, and their tokens, the prefix cache holds after the call. */
+  prefixEntries: number;
+  prefixTokens: number;
+  /** Tokens each slot of the KV cache holds (grows, moving the cache, only for a longer request than any before). */
+  capacity: number;
+  /** Of this call's decode steps, those replayed from a captured CUDA graph. */
+  graphSteps: number;
+  /** CUDA graphs the engine holds now. */
+  graphs: number;
+  /** Whether decode steps are captured as CUDA graphs (CUDA, option on, no failed capture). */
+  graphsEnabled: boolean;
+  /** Why CUDA graph capture was turned off, once it has been. */
+  graphError?: string;
+}
+
+export interface NativeEngine extends Handle<'NativeEngine'> {
+  readonly disposed: boolean;
+  /** `clearPrefixCache` empties the prefix cache before the step. */
+  step(add: NativeEngineRequest[], cancel: number[], maxSteps: number, clearPrefixCache?: boolean): Promise<NativeEngineStepResult>;
+  dispose(): void;
+}
+
+export interface NativeEngineOptions {
+  prefillTokens?: number;
+  prefixCacheBytes?: number;
+  slots?: number;
+  cudaGraphs?: boolean;
+  slotLayout?: 'packed' | 'fixed';
+}
+
+interface EngineExports {
+  NativeEngine: AddonOnlyConstructor<NativeEngine>;
+  createEngine(model: NativeModel, options?: NativeEngineOptions): NativeEngine;
+  /** The sampler alone, for tests. */
+  engineSample(logits: NativeTensor, params: NativeSamplingParams[], uniforms: Float64Array): { tokens: Int32Array; logprobs: Float32Array };
+  /** A request's n-th uniform, for tests. */
+  engineUniform(seed: number, n: number): number;
+}
+
+// ---- train (native/train/binding.cpp) ------------------------------------------------------------------------------
+
+/** Rows flattened for the addon: row r is ids[sum(lengths[..r]) ..][..lengths[r]]; its first starts[r] ids are the
+ * prompt. Per-token columns hold one value per response token, rows concatenated. */
+export interface NativeTrainBatch {
+  ids: Int32Array;
+  lengths: Int32Array;
+  starts: Int32Array;
+  advantages?: Float32Array;
+  oldLogprobs?: Float32Array;
+  refLogprobs?: Float32Array;
+  returns?: Float32Array;
+  oldValues?: Float32Array;
+}
+
+export interface NativeTrainStepOptions {
+  objective?: 'policy' | 'sft';
+  clipLow?: number;
+  clipHigh?: number;
+  dualClip?: number;
+  aggregation?: string;
+  entropyCoef?: number;
+  klType?: string;
+  klCoef?: number;
+  valueClip?: number;
+  valueCoef?: number;
+  temperature?: number;
+  microBatchTokens?: number;
+  maxGradNorm?: number;
+  lr?: number;
+  update?: boolean;
+  withGrad?: boolean;
+  returnGrads?: boolean;
+  chunked?: boolean;
+  chunkBytes?: number;
+  gradientCheckpointing?: boolean;
+}
+
+/** The metrics Trainer::Step reports (native/train/trainer.cpp); which are present depends on the step's options. */
+export interface NativeTrainMetrics {
+  loss: number;
+  /** Policy objective only. */
+  pgLoss?: number;
+  entropy?: number;
+  entropyLoss?: number;
+  approxKl?: number;
+  clipFrac?: number;
+  dualClipFrac?: number;
+  /** With a KL loss. */
+  klLoss?: number;
+  /** With a value loss. */
+  valueLoss?: number;
+  valueClipFrac?: number;
+  /** With a gradient. */
+  gradNorm?: number;
+  /** With an update. */
+  lr?: number;
+  tokens: number;
+  rows: number;
+  microBatches: number;
+  step: number;
+}
+
+export interface NativeTrainStepResult {
+  metrics: NativeTrainMetrics;
+  /** The training forward's log-prob of every response token, rows concatenated. */
+  logprobs: Float32Array;
+  /** With `returnGrads`: gradients by parameter name (CPU tensors). */
+  grads?: Record<string, NativeTensor>;
+}
+
+export interface NativeTrainerOptions {
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  valueHead: boolean;
+}
+
+/** The optimizer state (and the PPO value head) of one model. */
+export interface NativeTrainer extends Handle<'NativeTrainer'> {
+  readonly stepCount: number;
+  readonly hasValueHead: boolean;
+  step(batch: NativeTrainBatch, options: NativeTrainStepOptions): Promise<NativeTrainStepResult>;
+  values(batch: NativeTrainBatch, microBatchTokens: number): Promise<Float32Array>;
+  save(path: string, metadata: Record<string, string>): Promise<void>;
+  load(path: string): Promise<void>;
+  dispose(): void;
+}
+
+interface TrainExports {
+  NativeTrainer: new (model: NativeModel, options: NativeTrainerOptions) => NativeTrainer;
+}
+
+// ---- the whole addon -----------------------------------------------------------------------------------------------
+
+/** Every export of the addon. */
+export interface NativeAddon extends BridgeExports, AlgoExports, ModelExports, EngineExports, TrainExports {}

@@ -8,7 +8,8 @@ import { LamerError } from '../errors.js';
 import type { Policy } from '../model/policy.js';
 import { Tensor } from '../tensor.js';
 import type { TrainerConfig } from './config.js';
-import { trainNative, type NativeStepOptions, type NativeTrainBatch, type NativeTrainer } from './native.js';
+import { addon } from '../native/addon.js';
+import type { NativeTrainBatch, NativeTrainer, NativeTrainMetrics, NativeTrainStepOptions } from '../native/types.js';
 
 export type Aggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean';
 export type KlType = 'none' | 'low_var_kl' | 'kl' | 'mse';
@@ -203,7 +204,7 @@ export function packRows(rows: readonly (TrainRow | SftRow)[]): NativeTrainBatch
   return batch;
 }
 
-function lossOptions(o: PolicyLossOptions): NativeStepOptions {
+function lossOptions(o: PolicyLossOptions): NativeTrainStepOptions {
   return {
     clipLow: o.clipLow,
     clipHigh: o.clipHigh,
@@ -218,9 +219,19 @@ function lossOptions(o: PolicyLossOptions): NativeStepOptions {
   };
 }
 
+/** The metrics of a step that updated the parameters, which always carry the gradient norm and learning rate. */
+function updateMetrics(m: NativeTrainMetrics): TrainMetrics {
+  const { gradNorm, lr } = m;
+  if (gradNorm === undefined || lr === undefined) {
+    throw new LamerError('E_NATIVE', 'train step: the addon reported no gradNorm or lr for an update step; rebuild it with `npm run setup`');
+  }
+  return { ...m, gradNorm, lr };
+}
+
 /** The result of a gradient-only evaluation (tests, diagnostics): no parameter changes. */
 export interface LossAndGrad {
-  metrics: Record<string, number>;
+  /** As a step's, without `lr` (nothing is updated) and without `gradNorm` when `grad` is false. */
+  metrics: Omit<TrainMetrics, 'gradNorm' | 'lr'> & Partial<Pick<TrainMetrics, 'gradNorm' | 'lr'>>;
   /** Log-prob of every response token in the training forward, rows concatenated. */
   logprobs: Float32Array;
   /** Gradients by parameter name (CPU tensors; dispose them). Absent with `grad: false`. */
@@ -258,7 +269,7 @@ export class Optimizer {
     finite('gradClip', o.gradClip, 0);
     finite('warmupSteps', o.warmupSteps, 0);
     if (o.schedule === 'cosine' && o.totalSteps === undefined) throw new LamerError('E_CONFIG', "the cosine schedule needs 'totalSteps'");
-    const native = new (trainNative().NativeTrainer)(policy.native, {
+    const native = new (addon().NativeTrainer)(policy.native, {
       beta1: o.betas[0],
       beta2: o.betas[1],
       eps: o.eps,
@@ -304,7 +315,7 @@ export class Optimizer {
     return rows.map((r, i) => (r.refLogprobs !== undefined ? r : { ...r, refLogprobs: ref[i] }));
   }
 
-  #stepOptions(o: StepOptions): NativeStepOptions {
+  #stepOptions(o: StepOptions): NativeTrainStepOptions {
     return {
       ...lossOptions(o),
       microBatchTokens: o.microBatchTokens ?? DEFAULTS.microBatchTokens,
@@ -321,14 +332,14 @@ export class Optimizer {
     if (rows.length === 0) throw new LamerError('E_ARG', 'trainStep: no rows');
     const full = await this.#referenceLogprobs(rows, options);
     const r = await this.#handle.step(packRows(full), { objective: 'policy', ...this.#stepOptions(options) });
-    return r.metrics as unknown as TrainMetrics;
+    return updateMetrics(r.metrics);
   }
 
   /** One optimizer step of cross-entropy on the response tokens (token-mean over the mini-batch): warm starts. */
   async sftStep(rows: readonly SftRow[], options: Pick<StepOptions, 'microBatchTokens' | 'lr' | 'chunkBytes' | 'gradientCheckpointing'> = {}): Promise<TrainMetrics> {
     if (rows.length === 0) throw new LamerError('E_ARG', 'sftStep: no rows');
     const r = await this.#handle.step(packRows(rows), { objective: 'sft', ...this.#stepOptions(options) });
-    return r.metrics as unknown as TrainMetrics;
+    return updateMetrics(r.metrics);
   }
 
   /** Loss, metrics and (optionally) gradients of `rows` without changing any parameter. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Policy } from '../../src/model/policy.js';
 import { presetCheckpoint } from '../../src/model/presets.js';
 import { Engine, EngineClient, type EngineRequest, type EngineResult } from '../../src/engine/index.js';
-import { engineNative } from '../../src/engine/native.js';
+import { addon } from '../../src/native/addon.js';
 import { Tensor } from '../../src/tensor.js';
 import { hasCode } from '../../src/errors.js';
 import { ensurePython, maxAbsDiff, Oracle, python, root, tempDir } from '../model/python.js';
@@ -80,7 +80,7 @@ function referenceSample(logits: ArrayLike<number>, p: { temperature: number; to
 }
 
 describe('sampler', () => {
-  const native = engineNative();
+  const native = addon();
   const V = 50;
   const params = [
     { temperature: 1, topP: 1, topK: 0 },

@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { modelNative } from '../../src/model/native.js';
+import { addon, type NativeSafetensorsContents } from '../../src/native/addon.js';
 import { Policy } from '../../src/model/policy.js';
 import { parseModelConfig } from '../../src/model/config.js';
 import { hasCode } from '../../src/errors.js';
@@ -64,7 +64,7 @@ function write(buf: Buffer): string {
 function readError(buf: Buffer): Error & { code?: string } {
   const path = write(buf);
   try {
-    const got = modelNative().safetensorsRead(path);
+    const got = addon().safetensorsRead(path);
     for (const t of Object.values(got.tensors)) t.dispose();
   } catch (e) {
     expect(e).toBeInstanceOf(Error);
@@ -84,7 +84,7 @@ describe('safetensors reader rejects malformed files with E_CHECKPOINT', () => {
   it('reads a valid file as views with the right values', () => {
     const a = Float32Array.from([1, 2, 3, 4, 5, 6]);
     const p = write(safetensors([{ name: 'w', dtype: 'F32', shape: [2, 3], bytes: new Uint8Array(a.buffer) }, good[1]]));
-    const got = modelNative().safetensorsRead(p);
+    const got = addon().safetensorsRead(p);
     expect(got.order).toEqual(['w', 'b']);
     expect(got.metadata).toEqual({ format: 'pt' });
     expect(got.tensors.w.shape).toEqual([2, 3]);
@@ -339,9 +339,9 @@ describe('1,000 random corruptions of a valid file: each rejected with E_CHECKPO
       }
       const path = join(dir, 'fuzz.safetensors');
       writeFileSync(path, buf);
-      let got: ReturnType<ReturnType<typeof modelNative>['safetensorsRead']> | null = null;
+      let got: NativeSafetensorsContents | null = null;
       try {
-        got = modelNative().safetensorsRead(path);
+        got = addon().safetensorsRead(path);
       } catch (e) {
         if (!hasCode(e, 'E_CHECKPOINT')) throw new Error(`corruption ${k} (kind ${kind}) raised ${(e as { code?: string }).code}: ${(e as Error).message}`);
         rejected++;

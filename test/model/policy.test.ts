@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Policy } from '../../src/model/policy.js';
 import { presetCheckpoint } from '../../src/model/presets.js';
-import { modelNative } from '../../src/model/native.js';
+import { addon } from '../../src/native/addon.js';
 import { command as initModel } from '../../src/cli/commands/init-model.js';
 import { command as score } from '../../src/cli/commands/score.js';
 import { hasCode } from '../../src/errors.js';
@@ -39,7 +39,7 @@ describe('init-model', () => {
     await quiet(() => initModel.run(['--preset', 'tiny', '--out', again, '--seed', '1']));
     await quiet(() => initModel.run(['--preset', 'tiny', '--out', other, '--seed', '2']));
     const w = (d: string): Float32Array => {
-      const st = modelNative().safetensorsRead(join(d, 'model.safetensors'));
+      const st = addon().safetensorsRead(join(d, 'model.safetensors'));
       return Float32Array.from(st.tensors['model.layers.1.mlp.up_proj.weight'].data as Float32Array);
     };
     expect(w(again)).toEqual(w(tiny));
