@@ -12,7 +12,6 @@ import { parseModelConfig, toNativeConfig, type CheckpointDType, type ModelConfi
 import { addon } from '../native/addon.js';
 import type { NativeModel } from '../native/types.js';
 import { TextTokenizer } from './tokenizer.js';
-import { trainStep, type TrainMetrics, type TrainRow, type TrainStepOptions } from '../train/step.js';
 
 export type ComputeDType = 'float32' | 'bfloat16';
 
@@ -248,12 +247,6 @@ export class Policy {
     }
     if (seqs.length === 0) return [];
     return this.native.logprobs(seqs, starts, temperature, this.#tokenBudget);
-  }
-
-  /** One optimizer step of the policy loss over `rows` (SPEC §5; src/train/step.ts): with `options.optimizer`, or an
-   * AdamW state kept for this policy and created on first use from `options`. */
-  trainStep(rows: readonly TrainRow[], options: TrainStepOptions = {}): Promise<TrainMetrics> {
-    return trainStep(this, rows, options);
   }
 
   /** fp32 logits [B, T, vocab] of the sequences, left-padded to the longest. */

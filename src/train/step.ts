@@ -437,12 +437,13 @@ export function stepOptionsFromConfig(config: TrainerConfig): StepOptions {
 
 const defaultOptimizers = new WeakMap<Policy, Optimizer>();
 
-/** Options of `policy.trainStep`: the step's loss options, plus either an explicit optimizer or the settings of the
+/** Options of `trainStep(policy, rows, options)`: the step's loss options, plus either an explicit optimizer or the settings of the
  * one kept for the policy. */
 export type TrainStepOptions = StepOptions & OptimizerOptions & { optimizer?: Optimizer };
 
-/** `policy.trainStep(rows, options)`: one step with `options.optimizer`, or with an optimizer kept for this policy
- * (created on first use from `options`). */
+/** One optimizer step of the policy loss over `rows` (SPEC §5): with `options.optimizer`, or with an optimizer kept for
+ * this policy (created on first use from `options`). A function of the train concern rather than a Policy method, so
+ * the model layer does not depend on the train layer. */
 export async function trainStep(policy: Policy, rows: readonly TrainRow[], options: TrainStepOptions = {}): Promise<TrainMetrics> {
   let opt = options.optimizer;
   if (opt && opt.policy !== policy) throw new LamerError('E_ARG', 'trainStep: the optimizer belongs to another policy');

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { Policy } from '../../src/model/policy.js';
-import { Optimizer, lrAt, type TrainRow } from '../../src/train/step.js';
+import { Optimizer, lrAt, trainStep, type TrainRow } from '../../src/train/step.js';
 import * as lamer from '../../src/index.js';
 import { hasCode } from '../../src/errors.js';
 import { maxParamDiff, randomIds, rng, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
@@ -258,20 +258,21 @@ describe('learning-rate schedule', () => {
   });
 });
 
-describe('policy.trainStep', () => {
+describe('trainStep(policy, rows)', () => {
   it('keeps one optimizer per policy (steps count up), or uses the one given; exported from the package index', async () => {
     expect(lamer.Optimizer).toBe(Optimizer);
+    expect(lamer.trainStep).toBe(trainStep);
     await using policy = await tinyPolicy(2);
     const rows = await splitRows(policy, 8);
     const before = snapshot(policy);
-    const a = await policy.trainStep(rows, { lr: 1e-3 });
-    const b = await policy.trainStep(rows, { lr: 1e-3 });
+    const a = await trainStep(policy, rows, { lr: 1e-3 });
+    const b = await trainStep(policy, rows, { lr: 1e-3 });
     expect([a.step, b.step]).toEqual([1, 2]);
     expect(maxParamDiff(before, snapshot(policy))).toBeGreaterThan(1e-4);
     using other = Optimizer.create(policy, { lr: 1e-3 });
-    expect((await policy.trainStep(rows, { optimizer: other })).step).toBe(1);
+    expect((await trainStep(policy, rows, { optimizer: other })).step).toBe(1);
     await using second = await tinyPolicy(2);
-    const e = await second.trainStep(rows, { optimizer: other }).then(
+    const e = await trainStep(second, rows, { optimizer: other }).then(
       () => null,
       (err: unknown) => err,
     );

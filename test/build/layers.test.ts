@@ -1,0 +1,40 @@
+// The layers import downwards only: the model concern (Policy, tokenizer, chat template) is below the train concern,
+// so no file under src/model may import from src/train. Read from the sources, so a new import that closes the cycle
+// fails here rather than as a load-order bug.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** Every `from '...'` / `import('...')` specifier of a file, resolved to a path relative to src/. */
+function importsOf(file: string): string[] {
+  const code = readFileSync(file, 'utf8');
+  const specs = [...code.matchAll(/(?:from\s+|import\s*\(\s*)['"](\.[^'"]+)['"]/g)].map((m) => m[1]);
+  return specs.map((s) => relative(src, resolve(dirname(file), s)));
+}
+
+function importsInto(fromDir: string, intoDir: string): string[] {
+  return tsFiles(join(src, fromDir)).flatMap((f) =>
+    importsOf(f)
+      .filter((target) => target === intoDir || target.startsWith(`${intoDir}/`))
+      .map((target) => `${relative(src, f)} -> ${target}`),
+  );
+}
+
+describe('layering', () => {
+  it('src/model imports nothing from src/train', () => {
+    expect(importsInto('model', 'train')).toEqual([]);
+  });
+
+  it('would see such an import (the train concern does import the model)', () => {
+    expect(importsInto('train', 'model').length).toBeGreaterThan(0);
+  });
+});
