@@ -17,6 +17,8 @@ export interface IterationEvent {
   clipFraction: number;
   approxKl: number;
   gradNorm: number;
+  /** Learning rate of the iteration's last optimizer step (absent when no step was taken). */
+  lr?: number;
   /** Rows (model calls) and response tokens of the iteration. */
   rows: number;
   tokens: number;

@@ -102,7 +102,7 @@ class NativeRuntime implements PolicyRuntime {
     const n = batch.promptIds.length;
     const order = Array.from({ length: n }, (_, i) => i);
     const perToken = config.method === 'ppo' ? await this.#gae(optimizer, batch, config) : undefined;
-    const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0 };
+    const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0, lr: NaN };
     // Rows with no response tokens carry no gradient.
     const usable = order.filter((i) => batch.responseIds[i].length > 0);
     for (let epoch = 0; epoch < config.optim.epochs; epoch++) {
@@ -128,6 +128,7 @@ class NativeRuntime implements PolicyRuntime {
           totals.entropy += m.entropy ?? 0;
           totals.gradNorm += m.gradNorm;
           totals.tokens += m.tokens;
+          totals.lr = m.lr;
           totals.steps++;
         } catch (e) {
           // A non-finite loss or gradient: the native step left the parameters unchanged.
@@ -146,6 +147,7 @@ class NativeRuntime implements PolicyRuntime {
       steps: totals.steps,
       skipped: totals.skipped,
       tokens: totals.tokens,
+      ...(Number.isFinite(totals.lr) ? { lr: totals.lr } : {}),
     };
   }
 

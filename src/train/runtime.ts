@@ -22,6 +22,8 @@ export interface UpdateMetrics {
   approxKl: number;
   entropy: number;
   gradNorm: number;
+  /** Learning rate of the last step taken (absent when none was). */
+  lr?: number;
   /** Optimizer steps taken (one per mini-batch); 0 when every step was skipped. */
   steps: number;
   /** Mini-batches whose loss or gradient was not finite, so their step was skipped. */

@@ -292,6 +292,7 @@ export class Trainer {
       clipFraction: update.clipFraction,
       approxKl: update.approxKl,
       gradNorm: update.gradNorm,
+      ...(update.lr !== undefined ? { lr: update.lr } : {}),
       rows: batch.table.length,
       tokens: generated,
       promptTokens: batch.promptIds.reduce((s, p) => s + p.length, 0),
