@@ -6,10 +6,10 @@
 #include <napi.h>
 
 #include <string>
-#include <type_traits>
 
 #include "algo/advantages.h"
 #include "algo/kernels/advantages_cuda.h"
+#include "bridge/args.h"
 #include "bridge/errors.h"
 #include "bridge/registry.h"
 
@@ -20,35 +20,14 @@ using lamer::algo::AdvantageOutputs;
 using lamer::algo::AdvantageParams;
 using lamer::algo::RowView;
 
-template <typename T>
-struct TypedArrayName;
-template <>
-struct TypedArrayName<int32_t> {
-  static constexpr const char* value = "Int32Array";
-};
-template <>
-struct TypedArrayName<uint8_t> {
-  static constexpr const char* value = "Uint8Array";
-};
-template <>
-struct TypedArrayName<float> {
-  static constexpr const char* value = "Float32Array";
-};
-
 // The data of `obj[name]`, which must be a typed array of T with `rows` elements (or sets `rows` when it is -1).
 template <typename T>
 T* Column(const Napi::Object& obj, const char* name, int64_t& rows) {
   Napi::Value v = obj.Get(name);
-  if (!v.IsTypedArray()) {
-    Fail("E_ROWS", std::string("row table: column '") + name + "' must be a " + TypedArrayName<T>::value);
+  if (!lamer::args::IsTypedArrayOf<T>(v)) {
+    Fail("E_ROWS", std::string("row table: column '") + name + "' must be a " + lamer::args::TypedArrayKind<T>::name);
   }
-  Napi::TypedArray typed = v.As<Napi::TypedArray>();
-  napi_typedarray_type expected = std::is_same_v<T, int32_t>   ? napi_int32_array
-                                  : std::is_same_v<T, uint8_t> ? napi_uint8_array
-                                                               : napi_float32_array;
-  if (typed.TypedArrayType() != expected) {
-    Fail("E_ROWS", std::string("row table: column '") + name + "' must be a " + TypedArrayName<T>::value);
-  }
+  Napi::TypedArrayOf<T> typed = v.As<Napi::TypedArrayOf<T>>();
   const int64_t length = static_cast<int64_t>(typed.ElementLength());
   if (rows < 0) {
     rows = length;
@@ -56,13 +35,7 @@ T* Column(const Napi::Object& obj, const char* name, int64_t& rows) {
     Fail("E_ROWS", std::string("row table: column '") + name + "' has " + std::to_string(length) +
                        " rows but column 'group' has " + std::to_string(rows) + "; all columns must have the same length");
   }
-  return typed.As<Napi::TypedArrayOf<T>>().Data();
-}
-
-double NumberField(const Napi::Object& obj, const char* name) {
-  Napi::Value v = obj.Get(name);
-  if (!v.IsNumber()) Fail("E_ROWS", std::string("advantage option '") + name + "' must be a number");
-  return v.As<Napi::Number>().DoubleValue();
+  return typed.Data();
 }
 
 // columns: { group, trial, episode, turn, phase, reward, valid, stepKey }, params: { estimator: 0 gigpo | 1 grpo,
@@ -73,7 +46,7 @@ void ReadArgs(const Napi::CallbackInfo& info, RowView& rows, AdvantageParams& pa
     Fail("E_ARG", "computeAdvantages(columns, params, outputs): three objects expected");
   }
   Napi::Object columns = info[0].As<Napi::Object>();
-  Napi::Object p = info[1].As<Napi::Object>();
+  const lamer::args::Fields p(info[1].As<Napi::Object>(), "advantage option", "E_ROWS", " ");
   Napi::Object o = info[2].As<Napi::Object>();
   int64_t n = -1;
   rows.group = Column<int32_t>(columns, "group", n);
@@ -89,20 +62,18 @@ void ReadArgs(const Napi::CallbackInfo& info, RowView& rows, AdvantageParams& pa
   out.step_return = Column<float>(o, "stepReturn", n);
   out.advantage = Column<float>(o, "advantage", n);
 
-  const double estimator = NumberField(p, "estimator");
-  const double returns = NumberField(p, "returns");
+  const double estimator = p.AnyNumber("estimator");
+  const double returns = p.AnyNumber("returns");
   if (estimator != 0 && estimator != 1) Fail("E_ROWS", "advantage option 'estimator': expected 0 (gigpo) or 1 (grpo)");
   if (returns != 0 && returns != 1) Fail("E_ROWS", "advantage option 'returns': expected 0 (recursive) or 1 (paper)");
   params.estimator = estimator == 0 ? lamer::algo::Estimator::kGiGPO : lamer::algo::Estimator::kGRPO;
   params.returns = returns == 0 ? lamer::algo::ReturnsFormula::kRecursive : lamer::algo::ReturnsFormula::kPaper;
-  params.gamma_step = NumberField(p, "gammaStep");
-  params.gamma_traj = NumberField(p, "gammaTraj");
-  params.invalid_penalty = NumberField(p, "invalidPenalty");
-  Napi::Value divide = p.Get("divideByStd");
-  if (!divide.IsBoolean()) Fail("E_ROWS", "advantage option 'divideByStd' must be a boolean");
-  params.divide_by_std = divide.As<Napi::Boolean>().Value();
-  params.omega = NumberField(p, "omega");
-  params.eps = NumberField(p, "eps");
+  params.gamma_step = p.AnyNumber("gammaStep");
+  params.gamma_traj = p.AnyNumber("gammaTraj");
+  params.invalid_penalty = p.AnyNumber("invalidPenalty");
+  params.divide_by_std = p.Bool("divideByStd");
+  params.omega = p.AnyNumber("omega");
+  params.eps = p.AnyNumber("eps");
 }
 
 // Rows errors carry code E_ROWS; anything else goes through the bridge's classification.

@@ -4,6 +4,7 @@
 #include <c10/core/GradMode.h>
 #include <napi.h>
 
+#include "bridge/args.h"
 #include "bridge/errors.h"
 #include "bridge/executor.h"
 #include "bridge/registry.h"
@@ -12,39 +13,14 @@
 namespace lamer {
 namespace {
 
-std::vector<int64_t> ShapeArg(const Napi::Value& v, const char* what) {
-  if (!v.IsArray()) Fail("E_ARG", std::string(what) + " must be an array of non-negative integers");
-  Napi::Array arr = v.As<Napi::Array>();
-  std::vector<int64_t> shape;
-  for (uint32_t i = 0; i < arr.Length(); ++i) {
-    Napi::Value e = arr.Get(i);
-    double d = e.IsNumber() ? e.As<Napi::Number>().DoubleValue() : -1;
-    if (!(d >= 0) || d != static_cast<double>(static_cast<int64_t>(d))) {
-      Fail("E_ARG", std::string(what) + "[" + std::to_string(i) + "] must be a non-negative integer");
-    }
-    shape.push_back(static_cast<int64_t>(d));
-  }
-  return shape;
-}
-
-std::string StringArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
-  if (info.Length() <= i || !info[i].IsString()) Fail("E_ARG", std::string(what) + " must be a string");
-  return info[i].As<Napi::String>();
-}
-
-double NumberArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
-  if (info.Length() <= i || !info[i].IsNumber()) Fail("E_ARG", std::string(what) + " must be a number");
-  return info[i].As<Napi::Number>().DoubleValue();
-}
-
 Napi::Value Completed(Napi::Env env, at::Tensor t) { return TensorWrap::Wrap(env, std::move(t)); }
 
 // full(shape, value, dtype, device)
 Napi::Value Full(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
-    auto shape = ShapeArg(info[0], "shape");
-    double value = NumberArg(info, 1, "value");
-    auto opts = at::TensorOptions().dtype(ParseDType(StringArg(info, 2, "dtype"))).device(ParseDevice(StringArg(info, 3, "device")));
+    auto shape = args::Shape(info[0], "shape");
+    double value = args::Number(info, 1, "value");
+    auto opts = at::TensorOptions().dtype(ParseDType(args::String(info, 2, "dtype"))).device(ParseDevice(args::String(info, 3, "device")));
     return TensorWrap::Wrap(info.Env(), at::full(shape, value, opts));
   });
 }
@@ -52,10 +28,10 @@ Napi::Value Full(const Napi::CallbackInfo& info) {
 // randn(shape, dtype, device, seed): normal samples from a generator seeded for this call only.
 Napi::Value Randn(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
-    auto shape = ShapeArg(info[0], "shape");
-    auto dtype = ParseDType(StringArg(info, 1, "dtype"));
-    auto device = ParseDevice(StringArg(info, 2, "device"));
-    auto seed = static_cast<uint64_t>(NumberArg(info, 3, "seed"));
+    auto shape = args::Shape(info[0], "shape");
+    auto dtype = ParseDType(args::String(info, 1, "dtype"));
+    auto device = ParseDevice(args::String(info, 2, "device"));
+    auto seed = static_cast<uint64_t>(args::Number(info, 3, "seed"));
     at::Generator gen = at::detail::createCPUGenerator(seed);
     at::Tensor t = at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat));
     return TensorWrap::Wrap(info.Env(), t.to(device, dtype));
@@ -85,7 +61,7 @@ Napi::Value Sum(const Napi::CallbackInfo& info) {
 Napi::Value Fill(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
     at::Tensor t = TensorWrap::Get(info[0]);
-    t.fill_(NumberArg(info, 1, "value"));
+    t.fill_(args::Number(info, 1, "value"));
     return info.Env().Undefined();
   });
 }
@@ -93,7 +69,7 @@ Napi::Value Fill(const Napi::CallbackInfo& info) {
 Napi::Value MulScalar(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
     at::Tensor t = TensorWrap::Get(info[0]);
-    t.mul_(NumberArg(info, 1, "value"));
+    t.mul_(args::Number(info, 1, "value"));
     return info.Env().Undefined();
   });
 }
@@ -103,7 +79,7 @@ Napi::Value ToDevice(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guarded(env, [&]() -> Napi::Value {
     at::Tensor t = TensorWrap::Get(info[0]);
-    at::Device device = ParseDevice(StringArg(info, 1, "device"));
+    at::Device device = ParseDevice(args::String(info, 1, "device"));
     at::ScalarType dtype = t.scalar_type();
     if (info.Length() > 2 && info[2].IsString()) dtype = ParseDType(info[2].As<Napi::String>());
     const std::string execDevice = device.is_cuda() ? device.str() : t.device().str();

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bridge/args.h"
 #include "bridge/errors.h"
 #include "bridge/registry.h"
 
@@ -260,18 +261,9 @@ Napi::Value TensorFromTypedArray(const Napi::CallbackInfo& info) {
                          : expected == napi_uint8_array    ? std::string("Uint8Array")
                                                            : std::string("Uint16Array")));
     }
-    Napi::Array shapeArr = info[1].As<Napi::Array>();
-    std::vector<int64_t> shape;
+    const std::vector<int64_t> shape = args::Shape(info[1], "shape");
     int64_t numel = 1;
-    for (uint32_t i = 0; i < shapeArr.Length(); ++i) {
-      Napi::Value v = shapeArr.Get(i);
-      double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-      if (!(d >= 0) || d != static_cast<double>(static_cast<int64_t>(d))) {
-        Fail("E_ARG", "shape[" + std::to_string(i) + "] must be a non-negative integer");
-      }
-      shape.push_back(static_cast<int64_t>(d));
-      numel *= shape.back();
-    }
+    for (const int64_t n : shape) numel *= n;
     if (static_cast<size_t>(numel) != typed.ElementLength()) {
       Fail("E_ARG", "shape holds " + std::to_string(numel) + " elements but the array has " +
                         std::to_string(typed.ElementLength()));

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <memory>
 
+#include "bridge/args.h"
 #include "bridge/errors.h"
 #include "bridge/executor.h"
 #include "bridge/registry.h"
@@ -30,39 +31,9 @@ namespace {
 
 thread_local Napi::FunctionReference* gEngineClass = nullptr;
 
-double Number(const Napi::Object& o, const char* name, const std::string& where, double fallback, bool required) {
-  const Napi::Value v = o.Get(name);
-  if (v.IsUndefined() && !required) return fallback;
-  if (!v.IsNumber()) Fail("E_ARG", where + ": '" + name + "' must be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!std::isfinite(d)) Fail("E_ARG", where + ": '" + name + "' must be finite");
-  return d;
-}
-
-int64_t Integer(const Napi::Object& o, const char* name, const std::string& where, double min, double fallback, bool required) {
-  const double d = Number(o, name, where, fallback, required);
-  if (d != std::floor(d) || d < min || d > 9007199254740991.0) {
-    Fail("E_ARG", where + ": '" + name + "' must be an integer >= " + std::to_string(static_cast<int64_t>(min)) +
-                      ", found " + std::to_string(d));
-  }
-  return static_cast<int64_t>(d);
-}
-
+// Token ids, each in [0, vocab).
 std::vector<int64_t> Ids(const Napi::Value& v, const std::string& what, int64_t vocab) {
-  std::vector<int64_t> out;
-  if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_int32_array) {
-    const Napi::Int32Array a = v.As<Napi::Int32Array>();
-    out.assign(a.Data(), a.Data() + a.ElementLength());
-  } else if (v.IsArray()) {
-    const Napi::Array a = v.As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); ++i) {
-      const Napi::Value x = a.Get(i);
-      if (!x.IsNumber()) Fail("E_ARG", what + " must hold numbers");
-      out.push_back(x.As<Napi::Number>().Int64Value());
-    }
-  } else {
-    Fail("E_ARG", what + " must be an Int32Array or an array of numbers");
-  }
+  std::vector<int64_t> out = args::Int64s(v, what);
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] < 0 || out[i] >= vocab) {
       Fail("E_ARG", what + "[" + std::to_string(i) + "] = " + std::to_string(out[i]) + " is outside the vocabulary [0, " +
@@ -73,10 +44,11 @@ std::vector<int64_t> Ids(const Napi::Value& v, const std::string& what, int64_t 
 }
 
 SamplingParams ReadSampling(const Napi::Object& o, const std::string& where) {
+  const args::Fields f(o, where);
   SamplingParams p;
-  p.temperature = Number(o, "temperature", where, 1.0, false);
-  p.top_p = Number(o, "topP", where, 1.0, false);
-  p.top_k = static_cast<int64_t>(Number(o, "topK", where, 0.0, false));
+  p.temperature = f.Number("temperature", 1.0);
+  p.top_p = f.Number("topP", 1.0);
+  p.top_k = static_cast<int64_t>(f.Number("topK", 0.0));
   if (!(p.temperature >= 0)) Fail("E_ARG", where + ": temperature must be >= 0 (0 is greedy)");
   if (!(p.top_p > 0 && p.top_p <= 1)) Fail("E_ARG", where + ": topP must be in (0, 1]");
   return p;
@@ -86,15 +58,16 @@ Request ReadRequest(const Napi::Value& v, size_t index, int64_t vocab) {
   const std::string where = "engine.step: request " + std::to_string(index);
   if (!v.IsObject()) Fail("E_ARG", where + " must be an object");
   const Napi::Object o = v.As<Napi::Object>();
+  const args::Fields f(o, where);
   Request r;
-  r.id = Integer(o, "id", where, 0, 0, true);
+  r.id = f.Integer("id", 0);
   r.prompt = Ids(o.Get("prompt"), where + ": prompt", vocab);
   if (r.prompt.empty()) Fail("E_ARG", where + ": prompt must hold at least one token");
   r.sampling = ReadSampling(o, where);
-  r.max_new_tokens = Integer(o, "maxNewTokens", where, 1, 0, true);
+  r.max_new_tokens = f.Integer("maxNewTokens", 1);
   const Napi::Value stops = o.Get("stopIds");
   if (!stops.IsUndefined()) r.stop_ids = Ids(stops, where + ": stopIds", vocab);
-  r.seed = static_cast<uint64_t>(Integer(o, "seed", where, 0, 0, false));
+  r.seed = static_cast<uint64_t>(f.Integer("seed", 0, 0));
   return r;
 }
 
@@ -122,23 +95,21 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       decoder_ = model::ModelWrap::Get(info[0], "createEngine: model");
       GeneratorOptions options;
       if (info.Length() > 1 && info[1].IsObject()) {
-        const Napi::Object o = info[1].As<Napi::Object>();
-        options.prefill_tokens = Integer(o, "prefillTokens", "createEngine options", 1, 8192, false);
-        options.slots = Integer(o, "slots", "createEngine options", 1, 32, false);
-        const Napi::Value graphs = o.Get("cudaGraphs");
-        if (!graphs.IsUndefined() && !graphs.IsBoolean()) Fail("E_ARG", "createEngine options: 'cudaGraphs' must be a boolean");
-        options.cuda_graphs = graphs.IsUndefined() || graphs.As<Napi::Boolean>().Value();
-        const Napi::Value layout = o.Get("slotLayout");
-        if (!layout.IsUndefined()) {
-          const std::string name = layout.IsString() ? layout.As<Napi::String>().Utf8Value() : "";
-          if (name != "packed" && name != "fixed") Fail("E_ARG", "createEngine options: 'slotLayout' must be 'packed' or 'fixed'");
-          options.layout = name == "packed" ? SlotLayout::kPacked : SlotLayout::kFixed;
+        const args::Fields f(info[1].As<Napi::Object>(), "createEngine options");
+        options.prefill_tokens = f.Integer("prefillTokens", 1, 8192);
+        options.slots = f.Integer("slots", 1, 32);
+        options.cuda_graphs = f.Bool("cudaGraphs", true);
+        // Absent: the generator's default for the device (kDefault).
+        const std::string layout = f.String("slotLayout", "");
+        if (!layout.empty()) {
+          if (layout != "packed" && layout != "fixed") Fail("E_ARG", f.Label("slotLayout") + " must be 'packed' or 'fixed'");
+          options.layout = layout == "packed" ? SlotLayout::kPacked : SlotLayout::kFixed;
         }
         // Bytes to tokens: keys and values of every layer, in the compute dtype.
         const model::DecoderConfig& c = decoder_->config();
         const int64_t token_bytes = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim *
                                     static_cast<int64_t>(c10::elementSize(decoder_->compute_dtype()));
-        options.prefix_cache_tokens = Integer(o, "prefixCacheBytes", "createEngine options", 0, 0, false) / token_bytes;
+        options.prefix_cache_tokens = f.Integer("prefixCacheBytes", 0, 0) / token_bytes;
       }
       executor_ = model::ModelWrap::ExecutorName(*decoder_);
       generator_ = std::make_shared<Generator>(decoder_, options);
@@ -257,8 +228,7 @@ Napi::Value CreateEngine(const Napi::CallbackInfo& info) {
 // engineSample(logits [B, V] fp32 tensor, params [{temperature, topP, topK}], uniforms Float64Array [B])
 Napi::Value EngineSample(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
-    if (info.Length() < 3 || !info[1].IsArray() || !info[2].IsTypedArray() ||
-        info[2].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+    if (info.Length() < 3 || !info[1].IsArray() || !args::IsTypedArrayOf<double>(info[2])) {
       Fail("E_ARG", "engineSample(logits, params[], uniforms: Float64Array)");
     }
     const at::Tensor logits = TensorWrap::Get(info[0], "logits");

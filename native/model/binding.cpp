@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "bridge/args.h"
 #include "bridge/errors.h"
 #include "bridge/executor.h"
 #include "bridge/registry.h"
@@ -29,64 +30,35 @@ std::string ShapeText(at::IntArrayRef shape) {
   return s + "]";
 }
 
-int64_t IntField(const Napi::Object& o, const char* name, int64_t min) {
-  Napi::Value v = o.Get(name);
-  if (!v.IsNumber()) Fail("E_ARG", std::string("model config: '") + name + "' must be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (d != static_cast<double>(static_cast<int64_t>(d)) || d < static_cast<double>(min)) {
-    Fail("E_ARG", std::string("model config: '") + name + "' must be an integer >= " + std::to_string(min));
-  }
-  return static_cast<int64_t>(d);
-}
-
-double NumberField(const Napi::Object& o, const char* name) {
-  Napi::Value v = o.Get(name);
-  if (!v.IsNumber()) Fail("E_ARG", std::string("model config: '") + name + "' must be a number");
-  return v.As<Napi::Number>().DoubleValue();
-}
-
-bool BoolField(const Napi::Object& o, const char* name) {
-  Napi::Value v = o.Get(name);
-  if (!v.IsBoolean()) Fail("E_ARG", std::string("model config: '") + name + "' must be a boolean");
-  return v.As<Napi::Boolean>().Value();
-}
-
 // The plain config object built by src/model/config.ts (toNativeConfig).
 DecoderConfig ReadConfig(const Napi::Value& value) {
   if (!value.IsObject()) Fail("E_ARG", "model config must be an object");
-  const Napi::Object o = value.As<Napi::Object>();
+  const args::Fields o(value.As<Napi::Object>(), "model config");
   DecoderConfig c;
-  Napi::Value type = o.Get("modelType");
-  if (!type.IsString()) Fail("E_ARG", "model config: 'modelType' must be a string");
-  c.model_type = type.As<Napi::String>();
-  c.vocab_size = IntField(o, "vocabSize", 1);
-  c.hidden_size = IntField(o, "hiddenSize", 1);
-  c.intermediate_size = IntField(o, "intermediateSize", 1);
-  c.num_hidden_layers = IntField(o, "numHiddenLayers", 0);
-  c.num_attention_heads = IntField(o, "numAttentionHeads", 1);
-  c.num_key_value_heads = IntField(o, "numKeyValueHeads", 1);
-  c.head_dim = IntField(o, "headDim", 2);
-  c.rms_norm_eps = NumberField(o, "rmsNormEps");
-  c.rope_theta = NumberField(o, "ropeTheta");
-  c.tie_word_embeddings = BoolField(o, "tieWordEmbeddings");
-  c.qk_norm = BoolField(o, "qkNorm");
-  c.qkv_bias = BoolField(o, "qkvBias");
-  c.o_bias = BoolField(o, "oBias");
-  c.mlp_bias = BoolField(o, "mlpBias");
-  c.rope_factor = NumberField(o, "ropeFactor");
-  c.rope_low_freq_factor = NumberField(o, "ropeLowFreqFactor");
-  c.rope_high_freq_factor = NumberField(o, "ropeHighFreqFactor");
-  c.rope_original_max_position_embeddings = IntField(o, "ropeOriginalMaxPositionEmbeddings", 1);
+  c.model_type = o.String("modelType");
+  c.vocab_size = o.Integer("vocabSize", 1);
+  c.hidden_size = o.Integer("hiddenSize", 1);
+  c.intermediate_size = o.Integer("intermediateSize", 1);
+  c.num_hidden_layers = o.Integer("numHiddenLayers", 0);
+  c.num_attention_heads = o.Integer("numAttentionHeads", 1);
+  c.num_key_value_heads = o.Integer("numKeyValueHeads", 1);
+  c.head_dim = o.Integer("headDim", 2);
+  c.rms_norm_eps = o.AnyNumber("rmsNormEps");
+  c.rope_theta = o.AnyNumber("ropeTheta");
+  c.tie_word_embeddings = o.Bool("tieWordEmbeddings");
+  c.qk_norm = o.Bool("qkNorm");
+  c.qkv_bias = o.Bool("qkvBias");
+  c.o_bias = o.Bool("oBias");
+  c.mlp_bias = o.Bool("mlpBias");
+  c.rope_factor = o.AnyNumber("ropeFactor");
+  c.rope_low_freq_factor = o.AnyNumber("ropeLowFreqFactor");
+  c.rope_high_freq_factor = o.AnyNumber("ropeHighFreqFactor");
+  c.rope_original_max_position_embeddings = o.Integer("ropeOriginalMaxPositionEmbeddings", 1);
   if (c.num_attention_heads % c.num_key_value_heads != 0) {
     Fail("E_ARG", "model config: numAttentionHeads must be a multiple of numKeyValueHeads");
   }
   if (c.head_dim % 2 != 0) Fail("E_ARG", "model config: headDim must be even (RoPE rotates pairs)");
   return c;
-}
-
-std::string StringArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
-  if (info.Length() <= i || !info[i].IsString()) Fail("E_ARG", std::string(what) + " must be a string");
-  return info[i].As<Napi::String>();
 }
 
 // "cuda" means "cuda:0", so a model and the tensors sent to it share one executor (one worker thread per GPU).
@@ -132,11 +104,11 @@ std::map<std::string, at::Tensor> ParametersFrom(CheckpointTensors& ckpt, const 
 
 Napi::Value ModelLoad(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
-    const std::string dir = StringArg(info, 0, "modelLoad(dir, config, device, dtype, paramDtype): dir");
+    const std::string dir = args::String(info, 0, "modelLoad(dir, config, device, dtype, paramDtype): dir");
     const DecoderConfig config = ReadConfig(info[1]);
-    const at::Device device = ModelDevice(StringArg(info, 2, "device"));
-    const at::ScalarType dtype = ParseDType(StringArg(info, 3, "dtype"));
-    const at::ScalarType param_dtype = ParseDType(StringArg(info, 4, "paramDtype"));
+    const at::Device device = ModelDevice(args::String(info, 2, "device"));
+    const at::ScalarType dtype = ParseDType(args::String(info, 3, "dtype"));
+    const at::ScalarType param_dtype = ParseDType(args::String(info, 4, "paramDtype"));
     auto decoder = std::make_shared<std::shared_ptr<Decoder>>();
     Napi::Env env = info.Env();
     return Executor::ForDevice(env, device.str()).Submit(env, [=]() -> Executor::Completion {
@@ -156,9 +128,9 @@ Napi::Value ModelLoad(const Napi::CallbackInfo& info) {
 Napi::Value ModelInit(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
     const DecoderConfig config = ReadConfig(info[0]);
-    const at::Device device = ModelDevice(StringArg(info, 1, "modelInit(config, device, dtype, paramDtype, seed, std): device"));
-    const at::ScalarType dtype = ParseDType(StringArg(info, 2, "dtype"));
-    const at::ScalarType param_dtype = ParseDType(StringArg(info, 3, "paramDtype"));
+    const at::Device device = ModelDevice(args::String(info, 1, "modelInit(config, device, dtype, paramDtype, seed, std): device"));
+    const at::ScalarType dtype = ParseDType(args::String(info, 2, "dtype"));
+    const at::ScalarType param_dtype = ParseDType(args::String(info, 3, "paramDtype"));
     if (info.Length() < 6 || !info[4].IsNumber() || !info[5].IsNumber()) Fail("E_ARG", "modelInit: seed and std must be numbers");
     const uint64_t seed = static_cast<uint64_t>(info[4].As<Napi::Number>().Int64Value());
     const double std = info[5].As<Napi::Number>().DoubleValue();
@@ -187,7 +159,7 @@ Napi::Value ModelInit(const Napi::CallbackInfo& info) {
 // mapped file. Synchronous: mapping and validating a header is microseconds to milliseconds of work.
 Napi::Value SafetensorsRead(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
-    const std::string path = StringArg(info, 0, "safetensorsRead(path): path");
+    const std::string path = args::String(info, 0, "safetensorsRead(path): path");
     const SafetensorsFile file = SafetensorsFile::Open(path);
     Napi::Env env = info.Env();
     Napi::Object out = Napi::Object::New(env);
@@ -207,25 +179,10 @@ Napi::Value SafetensorsRead(const Napi::CallbackInfo& info) {
   });
 }
 
-std::map<std::string, std::string> ReadMetadata(const Napi::Value& v) {
-  std::map<std::string, std::string> metadata;
-  if (v.IsUndefined() || v.IsNull()) return metadata;
-  if (!v.IsObject()) Fail("E_ARG", "metadata must be an object of strings");
-  const Napi::Object o = v.As<Napi::Object>();
-  const Napi::Array keys = o.GetPropertyNames();
-  for (uint32_t i = 0; i < keys.Length(); ++i) {
-    const std::string k = keys.Get(i).As<Napi::String>();
-    const Napi::Value val = o.Get(k);
-    if (!val.IsString()) Fail("E_ARG", "metadata '" + k + "' must be a string");
-    metadata[k] = val.As<Napi::String>();
-  }
-  return metadata;
-}
-
 // safetensorsWrite(path, names, tensors, dtype | null, metadata) -> Promise<void>, on the CPU executor.
 Napi::Value SafetensorsWrite(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
-    const std::string path = StringArg(info, 0, "safetensorsWrite(path, names, tensors, dtype, metadata): path");
+    const std::string path = args::String(info, 0, "safetensorsWrite(path, names, tensors, dtype, metadata): path");
     if (info.Length() < 3 || !info[1].IsArray() || !info[2].IsArray()) Fail("E_ARG", "safetensorsWrite: names and tensors must be arrays");
     const Napi::Array names = info[1].As<Napi::Array>();
     const Napi::Array tensors = info[2].As<Napi::Array>();
@@ -237,7 +194,7 @@ Napi::Value SafetensorsWrite(const Napi::CallbackInfo& info) {
     }
     const at::ScalarType dtype =
         info.Length() > 3 && info[3].IsString() ? ParseDType(info[3].As<Napi::String>()) : at::ScalarType::Undefined;
-    const auto metadata = ReadMetadata(info.Length() > 4 ? info[4] : info.Env().Undefined());
+    const auto metadata = args::StringMap(info.Length() > 4 ? info[4] : info.Env().Undefined(), "metadata");
     Napi::Env env = info.Env();
     return Executor::ForDevice(env, "cpu").Submit(env, [=]() -> Executor::Completion {
       WriteSafetensors(path, items, dtype, metadata);
@@ -319,11 +276,8 @@ std::vector<std::vector<int64_t>> ReadSequences(const Napi::Value& v, int64_t vo
   std::vector<std::vector<int64_t>> seqs(arr.Length());
   for (uint32_t i = 0; i < arr.Length(); ++i) {
     const Napi::Value item = arr.Get(i);
-    if (!item.IsTypedArray() || item.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
-      Fail("E_ARG", "sequence " + std::to_string(i) + " must be an Int32Array");
-    }
-    const Napi::Int32Array ids = item.As<Napi::Int32Array>();
-    seqs[i].assign(ids.Data(), ids.Data() + ids.ElementLength());
+    if (!args::IsTypedArrayOf<int32_t>(item)) Fail("E_ARG", "sequence " + std::to_string(i) + " must be an Int32Array");
+    seqs[i] = args::CopyTypedArray<int64_t>(item.As<Napi::Int32Array>());
     for (size_t t = 0; t < seqs[i].size(); ++t) {
       if (seqs[i][t] < 0 || seqs[i][t] >= vocab) {
         Fail("E_ARG", "sequence " + std::to_string(i) + " token " + std::to_string(t) + ": id " + std::to_string(seqs[i][t]) +
@@ -473,7 +427,7 @@ Napi::Value ModelWrap::Parameters(const Napi::CallbackInfo& info) {
 Napi::Value ModelWrap::SaveShard(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
     std::shared_ptr<Decoder> d = Get(Value());
-    const std::string path = StringArg(info, 0, "saveShard(path, names, dtype, metadata): path");
+    const std::string path = args::String(info, 0, "saveShard(path, names, dtype, metadata): path");
     if (info.Length() < 2 || !info[1].IsArray()) Fail("E_ARG", "saveShard: names must be an array");
     const Napi::Array arr = info[1].As<Napi::Array>();
     std::vector<std::string> names;
@@ -484,7 +438,7 @@ Napi::Value ModelWrap::SaveShard(const Napi::CallbackInfo& info) {
     }
     const at::ScalarType dtype =
         info.Length() > 2 && info[2].IsString() ? ParseDType(info[2].As<Napi::String>()) : at::ScalarType::Undefined;
-    const auto metadata = ReadMetadata(info.Length() > 3 ? info[3] : info.Env().Undefined());
+    const auto metadata = args::StringMap(info.Length() > 3 ? info[3] : info.Env().Undefined(), "metadata");
     Napi::Env env = info.Env();
     return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, path, names, dtype, metadata]() -> Executor::Completion {
       at::NoGradGuard no_grad;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 
+#include "bridge/args.h"
 #include "bridge/errors.h"
 #include "bridge/executor.h"
 #include "bridge/registry.h"
@@ -17,65 +18,27 @@ namespace lamer::train {
 
 namespace {
 
-double Num(const Napi::Object& o, const char* name, double fallback) {
-  const Napi::Value v = o.Get(name);
-  if (v.IsUndefined() || v.IsNull()) return fallback;
-  if (!v.IsNumber()) Fail("E_ARG", std::string("train options: '") + name + "' must be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!std::isfinite(d)) Fail("E_ARG", std::string("train options: '") + name + "' must be finite");
-  return d;
-}
-
-bool Flag(const Napi::Object& o, const char* name, bool fallback) {
-  const Napi::Value v = o.Get(name);
-  if (v.IsUndefined() || v.IsNull()) return fallback;
-  if (!v.IsBoolean()) Fail("E_ARG", std::string("train options: '") + name + "' must be a boolean");
-  return v.As<Napi::Boolean>().Value();
-}
-
-std::string Str(const Napi::Object& o, const char* name, const std::string& fallback) {
-  const Napi::Value v = o.Get(name);
-  if (v.IsUndefined() || v.IsNull()) return fallback;
-  if (!v.IsString()) Fail("E_ARG", std::string("train options: '") + name + "' must be a string");
-  return v.As<Napi::String>();
-}
-
-template <typename T, typename Out>
-void ReadTyped(const Napi::Object& o, const char* name, napi_typedarray_type type, const char* type_name, bool required,
-               std::vector<Out>& out) {
-  const Napi::Value v = o.Get(name);
-  if (v.IsUndefined() || v.IsNull()) {
-    if (required) Fail("E_ARG", std::string("train batch: '") + name + "' is required (" + type_name + ")");
-    return;
-  }
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) {
-    Fail("E_ARG", std::string("train batch: '") + name + "' must be a " + type_name);
-  }
-  const Napi::TypedArrayOf<T> a = v.As<Napi::TypedArrayOf<T>>();
-  out.assign(a.Data(), a.Data() + a.ElementLength());
-}
-
 // {ids: Int32Array, lengths: Int32Array, starts: Int32Array, advantages?, oldLogprobs?, refLogprobs?, returns?,
 // oldValues?: Float32Array}, copied out of JS memory (only lent for the call).
 Batch ReadBatch(const Napi::Value& value) {
   if (!value.IsObject()) Fail("E_ARG", "train batch must be an object");
-  const Napi::Object o = value.As<Napi::Object>();
+  const args::Fields f(value.As<Napi::Object>(), "train batch");
   Batch b;
   std::vector<int64_t> lengths;
-  ReadTyped<int32_t>(o, "ids", napi_int32_array, "Int32Array", true, b.ids);
-  ReadTyped<int32_t>(o, "lengths", napi_int32_array, "Int32Array", true, lengths);
-  ReadTyped<int32_t>(o, "starts", napi_int32_array, "Int32Array", true, b.starts);
+  f.TypedArray<int32_t>("ids", true, b.ids);
+  f.TypedArray<int32_t>("lengths", true, lengths);
+  f.TypedArray<int32_t>("starts", true, b.starts);
   if (lengths.size() != b.starts.size()) Fail("E_ARG", "train batch: 'lengths' and 'starts' differ in length");
   b.row_begin.assign(lengths.size() + 1, 0);
   for (size_t r = 0; r < lengths.size(); ++r) {
     if (lengths[r] < 0) Fail("E_ARG", "train batch: negative length in row " + std::to_string(r));
     b.row_begin[r + 1] = b.row_begin[r] + lengths[r];
   }
-  ReadTyped<float>(o, "advantages", napi_float32_array, "Float32Array", false, b.advantages);
-  ReadTyped<float>(o, "oldLogprobs", napi_float32_array, "Float32Array", false, b.old_logprobs);
-  ReadTyped<float>(o, "refLogprobs", napi_float32_array, "Float32Array", false, b.ref_logprobs);
-  ReadTyped<float>(o, "returns", napi_float32_array, "Float32Array", false, b.returns);
-  ReadTyped<float>(o, "oldValues", napi_float32_array, "Float32Array", false, b.old_values);
+  f.TypedArray<float>("advantages", false, b.advantages);
+  f.TypedArray<float>("oldLogprobs", false, b.old_logprobs);
+  f.TypedArray<float>("refLogprobs", false, b.ref_logprobs);
+  f.TypedArray<float>("returns", false, b.returns);
+  f.TypedArray<float>("oldValues", false, b.old_values);
   return b;
 }
 
@@ -83,46 +46,46 @@ StepOptions ReadStepOptions(const Napi::Value& value) {
   StepOptions s;
   if (value.IsUndefined() || value.IsNull()) return s;
   if (!value.IsObject()) Fail("E_ARG", "train options must be an object");
-  const Napi::Object o = value.As<Napi::Object>();
-  const std::string objective = Str(o, "objective", "policy");
+  const args::Fields o(value.As<Napi::Object>(), "train options");
+  const std::string objective = o.String("objective", "policy");
   if (objective == "policy") s.objective = Objective::kPolicy;
   else if (objective == "sft") s.objective = Objective::kSft;
   else Fail("E_ARG", "train options: 'objective' must be 'policy' or 'sft', found '" + objective + "'");
   LossOptions& L = s.loss;
-  L.clip_low = Num(o, "clipLow", L.clip_low);
-  L.clip_high = Num(o, "clipHigh", L.clip_high);
-  L.dual_clip = Num(o, "dualClip", L.dual_clip);
+  L.clip_low = o.Number("clipLow", L.clip_low);
+  L.clip_high = o.Number("clipHigh", L.clip_high);
+  L.dual_clip = o.Number("dualClip", L.dual_clip);
   if (L.clip_low < 0 || L.clip_low >= 1 || L.clip_high < 0) Fail("E_ARG", "train options: clipLow must be in [0, 1) and clipHigh >= 0");
   if (!(L.dual_clip > 1)) Fail("E_ARG", "train options: 'dualClip' must be > 1");
-  const std::string agg = Str(o, "aggregation", "token-mean");
+  const std::string agg = o.String("aggregation", "token-mean");
   if (agg == "token-mean") L.aggregation = Aggregation::kTokenMean;
   else if (agg == "seq-mean-token-sum") L.aggregation = Aggregation::kSeqMeanTokenSum;
   else if (agg == "seq-mean-token-mean") L.aggregation = Aggregation::kSeqMeanTokenMean;
   else Fail("E_ARG", "train options: 'aggregation' must be token-mean, seq-mean-token-sum or seq-mean-token-mean, found '" + agg + "'");
-  L.entropy_coef = Num(o, "entropyCoef", L.entropy_coef);
-  const std::string kl = Str(o, "klType", "none");
+  L.entropy_coef = o.Number("entropyCoef", L.entropy_coef);
+  const std::string kl = o.String("klType", "none");
   if (kl == "none") L.kl = KlType::kNone;
   else if (kl == "low_var_kl") L.kl = KlType::kLowVar;
   else if (kl == "kl") L.kl = KlType::kK1;
   else if (kl == "mse") L.kl = KlType::kMse;
   else Fail("E_ARG", "train options: 'klType' must be none, low_var_kl, kl or mse, found '" + kl + "'");
-  L.kl_coef = Num(o, "klCoef", L.kl_coef);
-  L.value_clip = Num(o, "valueClip", L.value_clip);
-  L.value_coef = Num(o, "valueCoef", L.value_coef);
-  L.temperature = Num(o, "temperature", L.temperature);
+  L.kl_coef = o.Number("klCoef", L.kl_coef);
+  L.value_clip = o.Number("valueClip", L.value_clip);
+  L.value_coef = o.Number("valueCoef", L.value_coef);
+  L.temperature = o.Number("temperature", L.temperature);
   if (!(L.temperature > 0)) Fail("E_ARG", "train options: 'temperature' must be > 0");
-  s.micro_batch_tokens = static_cast<int64_t>(Num(o, "microBatchTokens", static_cast<double>(s.micro_batch_tokens)));
+  s.micro_batch_tokens = static_cast<int64_t>(o.Number("microBatchTokens", static_cast<double>(s.micro_batch_tokens)));
   if (s.micro_batch_tokens < 1) Fail("E_ARG", "train options: 'microBatchTokens' must be >= 1");
-  s.max_grad_norm = Num(o, "maxGradNorm", s.max_grad_norm);
-  s.lr = Num(o, "lr", s.lr);
+  s.max_grad_norm = o.Number("maxGradNorm", s.max_grad_norm);
+  s.lr = o.Number("lr", s.lr);
   if (s.lr < 0) Fail("E_ARG", "train options: 'lr' must be >= 0");
-  s.update = Flag(o, "update", s.update);
-  s.with_grad = Flag(o, "withGrad", s.with_grad);
-  s.return_grads = Flag(o, "returnGrads", s.return_grads);
-  s.chunked = Flag(o, "chunked", s.chunked);
-  s.chunk_bytes = static_cast<int64_t>(Num(o, "chunkBytes", static_cast<double>(s.chunk_bytes)));
+  s.update = o.Bool("update", s.update);
+  s.with_grad = o.Bool("withGrad", s.with_grad);
+  s.return_grads = o.Bool("returnGrads", s.return_grads);
+  s.chunked = o.Bool("chunked", s.chunked);
+  s.chunk_bytes = static_cast<int64_t>(o.Number("chunkBytes", static_cast<double>(s.chunk_bytes)));
   if (s.chunk_bytes < 0) Fail("E_ARG", "train options: 'chunkBytes' must be >= 1 (or 0 for the device default)");
-  s.gradient_checkpointing = Flag(o, "gradientCheckpointing", s.gradient_checkpointing);
+  s.gradient_checkpointing = o.Bool("gradientCheckpointing", s.gradient_checkpointing);
   return s;
 }
 
@@ -156,12 +119,12 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
       bool value_head = false;
       if (info.Length() > 1 && !info[1].IsUndefined()) {
         if (!info[1].IsObject()) Fail("E_ARG", "NativeTrainer(model, options): options must be an object");
-        const Napi::Object o = info[1].As<Napi::Object>();
-        adam.beta1 = Num(o, "beta1", adam.beta1);
-        adam.beta2 = Num(o, "beta2", adam.beta2);
-        adam.eps = Num(o, "eps", adam.eps);
-        adam.weight_decay = Num(o, "weightDecay", adam.weight_decay);
-        value_head = Flag(o, "valueHead", false);
+        const args::Fields o(info[1].As<Napi::Object>(), "train options");
+        adam.beta1 = o.Number("beta1", adam.beta1);
+        adam.beta2 = o.Number("beta2", adam.beta2);
+        adam.eps = o.Number("eps", adam.eps);
+        adam.weight_decay = o.Number("weightDecay", adam.weight_decay);
+        value_head = o.Bool("valueHead", false);
         if (adam.beta1 < 0 || adam.beta1 >= 1 || adam.beta2 < 0 || adam.beta2 >= 1) Fail("E_ARG", "AdamW betas must be in [0, 1)");
         if (!(adam.eps > 0)) Fail("E_ARG", "AdamW eps must be > 0");
         if (adam.weight_decay < 0) Fail("E_ARG", "AdamW weightDecay must be >= 0");
@@ -226,18 +189,8 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
   Napi::Value Save(const Napi::CallbackInfo& info) {
     return Guarded(info.Env(), [&]() -> Napi::Value {
       auto t = Get();
-      if (info.Length() < 1 || !info[0].IsString()) Fail("E_ARG", "save(path, metadata): path must be a string");
-      const std::string path = info[0].As<Napi::String>();
-      std::map<std::string, std::string> metadata;
-      if (info.Length() > 1 && info[1].IsObject()) {
-        const Napi::Object o = info[1].As<Napi::Object>();
-        const Napi::Array keys = o.GetPropertyNames();
-        for (uint32_t i = 0; i < keys.Length(); ++i) {
-          const std::string k = keys.Get(i).As<Napi::String>();
-          if (!o.Get(k).IsString()) Fail("E_ARG", "save: metadata '" + k + "' must be a string");
-          metadata[k] = o.Get(k).As<Napi::String>();
-        }
-      }
+      const std::string path = args::String(info, 0, "save(path, metadata): path");
+      const auto metadata = args::StringMap(info.Length() > 1 ? info[1] : info.Env().Undefined(), "save: metadata");
       Napi::Env env = info.Env();
       return Executor::ForDevice(env, executor_).Submit(env, [t, path, metadata]() -> Executor::Completion {
         t->Save(path, metadata);
@@ -250,8 +203,7 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
   Napi::Value Load(const Napi::CallbackInfo& info) {
     return Guarded(info.Env(), [&]() -> Napi::Value {
       auto t = Get();
-      if (info.Length() < 1 || !info[0].IsString()) Fail("E_ARG", "load(path): path must be a string");
-      const std::string path = info[0].As<Napi::String>();
+      const std::string path = args::String(info, 0, "load(path): path");
       auto count = step_count_;
       Napi::Env env = info.Env();
       return Executor::ForDevice(env, executor_).Submit(env, [t, path, count]() -> Executor::Completion {
