@@ -367,21 +367,37 @@ export class Trainer {
         return;
       }
       const last = Math.min(options.untilIteration ?? c.train.iterations, c.train.iterations);
-      for (let it = start + 1; it <= last; it++) {
-        signal?.throwIfAborted();
-        const event = await this.iterate(runtime, it, signal);
-        if (event.note) yield this.#emit({ type: 'log', level: 'warn', message: `iteration ${it}: ${event.note}` });
-        this.#log(
-          `[${c.method}] iter ${it}/${c.train.iterations} reward ${event.reward.toFixed(3)} success ${(100 * event.successRate).toFixed(1)}% ` +
-            `valid ${(100 * event.validRatio).toFixed(1)}%${event.reflectionChecks ? ` reflections right ${formatCheckedShare(event.reflectionChecks)}` : ''} ` +
-            `loss ${event.loss.toFixed(4)} ${event.seconds.toFixed(1)}s`,
-        );
-        yield this.#emit(event);
-        const isLast = it === c.train.iterations;
-        if ((c.train.evalEvery > 0 && it % c.train.evalEvery === 0) || isLast) yield this.#emit(await this.#evaluateAndKeep(runtime, it, signal));
-        if ((c.train.checkpointEvery > 0 && it % c.train.checkpointEvery === 0) || isLast || it === last) {
-          yield this.#emit({ type: 'checkpoint', iteration: it, path: await this.#checkpoint(runtime, it) });
+      // Iterations completed, and the last one a checkpoint holds: an interrupted run saves the completed ones first.
+      let completed = start;
+      let saved = start;
+      try {
+        for (let it = start + 1; it <= last; it++) {
+          signal?.throwIfAborted();
+          const event = await this.iterate(runtime, it, signal);
+          completed = it;
+          if (event.note) yield this.#emit({ type: 'log', level: 'warn', message: `iteration ${it}: ${event.note}` });
+          this.#log(
+            `[${c.method}] iter ${it}/${c.train.iterations} reward ${event.reward.toFixed(3)} success ${(100 * event.successRate).toFixed(1)}% ` +
+              `valid ${(100 * event.validRatio).toFixed(1)}%${event.reflectionChecks ? ` reflections right ${formatCheckedShare(event.reflectionChecks)}` : ''} ` +
+              `loss ${event.loss.toFixed(4)} ${event.seconds.toFixed(1)}s`,
+          );
+          yield this.#emit(event);
+          const isLast = it === c.train.iterations;
+          if ((c.train.evalEvery > 0 && it % c.train.evalEvery === 0) || isLast) yield this.#emit(await this.#evaluateAndKeep(runtime, it, signal));
+          if ((c.train.checkpointEvery > 0 && it % c.train.checkpointEvery === 0) || isLast || it === last) {
+            yield this.#emit({ type: 'checkpoint', iteration: it, path: await this.#checkpoint(runtime, it) });
+            saved = it;
+          }
         }
+      } catch (e) {
+        // Interrupted (SIGINT, an abort signal): keep the iterations that completed, so --resume goes on from there.
+        // The last iteration is not kept this way: its final evaluation would be missing from the resumed run.
+        if (signal?.aborted && completed > saved && completed < c.train.iterations) {
+          const path = await this.#checkpoint(runtime, completed);
+          this.#emit({ type: 'checkpoint', iteration: completed, path });
+          this.#log(`[${c.method}] interrupted: checkpoint of iteration ${completed} at ${path}; --resume continues from it`);
+        }
+        throw e;
       }
     } finally {
       await runtime.dispose();

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { addon, addonCandidates } from '../../native/addon.js';
 import { resolveDevice } from '../../model/device.js';
 import type { NativeBuildInfo } from '../../native/types.js';
+import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
 interface Check {
@@ -95,8 +96,10 @@ export const command: Command = {
   summary: 'show the torch build, devices and threads the addon uses; advice when something is broken',
   usage: 'usage: lamer doctor [--json]\n\nExit code 1 when a check fails, with what to do.',
   async run(argv) {
+    const values = parseCommandArgs('doctor', this.usage, argv, { json: { type: 'boolean', default: false } });
+    if (!values) return 2;
     const { checks, info } = runChecks();
-    if (argv.includes('--json')) {
+    if (values.json) {
       const { torchConfig: _omit, ...rest } = info ?? ({} as Partial<NativeBuildInfo>);
       console.log(JSON.stringify({ checks, info: rest }, null, 2));
     } else {

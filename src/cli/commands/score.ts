@@ -42,9 +42,11 @@ export const command: Command = {
     const lines = createInterface({ input: createReadStream(values.input), crlfDelay: Infinity });
     let pending: number[][] = [];
     let lineNo = 0;
+    let scored = 0;
     const flush = async (): Promise<void> => {
       if (pending.length === 0) return;
       const results = await policy.logprobs(pending);
+      scored += results.length;
       for (const r of results) {
         if (!out.write(`${JSON.stringify({ logprobs: Array.from(r) })}\n`)) await once(out, 'drain');
       }
@@ -76,6 +78,7 @@ export const command: Command = {
       out.end();
       await once(out, 'finish');
     }
+    console.error(`lamer score: wrote ${scored} line${scored === 1 ? '' : 's'} of log-probs to ${values.out}`);
     return 0;
   },
 };

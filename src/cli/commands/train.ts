@@ -1,5 +1,6 @@
 // `lamer train`: runs a training job from a named config (default: the CPU comparison of LaMer and GiGPO), once or,
 // with --seeds, once per seed into its own run folder, followed by the across-seed comparison of those folders.
+import { LamerError } from '../../errors.js';
 import { join } from 'node:path';
 import { compareRuns, formatRunsComparison } from '../../eval/across-runs.js';
 import { loadConfig } from '../../train/config.js';
@@ -46,11 +47,20 @@ export const command: Command = {
     const base = loadConfig(values.config!, overrides);
     // One job per seed, each in its own folder; without --seeds, the one job the config names.
     const jobs = seeds ? seeds.map((s) => loadConfig(values.config!, [...overrides, `seed=${s}`, `name=${base.name}-seed${s}`])) : [base];
+    // SIGINT / SIGTERM: the current step is abandoned, the completed iterations are checkpointed, and the exit code
+    // is 128 + the signal's number (130, 143); a second signal quits at once.
     const controller = new AbortController();
-    const stop = () => controller.abort(new Error('interrupted'));
-    process.once('SIGINT', stop);
+    let received: NodeJS.Signals | undefined;
+    const stop = (signal: NodeJS.Signals) => {
+      if (received) process.exit(signal === 'SIGTERM' ? 143 : 130);
+      received = signal;
+      console.error(`\nlamer train: ${signal}: stopping after saving what completed (send it again to quit at once)`);
+      controller.abort(new LamerError('E_INTERRUPTED', `interrupted by ${signal}`));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    const runDirs: string[] = [];
     try {
-      const runDirs: string[] = [];
       for (const config of jobs) {
         if (seeds) console.log(`\n[train] seed ${config.seed}: runs into ${join(config.runsDir, config.name)}`);
         const { runDir, table } = await runJob(config, {
@@ -71,8 +81,14 @@ export const command: Command = {
         console.log(formatRunsComparison(compareRuns(runDirs.map(readRunEvaluation))));
       }
       return 0;
+    } catch (e) {
+      if (!received) throw e;
+      const where = jobs.map((c) => join(c.runsDir, c.name)).slice(0, runDirs.length + 1).at(-1);
+      console.error(`lamer train: interrupted; \`lamer train --resume\` with the same options continues ${where}`);
+      return received === 'SIGTERM' ? 143 : 130;
     } finally {
       process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
     }
   },
 };

@@ -1,0 +1,97 @@
+// The `lamer` command's conventions, run as a user runs it (bin/lamer.js in a child process): --version, usage errors
+// on stderr with exit 2 and a suggestion for a typo, output into a closed pipe ending quietly, and SIGINT during
+// training exiting 130 with the completed iterations checkpointed, so --resume goes on from them.
+import { describe, expect, it } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+
+const root = join(import.meta.dirname, '..', '..');
+const bin = join(root, 'bin', 'lamer.js');
+
+function lamer(args: string[]): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe('lamer command-line conventions', () => {
+  it('--version prints the package version', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    const r = lamer(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.out.trim()).toBe(`lamer ${pkg.version}`);
+  });
+
+  it('a mistyped command or option: exit 2, the error and a suggestion on stderr, nothing on stdout', () => {
+    const command = lamer(['trian']);
+    expect(command.code).toBe(2);
+    expect(command.out).toBe('');
+    expect(command.err).toContain("unknown command 'trian'; did you mean 'train'?");
+    const option = lamer(['train', '--resum']);
+    expect(option.code).toBe(2);
+    expect(option.out).toBe('');
+    expect(option.err).toContain("did you mean '--resume'?");
+    const doctor = lamer(['doctor', '--bogus']);
+    expect(doctor.code).toBe(2);
+    expect(doctor.err).toContain("Unknown option '--bogus'");
+  });
+
+  it('output into a closed pipe ends the command quietly (exit 0, no stack trace)', async () => {
+    const child = spawn(process.execPath, [bin, 'help'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy(); // the reader is gone before the command writes
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(err).not.toContain('EPIPE');
+    expect(code).toBe(0);
+  });
+
+  it('SIGINT during training: exit 130, the completed iterations checkpointed, --resume finishes the run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-sigint-'));
+    const config = join(dir, 'tiny.yaml');
+    writeFileSync(
+      config,
+      stringify({
+        name: 'tiny',
+        runsDir: dir,
+        method: 'gigpo',
+        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 1 }, promptStyle: 'compact' },
+        env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 3 } },
+        trial: { episodes: 1 },
+        rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
+        optim: { lr: 1e-3, miniBatchRows: 8 },
+        train: { iterations: 200, evalEvery: 0, checkpointEvery: 0 },
+        eval: { tasks: 2 },
+        sft: { trials: 0 },
+      }),
+    );
+    const child = spawn(process.execPath, [bin, 'train', '--config', config, '--quiet'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    let sent = false;
+    const interrupted = new Promise<void>((resolve) => {
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (!sent && /iter 2\/200/.test(err)) {
+          sent = true; // once: a second signal quits at once
+          child.kill('SIGINT');
+          resolve();
+        }
+      });
+    });
+    const code = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await interrupted;
+    expect(await code).toBe(130);
+    expect(err, err).toContain("--resume");
+    const checkpoints = readdirSync(join(dir, 'tiny', 'checkpoints')).filter((n) => /^ckpt-\d+$/.test(n));
+    expect(checkpoints.length).toBe(1);
+    const saved = Number(checkpoints[0].slice(5));
+    expect(saved).toBeGreaterThanOrEqual(2);
+    // The metrics hold the saved iterations; --resume continues after them (cut short here with --set).
+    const resumed = lamer(['train', '--config', config, '--quiet', '--resume', '--set', `train.iterations=${saved + 1}`]);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(resumed.err).toContain(`iter ${saved + 1}/${saved + 1}`);
+    expect(existsSync(join(dir, 'tiny', 'eval.json')) || existsSync(join(dir, 'tiny', 'metrics.jsonl'))).toBe(true);
+  }, 120_000);
+});
