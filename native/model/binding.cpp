@@ -1,34 +1,27 @@
-// N-API binding of the model concern: checkpoint loading (memory-mapped, validated against the config), random
-// initialisation, log-probs and logits on the device executor, parameter access, safetensors read/write.
-#include <ATen/CPUGeneratorImpl.h>
+// N-API binding of the model concern: reads the arguments, runs checkpoint loading and random initialisation
+// (model/checkpoint.h), log-probs and logits (model/scoring.h) on the device executor, and gives parameter access and
+// safetensors read/write.
 #include <ATen/core/grad_mode.h>
-#include <c10/core/InferenceMode.h>
 #include <napi.h>
 
 #include <algorithm>
-#include <numeric>
 
 #include "bridge/args.h"
 #include "bridge/errors.h"
 #include "bridge/executor.h"
 #include "bridge/registry.h"
 #include "bridge/tensor.h"
-#include "model/batching.h"
+#include "model/checkpoint.h"
 #include "model/decoder.h"
 #include "model/model_wrap.h"
 #include "model/safetensors.h"
+#include "model/scoring.h"
 
 namespace lamer::model {
 
 namespace {
 
 thread_local Napi::FunctionReference* gModelClass = nullptr;
-
-std::string ShapeText(at::IntArrayRef shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 // The plain config object built by src/model/config.ts (toNativeConfig).
 DecoderConfig ReadConfig(const Napi::Value& value) {
@@ -67,41 +60,6 @@ at::Device ModelDevice(const std::string& name) {
   return d.is_cuda() && !d.has_index() ? at::Device(at::kCUDA, 0) : d;
 }
 
-// Checks the checkpoint's tensors against the names and shapes the config implies and converts them to the
-// parameter dtype on the device. Same-dtype CPU tensors stay views of the mapped file (no copy).
-std::map<std::string, at::Tensor> ParametersFrom(CheckpointTensors& ckpt, const DecoderConfig& c, at::Device device,
-                                                 at::ScalarType param_dtype, const std::string& dir) {
-  std::map<std::string, at::Tensor> params;
-  for (const auto& [name, shape] : ExpectedParameters(c)) {
-    auto it = ckpt.tensors.find(name);
-    if (it == ckpt.tensors.end()) {
-      Fail("E_CHECKPOINT", dir + ": missing tensor '" + name + "' (expected shape " + ShapeText(shape) + " for a " +
-                               c.model_type + " model with this config.json)");
-    }
-    const at::Tensor& t = it->second;
-    const std::string file = ckpt.file_of[name];
-    if (t.sizes() != at::IntArrayRef(shape)) {
-      Fail("E_CHECKPOINT", file + ": tensor '" + name + "': expected shape " + ShapeText(shape) + " from config.json, found " +
-                               ShapeText(t.sizes()));
-    }
-    if (!at::isFloatingType(t.scalar_type())) {
-      Fail("E_CHECKPOINT", file + ": tensor '" + name + "': expected a floating dtype (F32, F16, BF16), found " +
-                               DTypeName(t.scalar_type()));
-    }
-    params.emplace(name, t.to(device, param_dtype));
-  }
-  for (const auto& [name, t] : ckpt.tensors) {
-    if (params.count(name)) continue;
-    // Tied checkpoints sometimes still carry lm_head.weight (transformers ignores it); old Llama files carry the
-    // RoPE buffer. Anything else means the config and the weights describe different models.
-    if (name == "lm_head.weight" && c.tie_word_embeddings) continue;
-    if (name.size() > 20 && name.compare(name.size() - 20, 20, "rotary_emb.inv_freq") == 0) continue;
-    Fail("E_CHECKPOINT", ckpt.file_of[name] + ": unexpected tensor '" + name + "' (not part of a " + c.model_type +
-                             " model with " + std::to_string(c.num_hidden_layers) + " layers as config.json describes)");
-  }
-  return params;
-}
-
 Napi::Value ModelLoad(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
     const std::string dir = args::String(info, 0, "modelLoad(dir, config, device, dtype, paramDtype): dir");
@@ -114,17 +72,13 @@ Napi::Value ModelLoad(const Napi::CallbackInfo& info) {
     return Executor::ForDevice(env, device.str()).Submit(env, [=]() -> Executor::Completion {
       // No-grad, not inference mode: the parameters must stay usable by a later train step.
       at::NoGradGuard no_grad;
-      CheckpointTensors ckpt = ReadCheckpointTensors(dir);
-      auto params = ParametersFrom(ckpt, config, device, param_dtype, dir);
-      ckpt.tensors.clear();
-      *decoder = std::make_shared<Decoder>(config, std::move(params), device, dtype);
+      *decoder = std::make_shared<Decoder>(config, LoadParameters(dir, config, device, param_dtype), device, dtype);
       return [decoder](Napi::Env env) -> Napi::Value { return ModelWrap::Wrap(env, std::move(*decoder)); };
     });
   });
 }
 
-// Random parameters as transformers initialises them: weights ~ N(0, std), biases 0, norm weights 1. Drawn on the
-// CPU from one seeded generator in ExpectedParameters order, so a seed gives the same model on every device.
+// Random parameters (model/checkpoint.h InitParameters).
 Napi::Value ModelInit(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
     const DecoderConfig config = ReadConfig(info[0]);
@@ -138,18 +92,7 @@ Napi::Value ModelInit(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return Executor::ForDevice(env, device.str()).Submit(env, [=]() -> Executor::Completion {
       at::NoGradGuard no_grad;
-      at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-      std::map<std::string, at::Tensor> params;
-      for (const auto& [name, shape] : ExpectedParameters(config)) {
-        at::Tensor t;
-        const bool is_norm = name.find("norm.weight") != std::string::npos;
-        const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-        if (is_norm) t = at::ones(shape, at::kFloat);
-        else if (is_bias) t = at::zeros(shape, at::kFloat);
-        else t = at::normal(0.0, std, shape, gen, at::kFloat);
-        params.emplace(name, t.to(device, param_dtype));
-      }
-      *decoder = std::make_shared<Decoder>(config, std::move(params), device, dtype);
+      *decoder = std::make_shared<Decoder>(config, InitParameters(config, device, param_dtype, seed, std), device, dtype);
       return [decoder](Napi::Env env) -> Napi::Value { return ModelWrap::Wrap(env, std::move(*decoder)); };
     });
   });
@@ -288,40 +231,6 @@ std::vector<std::vector<int64_t>> ReadSequences(const Napi::Value& v, int64_t vo
   return seqs;
 }
 
-struct PaddedBatch {
-  at::Tensor ids, mask, positions;  // [B, T]
-  int64_t T = 0;
-};
-
-// Left-pads `seqs[index[..]]` into one batch; positions count real tokens only (cumsum(mask) - 1), so a padded row
-// sees the same positions as it would alone.
-PaddedBatch LeftPad(const std::vector<std::vector<int64_t>>& seqs, const std::vector<size_t>& index) {
-  PaddedBatch b;
-  for (size_t j : index) b.T = std::max<int64_t>(b.T, static_cast<int64_t>(seqs[j].size()));
-  const int64_t B = static_cast<int64_t>(index.size());
-  b.ids = at::zeros({B, b.T}, at::kLong);
-  b.mask = at::zeros({B, b.T}, at::kLong);
-  auto ids = b.ids.accessor<int64_t, 2>();
-  auto mask = b.mask.accessor<int64_t, 2>();
-  for (int64_t r = 0; r < B; ++r) {
-    const auto& s = seqs[index[r]];
-    const int64_t off = b.T - static_cast<int64_t>(s.size());
-    for (size_t t = 0; t < s.size(); ++t) {
-      ids[r][off + t] = s[t];
-      mask[r][off + t] = 1;
-    }
-  }
-  b.positions = (b.mask.cumsum(1) - 1).clamp_min(0);
-  return b;
-}
-
-// Groups sequence indices (longest first, empty ones left out) into micro-batches of padded rows.
-std::vector<std::vector<size_t>> MicroBatches(const std::vector<std::vector<int64_t>>& seqs, int64_t budget) {
-  std::vector<int64_t> widths(seqs.size());
-  for (size_t j = 0; j < seqs.size(); ++j) widths[j] = static_cast<int64_t>(seqs[j].size());
-  return WidestFirstGroups(widths, budget, ForwardOverhead(budget));
-}
-
 }  // namespace
 
 // logprobs(sequences: Int32Array[], starts: number[], temperature, tokenBudget) -> Promise<Float32Array[]>:
@@ -351,32 +260,7 @@ Napi::Value ModelWrap::Logprobs(const Napi::CallbackInfo& info) {
     auto result = std::make_shared<std::vector<std::vector<float>>>(seqs.size());
     Napi::Env env = info.Env();
     return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, seqs = std::move(seqs), starts, temperature, budget, result]() -> Executor::Completion {
-      c10::InferenceMode guard;
-      for (const auto& index : MicroBatches(seqs, budget)) {
-        const PaddedBatch b = LeftPad(seqs, index);
-        const at::Tensor hidden = d->Hidden(b.ids, b.positions, b.mask);
-        const int64_t H = hidden.size(-1);
-        // The hidden state at padded column c predicts the token at column c + 1.
-        std::vector<int64_t> rows, targets;
-        for (size_t r = 0; r < index.size(); ++r) {
-          const auto& s = seqs[index[r]];
-          const int64_t off = b.T - static_cast<int64_t>(s.size());
-          for (int64_t t = starts[index[r]]; t < static_cast<int64_t>(s.size()); ++t) {
-            rows.push_back(static_cast<int64_t>(r) * b.T + off + t - 1);
-            targets.push_back(s[t]);
-          }
-        }
-        if (rows.empty()) continue;
-        const at::Tensor row_index = at::tensor(rows, at::kLong).to(d->device());
-        const at::Tensor picked = hidden.reshape({-1, H}).index_select(0, row_index);
-        const at::Tensor lp = d->TokenLogprobs(picked, at::tensor(targets, at::kLong), temperature).to(at::kCPU).contiguous();
-        const float* p = lp.data_ptr<float>();
-        for (size_t r = 0; r < index.size(); ++r) {
-          const size_t n = seqs[index[r]].size() - starts[index[r]];
-          (*result)[index[r]].assign(p, p + n);
-          p += n;
-        }
-      }
+      *result = SequenceLogprobs(*d, seqs, starts, temperature, budget);
       return [result](Napi::Env env) -> Napi::Value {
         Napi::Array out = Napi::Array::New(env, result->size());
         for (size_t j = 0; j < result->size(); ++j) {
@@ -403,11 +287,7 @@ Napi::Value ModelWrap::Forward(const Napi::CallbackInfo& info) {
     auto logits = std::make_shared<at::Tensor>();
     Napi::Env env = info.Env();
     return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, seqs = std::move(seqs), logits]() -> Executor::Completion {
-      c10::InferenceMode guard;
-      std::vector<size_t> index(seqs.size());
-      std::iota(index.begin(), index.end(), 0);
-      const PaddedBatch b = LeftPad(seqs, index);
-      *logits = d->Logits(d->Hidden(b.ids, b.positions, b.mask)).to(at::kCPU).contiguous();
+      *logits = SequenceLogits(*d, seqs);
       return [logits](Napi::Env env) -> Napi::Value { return TensorWrap::Wrap(env, std::move(*logits)); };
     });
   });
