@@ -3,7 +3,7 @@
 // training exiting 130 with the completed iterations checkpointed, so --resume goes on from them.
 import { describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -92,6 +92,16 @@ describe('lamer command-line conventions', () => {
     const resumed = lamer(['train', '--config', config, '--quiet', '--resume', '--set', `train.iterations=${saved + 1}`]);
     expect(resumed.code, resumed.err).toBe(0);
     expect(resumed.err).toContain(`iter ${saved + 1}/${saved + 1}`);
-    expect(existsSync(join(dir, 'tiny', 'eval.json')) || existsSync(join(dir, 'tiny', 'metrics.jsonl'))).toBe(true);
+    // `lamer eval --model` on the run's checkpoint takes the run's own config (its 4x4 board, 3 turns), unless --config.
+    const ckpt = join(dir, 'tiny', 'checkpoints', readdirSync(join(dir, 'tiny', 'checkpoints')).filter((n) => /^ckpt-\d+$/.test(n)).sort().at(-1)!);
+    const metrics = readFileSync(join(dir, 'tiny', 'metrics.jsonl'), 'utf8');
+    const own = lamer(['eval', '--model', ckpt, '--tasks', '2', '--quiet']);
+    expect(own.code, own.err).toBe(0);
+    expect(own.err).toContain(`config ${join(dir, 'tiny', 'config.json')} (the run's own, beside the checkpoint)`);
+    expect(own.out).toMatch(/^gigpo\s+minesweeper\s+2\s/m); // the run's method, not the default config's
+    const told = lamer(['eval', '--model', ckpt, '--tasks', '2', '--config', config, '--quiet', '--method', 'zero-shot']);
+    expect(told.code, told.err).toBe(0);
+    expect(told.err).toContain(`config ${config}\n`);
+    expect(readFileSync(join(dir, 'tiny', 'metrics.jsonl'), 'utf8')).toBe(metrics);
   }, 120_000);
 });

@@ -1,4 +1,6 @@
 // `lamer eval`: pass@1..N of a checkpoint on held-out tasks, for one or more methods' trial modes.
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison } from '../../eval/compare.js';
 import { formatReflectionChecks } from '../../eval/evaluate.js';
 import { evalTrialMode, isChanceMethod, isMethod, type Method } from '../../eval/methods.js';
@@ -24,7 +26,8 @@ the same never repeating an action that ended an earlier attempt in failure.
 Prints pass@1..pass@N (and per task type where the environment has types).
   --model    a Hugging Face checkpoint folder (a run's checkpoints/ckpt-N works too); needed unless every method
              is a chance row
-  --config   environment, prompts, N and sampling (default: default)
+  --config   environment, prompts, N and sampling (default: the run config saved beside a run's checkpoint,
+             runs/NAME/checkpoints/../config.json, else default)
   --method   repeatable; default the config's method
   --tasks    number of held-out tasks (default: config eval.tasks)
   --split    eval (default): the held-out tasks; select: as many distinct training-split tasks that no training
@@ -37,6 +40,24 @@ Prints pass@1..pass@N (and per task type where the environment has types).
              write every trial as one JSON line: method, task, each episode's prompts, responses and rewards,
              and the reflection written after it`;
 
+/** The config.json a training run saved beside the checkpoint folder `model` (runs/NAME/checkpoints/ckpt-N). */
+export function runConfigBeside(model: string): string | undefined {
+  const dir = resolve(model);
+  for (const runDir of [join(dir, '..', '..'), dir]) {
+    const path = join(runDir, 'config.json');
+    if (basename(join(dir, '..')) !== 'checkpoints' && runDir !== dir) continue;
+    if (!existsSync(path)) continue;
+    try {
+      const c = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+      // A run config (not a model's config.json, which a checkpoint folder also holds).
+      if (c && typeof c === 'object' && 'env' in c && 'method' in c && 'trial' in c) return path;
+    } catch {
+      // not JSON: not a run config
+    }
+  }
+  return undefined;
+}
+
 export const command: Command = {
   name: 'eval',
   summary: 'pass@1..N of a checkpoint on held-out tasks (LaMer, RL baselines, prompting baselines)',
@@ -44,7 +65,7 @@ export const command: Command = {
   async run(argv) {
     const values = parseCommandArgs('eval', usage, argv, {
       model: { type: 'string' },
-      config: { type: 'string', default: 'default' },
+      config: { type: 'string' },
       method: { type: 'string', multiple: true },
       tasks: { type: 'string' },
       split: { type: 'string' },
@@ -55,6 +76,10 @@ export const command: Command = {
       quiet: { type: 'boolean', default: false },
     });
     if (!values) return 2;
+    // A run's checkpoint is evaluated with the run's own config unless --config says otherwise.
+    const saved = values.config === undefined && values.model ? runConfigBeside(values.model) : undefined;
+    values.config ??= saved ?? 'default';
+    console.error(`lamer eval: config ${values.config}${saved ? " (the run's own, beside the checkpoint)" : ''}`);
     const overrides = [...(values.set ?? []), 'compare=null', 'sft.trials=0'];
     if (values.model) overrides.push(`model.path=${values.model}`);
     if (values.tasks) overrides.push(`eval.tasks=${values.tasks}`);
