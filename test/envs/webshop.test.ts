@@ -14,6 +14,7 @@ import {
   type Product,
 } from '../../src/envs/webshop/index.js';
 import { createAlfWorldEnv } from '../../src/envs/alfworld/index.js';
+import { parseWebShopCommand, parseWebShopResponse } from '../../src/envs/webshop/parse.js';
 
 /** The error code a call throws with, or 'no error'. */
 function codeOf(f: () => unknown): string {
@@ -418,5 +419,48 @@ describe('webshop loader (original WebShop JSON files)', () => {
     const notList = join(dir, 'object.json');
     writeFileSync(notList, '{"a": 1}');
     expect(() => loadWebShopCatalog({ products: notList })).toThrow(/array of products/);
+  });
+});
+
+describe('webshop action parsing', () => {
+  // The rule as a regular expression: right, but quadratic on long runs of spaces, so only short inputs use it.
+  const byRegex = (text: string) => {
+    const m = /^\s*(search|click)\s*\[([\s\S]*)\]\s*\.?\s*$/i.exec(text);
+    if (m === null) return null;
+    const arg = m[2].trim().replace(/\s+/g, ' ');
+    if (arg.length === 0) return null;
+    return m[1].toLowerCase() === 'search' ? { kind: 'search', query: arg } : { kind: 'click', target: arg };
+  };
+
+  it('reads what the rule reads on 20,000 random short actions', () => {
+    let s = 7;
+    const next = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+    const pick = (xs: string[]) => xs[Math.floor(next() * xs.length)];
+    const space = () => pick(['', '', ' ', '  ', '\n', '\t ']);
+    let parsed = 0;
+    for (let i = 0; i < 20000; i++) {
+      // Mostly well-formed commands, with every part sometimes missing, doubled or out of place.
+      const arg = Array.from({ length: Math.floor(next() * 4) }, () => pick(['a', 'red shoe', ' ', ']', '[', '.', '\n'])).join('');
+      const text = [space(), pick(['search', 'click', 'Search', 'CLICK', 'serch', '', 'buy']), space(), pick(['[', '[', '', '(']), arg, pick([']', ']', '', ')', ']]']), space(), pick(['', '', '.', '..', 'x']), space()].join('');
+      const expected = byRegex(text);
+      expect(parseWebShopCommand(text), JSON.stringify(text)).toEqual(expected);
+      if (expected) parsed++;
+    }
+    expect(parsed).toBeGreaterThan(500);
+  });
+
+  it('parses or rejects a 100k-character action in linear time (under 50 ms)', () => {
+    const long = [
+      `search[a]${' '.repeat(100000)}x`,
+      `search[${'red shoes '.repeat(11000)}]`,
+      `click[${'] ['.repeat(33000)}]`,
+      ` ${'\n'.repeat(100000)}click[x].`,
+    ];
+    for (const text of long) {
+      const t = performance.now();
+      parseWebShopResponse(`<action>${text}</action>`);
+      expect(performance.now() - t, text.slice(0, 20)).toBeLessThan(50);
+    }
+    expect(parseWebShopCommand(long[3])).toEqual({ kind: 'click', target: 'x' });
   });
 });
