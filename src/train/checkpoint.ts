@@ -90,6 +90,37 @@ export function latestCheckpoint(checkpointsDir: string): string | undefined {
   return all.length ? join(checkpointsDir, all[all.length - 1]) : undefined;
 }
 
+/** True when the process `pid` is alive (ours included). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temporary files and folders that atomic writes of this process or of a process no longer running left
+ * in `dir` and its subfolders (`depth` levels): `.NAME.tmp-PID` folders and `NAME.tmp-PID-TIME` files of writes cut
+ * short by a kill. Runs when a run starts and when it ends; a live process's writes in flight are left alone.
+ */
+export function removeStaleTemporaries(dir: string, depth = 2): number {
+  if (!existsSync(dir)) return 0;
+  let removed = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const m = /\.tmp-(\d+)(?:-\d+)?$/.exec(entry.name);
+    if (m && (Number(m[1]) === process.pid || !alive(Number(m[1])))) {
+      rmSync(path, { recursive: true, force: true });
+      removed++;
+    } else if (entry.isDirectory() && depth > 0) {
+      removed += removeStaleTemporaries(path, depth - 1);
+    }
+  }
+  return removed;
+}
+
 /** Removes temporary folders left by interrupted checkpoint writes. */
 export function cleanInterruptedCheckpoints(checkpointsDir: string): number {
   if (!existsSync(checkpointsDir)) return 0;

@@ -10,7 +10,7 @@ import { formatPassAtKTable } from '../eval/table.js';
 import { CHANCE_METHODS, TRAINED_METHODS, isChanceMethod, type Method } from '../eval/methods.js';
 import { validateConfig, type TrainerConfig } from './config.js';
 import { readableJson } from '../util/json.js';
-import { writeFileAtomic } from './checkpoint.js';
+import { removeStaleTemporaries, writeFileAtomic } from './checkpoint.js';
 import type { EvalEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import type { PolicyRuntime } from './runtime.js';
@@ -70,6 +70,15 @@ function describeRun(method: Method, iterations: number): string {
 export async function runJob(config: TrainerConfig, options: JobOptions): Promise<JobResult> {
   const runDir = resolve(config.runsDir, config.name);
   makeDirs(runDir);
+  removeStaleTemporaries(runDir, 1);
+  try {
+    return await runJobIn(runDir, config, options);
+  } finally {
+    removeStaleTemporaries(runDir, 1);
+  }
+}
+
+async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptions): Promise<JobResult> {
   const log = options.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const results: EvalSummary[] = [];
   if (!config.compare) {

@@ -17,7 +17,7 @@ import { deriveSeed } from '../rollout/trial.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { validateConfig, type TrainerConfig, type TrainerConfigInput } from './config.js';
-import { cleanInterruptedCheckpoints, latestCheckpoint, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
+import { cleanInterruptedCheckpoints, latestCheckpoint, removeStaleTemporaries, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
 import { collectDemonstrations } from './demonstrations.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
@@ -329,9 +329,19 @@ export class Trainer {
 
   /** Trains (or, for prompting baselines, only evaluates), yielding events as they happen. */
   async *run(options: RunOptions = {}): AsyncGenerator<TrainerEvent> {
+    // Temporary files of atomic writes cut short by a kill are removed when a run starts and when it ends.
+    makeDirs(this.runDir);
+    removeStaleTemporaries(this.runDir);
+    try {
+      yield* this.#run(options);
+    } finally {
+      removeStaleTemporaries(this.runDir);
+    }
+  }
+
+  async *#run(options: RunOptions): AsyncGenerator<TrainerEvent> {
     const c = this.config;
     const { signal } = options;
-    makeDirs(this.runDir);
     writeFileAtomic(join(this.runDir, 'config.json'), JSON.stringify(c, null, 2) + '\n');
     if (isChanceMethod(c.method)) {
       // A chance row loads no model: it is one evaluation of the random player on the held-out tasks.

@@ -3,7 +3,7 @@
 // training exiting 130 with the completed iterations checkpointed, so --resume goes on from them.
 import { describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -104,4 +104,36 @@ describe('lamer command-line conventions', () => {
     expect(told.err).toContain(`config ${config}\n`);
     expect(readFileSync(join(dir, 'tiny', 'metrics.jsonl'), 'utf8')).toBe(metrics);
   }, 120_000);
+});
+
+describe('temporary files of interrupted writes', () => {
+  it('a run removes those a killed process left (folders and files) when it starts, and leaves none when it ends', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-leftovers-'));
+    // A pid that is not running: the kernel's limit is far below it.
+    const dead = 4_194_303 + 1000;
+    const run = join(dir, 'tiny');
+    mkdirSync(join(run, 'checkpoints', `.ckpt-000002.tmp-${dead}`), { recursive: true });
+    writeFileSync(join(run, 'checkpoints', `.ckpt-000002.tmp-${dead}`, 'model.safetensors'), 'partial');
+    writeFileSync(join(run, `config.json.tmp-${dead}-1700000000000`), '{');
+    // A write in flight of a live process (pid 1, always running) is left alone.
+    writeFileSync(join(run, 'metrics.jsonl.tmp-1-1700000000000'), '');
+    const config = join(dir, 'tiny.yaml');
+    writeFileSync(
+      config,
+      stringify({
+        name: 'tiny', runsDir: dir, method: 'gigpo',
+        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 1 }, promptStyle: 'compact' },
+        env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 2 } },
+        trial: { episodes: 1 }, rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
+        optim: { lr: 1e-3, miniBatchRows: 8 }, train: { iterations: 2, evalEvery: 0, checkpointEvery: 1 },
+        eval: { tasks: 2 }, sft: { trials: 0 },
+      }),
+    );
+    const r = lamer(['train', '--config', config, '--quiet']);
+    expect(r.code, r.err).toBe(0);
+    const all = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [e.name, ...all(join(d, e.name))] : [e.name]));
+    const leftovers = all(run).filter((n) => /\.tmp-\d+/.test(n));
+    expect(leftovers).toEqual(['metrics.jsonl.tmp-1-1700000000000']);
+    expect(readdirSync(join(run, 'checkpoints')).filter((n) => /^ckpt-\d+$/.test(n)).length).toBeGreaterThan(0);
+  }, 60_000);
 });
