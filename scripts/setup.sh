@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-command setup: find or fetch libtorch, install npm dependencies, build the native addon.
+# One-command setup: find or fetch libtorch, install npm dependencies, build the native addon, compile the TypeScript.
 # Safe to re-run: every step is skipped when its output is already in place, so a second run takes seconds.
 #
 # Where libtorch comes from, in order:
@@ -79,4 +79,9 @@ fi
 
 # ---- 3. native addon ---------------------------------------------------------------------------------------
 LAMER_TORCH_DIR="$torch_dir" LAMER_TORCH_SOURCE="$torch_source" node scripts/build-native.mjs
+
+# ---- 4. TypeScript to dist/ ----------------------------------------------------------------------------------
+# What `import 'lamer'` loads from plain Node and from projects that install this one (package.json exports).
+say "compiling TypeScript to dist/"
+npm run --silent build
 say "ready"

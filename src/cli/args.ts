@@ -2,6 +2,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
+/** What parseArgs returns for `options` (named, so the compiled declarations can spell it). */
+type Parsed<O extends Options, Positionals extends boolean> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: Positionals }>>;
 
 /** The candidate nearest to `word` (edit distance at most 2, or a third of a long word; or a unique prefix). */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
@@ -40,7 +42,7 @@ function explain(e: unknown, options: Options): string {
 }
 
 /** The parsed option values, or undefined after printing what was wrong and the usage (exit code 2). */
-export function parseCommandArgs<O extends Options>(command: string, usage: string, argv: string[], options: O) {
+export function parseCommandArgs<O extends Options>(command: string, usage: string, argv: string[], options: O): Parsed<O, false>['values'] | undefined {
   try {
     return parseArgs({ args: argv, options, strict: true }).values;
   } catch (e) {
@@ -50,7 +52,7 @@ export function parseCommandArgs<O extends Options>(command: string, usage: stri
 }
 
 /** As parseCommandArgs, for commands that also take operands (e.g. run folders): the values and the operands. */
-export function parseCommandLine<O extends Options>(command: string, usage: string, argv: string[], options: O) {
+export function parseCommandLine<O extends Options>(command: string, usage: string, argv: string[], options: O): Parsed<O, true> | undefined {
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals: true });
   } catch (e) {

@@ -8,6 +8,8 @@ import type { NativeAddon } from './types.js';
 
 export type * from './types.js';
 
+// Two folders up from this file: from src/native/ in a checkout (tsx, vitest) and from dist/native/ in the compiled
+// package (tsconfig.build.json keeps dist/ the same shape as src/), so the build folder is found from either.
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** Where the built addon is looked for: $LAMER_ADDON, else the Release and Debug outputs of the build folder

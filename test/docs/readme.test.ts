@@ -1,6 +1,7 @@
 // The README's TypeScript examples compile against the public API, imported by the package name as a user would, so
 // the documentation cannot drift from the code unnoticed. Each ```ts block is type-checked as its own module, placed
-// (in memory) inside the package so that 'lamer' resolves to src/index.ts through package.json's exports.
+// (in memory) inside the package so that 'lamer' resolves to src/index.ts through package.json's exports (the
+// 'lamer-source' condition tsconfig.json sets; a user's project without it gets dist/index.d.ts).
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
