@@ -17,9 +17,18 @@ std::string ShapeText(at::IntArrayRef shape) {
 }
 
 // Checks the checkpoint's tensors against the names and shapes the config implies and converts them to the
-// parameter dtype on the device. Same-dtype CPU tensors stay views of the mapped file (no copy).
+// parameter dtype on the device. Every parameter is a copy, never a view of the mapped file: a private mapping still
+// reads the file's pages until they are written, so a checkpoint truncated or overwritten while the model is loaded
+// would kill the process (SIGBUS) at its next forward. The copy costs one pass over the weights at load, and no
+// memory beyond the parameters themselves: the mapping is released once loading ends.
 std::map<std::string, at::Tensor> ParametersFrom(CheckpointTensors& ckpt, const DecoderConfig& c, at::Device device,
                                                  at::ScalarType param_dtype, const std::string& dir) {
+  // Every layer has at least 9 tensors: a config.json whose layer count the files cannot hold is refused before
+  // anything that scales with it is built.
+  if (c.num_hidden_layers < 1 || static_cast<uint64_t>(c.num_hidden_layers) > ckpt.tensors.size() / 9) {
+    Fail("E_CHECKPOINT", dir + ": config.json says " + std::to_string(c.num_hidden_layers) + " layers, but the checkpoint holds " +
+                             std::to_string(ckpt.tensors.size()) + " tensors (at least 9 per layer)");
+  }
   std::map<std::string, at::Tensor> params;
   for (const auto& [name, shape] : ExpectedParameters(c)) {
     auto it = ckpt.tensors.find(name);
@@ -37,7 +46,9 @@ std::map<std::string, at::Tensor> ParametersFrom(CheckpointTensors& ckpt, const 
       Fail("E_CHECKPOINT", file + ": tensor '" + name + "': expected a floating dtype (F32, F16, BF16), found " +
                                DTypeName(t.scalar_type()));
     }
-    params.emplace(name, t.to(device, param_dtype));
+    at::Tensor p = t.to(device, param_dtype);
+    if (p.is_alias_of(t)) p = p.clone();
+    params.emplace(name, std::move(p));
   }
   for (const auto& [name, t] : ckpt.tensors) {
     if (params.count(name)) continue;

@@ -62,7 +62,8 @@ std::string ErrnoText() { return std::strerror(errno); }
 }  // namespace
 
 std::shared_ptr<MappedFile> MappedFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a named pipe must not wait for a writer (it is refused below as not a regular file).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) Fail("E_CHECKPOINT", path + ": file not found");
     Fail("E_IO", path + ": cannot open: " + ErrnoText());
@@ -106,11 +107,12 @@ SafetensorsFile SafetensorsFile::Open(const std::string& path) {
   }
   uint64_t n = 0;
   std::memcpy(&n, f.map_->data(), 8);
+  // The length's value is not printed: a file that is not a safetensors file keeps its bytes out of error messages.
   if (n > size - 8) {
-    Bad(path, "header length " + std::to_string(n) + " runs past the end of the file (expected at most " +
-                  std::to_string(size - 8) + " bytes after the length field)");
+    Bad(path, "the header length field runs past the end of the file (" + std::to_string(size) +
+                  " bytes): not a safetensors file, or a truncated one");
   }
-  if (n > kMaxHeader) Bad(path, "header length " + std::to_string(n) + " exceeds the 100 MB limit");
+  if (n > kMaxHeader) Bad(path, "the header length field exceeds the 100 MB limit: not a safetensors file");
   if (n < 2) Bad(path, "header of " + std::to_string(n) + " bytes cannot hold a JSON object");
 
   JsonValue header;
@@ -249,6 +251,8 @@ CheckpointTensors ReadCheckpointTensors(const std::string& dir) {
   };
 
   if (fs::exists(index)) {
+    // Refused before it is opened: reading a named pipe would wait for a writer.
+    if (!fs::is_regular_file(index)) Bad(index.string(), "expected a regular file");
     std::ifstream in(index, std::ios::binary);
     if (!in) Fail("E_IO", index.string() + ": cannot read");
     std::stringstream buf;

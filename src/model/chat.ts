@@ -1,9 +1,10 @@
 // Chat templates: the checkpoint's own Jinja template rendered with @huggingface/jinja, with the variables
 // transformers' apply_chat_template passes, so the prompt text (and its ids) match what the model was trained on.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { LamerError } from '../errors.js';
+import { readJsonFile, readRegularFile } from '../util/fs.js';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | (string & {});
@@ -56,9 +57,11 @@ export class ChatTemplate {
    */
   static load(dir: string, name = 'default'): ChatTemplate | null {
     const configPath = join(dir, 'tokenizer_config.json');
-    const config = existsSync(configPath) ? (JSON.parse(readFileSync(configPath, 'utf8')) as Json) : {};
+    const parsed = existsSync(configPath) ? readJsonFile(configPath) : {};
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new LamerError('E_CHECKPOINT', `${configPath}: expected a JSON object`);
+    const config = parsed as Json;
     const jinjaPath = join(dir, 'chat_template.jinja');
-    if (existsSync(jinjaPath)) return new ChatTemplate(readFileSync(jinjaPath, 'utf8'), config);
+    if (existsSync(jinjaPath)) return new ChatTemplate(readRegularFile(jinjaPath), config);
     const source = ChatTemplate.pick(config.chat_template, name, configPath);
     return source === null ? null : new ChatTemplate(source, config);
   }

@@ -2,10 +2,10 @@
 // tokenizer, chat template and stop ids. Weights are memory-mapped by the addon; heavy calls run on the device's
 // executor thread and return Promises. The native handle (`policy.native`) is what the generation engine and the
 // train step take, so they share these parameters without copies.
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LamerError } from '../errors.js';
-import { makeDirs, writeFileAtomic } from '../util/fs.js';
+import { makeDirs, readJsonFile, readRegularFile, writeFileAtomic } from '../util/fs.js';
 import { Tensor, type DeviceName } from '../tensor.js';
 import { ChatTemplate, type ChatMessage, type ChatRenderOptions } from './chat.js';
 import { parseModelConfig, toNativeConfig, type CheckpointDType, type ModelConfig } from './config.js';
@@ -65,13 +65,7 @@ const ASSET_FILES = [
 function readConfig(dir: string): ModelConfig {
   const path = join(dir, 'config.json');
   if (!existsSync(path)) throw new LamerError('E_CHECKPOINT', `${dir}: no config.json (is this a Hugging Face checkpoint folder?)`);
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new LamerError('E_CHECKPOINT', `${path}: not valid JSON: ${(e as Error).message}`, { cause: e });
-  }
-  return parseModelConfig(json, path);
+  return parseModelConfig(readJsonFile(path), path);
 }
 
 function idsFromGenerationConfig(text: string | undefined, file: string): number[] {
@@ -152,7 +146,7 @@ export class Policy {
     const assets = new Map<string, string>();
     for (const f of ASSET_FILES) {
       const p = join(root, f);
-      if (existsSync(p)) assets.set(f, readFileSync(p, 'utf8'));
+      if (existsSync(p)) assets.set(f, readRegularFile(p));
     }
     const tokenizer = TextTokenizer.load(root);
     const chatTemplate = ChatTemplate.load(root);

@@ -1,26 +1,17 @@
 // The checkpoint's tokenizer (tokenizer.json + tokenizer_config.json) through @huggingface/tokenizers, which
 // implements the same pipeline as the Rust `tokenizers` library transformers uses.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { LamerError } from '../errors.js';
+import { readJsonFile } from '../util/fs.js';
 
 type Json = Record<string, unknown>;
 
 function readJson(path: string): Json {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new LamerError('E_IO', `${path}: cannot read: ${(e as Error).message}`, { cause: e });
-  }
-  try {
-    const v = JSON.parse(text) as unknown;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object');
-    return v as Json;
-  } catch (e) {
-    throw new LamerError('E_CHECKPOINT', `${path}: not a valid JSON object: ${(e as Error).message}`, { cause: e });
-  }
+  const v = readJsonFile(path);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new LamerError('E_CHECKPOINT', `${path}: expected a JSON object`);
+  return v as Json;
 }
 
 /** A special-token field of tokenizer_config.json: a string or an AddedToken object {content}. */
