@@ -330,6 +330,16 @@ describe('minesweeper players', () => {
     expect(() => new MineSweeperEnv({ compactBoard: 'list' as never })).toThrow(/compactBoard/);
   });
 
+  it('compactBoard lists names the numbered cells, then the closed ones; blanks are left out', () => {
+    const env = new MineSweeperEnv({ rows: 2, cols: 3, mines: 1, compactBoard: 'lists' });
+    env.load([5], 0);
+    const initial = env.restart();
+    expect(env.playPrompt({ style: 'compact', initial, memory: [], episode: 0, steps: [] })).toBe('mine T1 | now: (1, 2)1(2, 2)1 closed: (1, 3)(2, 3) | act:');
+    const hit = env.step(act(2, 3));
+    const steps = [{ action: '(2, 3)', observation: hit.observation.text }];
+    expect(env.reflectPrompt({ style: 'compact', initial, steps, episode: 0 })).toContain('end: (1, 2)1(2, 2)1 closed: (1, 3)(2, 3) / (2, 3) was a mine. Game over. | fail');
+  });
+
   it('raises E_ENV on misuse', () => {
     const isEnvError = (f: () => unknown) => {
       try {

@@ -36,12 +36,14 @@ export interface MineSweeperOptions {
   /**
    * How compact prompts show the board: `grid` (the symbols row by row, `? ? 1 . / ...`) or `cells` (each cell's
    * name followed by its symbol, `(1, 1)?(1, 2)?(1, 3)1...`), so a model reads a cell's state next to the one token
-   * it answers with instead of counting its way along a row. Full prompts always show the grid.
+   * it answers with instead of counting its way along a row; or `lists` (the cells showing a number, then
+   * `closed:` and the unopened cells, `(2, 3)1(3, 3)2 closed: (3, 4)(4, 4)`), where every closed cell named is a move
+   * that opens something. Full prompts always show the grid.
    */
   compactBoard?: CompactBoard;
 }
 
-export type CompactBoard = 'grid' | 'cells';
+export type CompactBoard = 'grid' | 'cells' | 'lists';
 
 export type MineSweeperSettings = Required<MineSweeperOptions>;
 
@@ -66,8 +68,8 @@ export function mineSweeperSettings(options?: MineSweeperOptions): MineSweeperSe
   const mines = intOption('minesweeper', o, 'mines', d.mines, 1, rows * cols - 2);
   const maxTurns = intOption('minesweeper', o, 'maxTurns', d.maxTurns, 1, 1000);
   const compactBoard = o?.compactBoard ?? d.compactBoard;
-  if (compactBoard !== 'grid' && compactBoard !== 'cells') {
-    throw new LamerError('E_ENV', `minesweeper option compactBoard: expected 'grid' or 'cells', found ${JSON.stringify(compactBoard)}`);
+  if (compactBoard !== 'grid' && compactBoard !== 'cells' && compactBoard !== 'lists') {
+    throw new LamerError('E_ENV', `minesweeper option compactBoard: expected 'grid', 'cells' or 'lists', found ${JSON.stringify(compactBoard)}`);
   }
   return { rows, cols, mines, maxTurns, compactBoard };
 }

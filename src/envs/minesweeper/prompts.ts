@@ -10,7 +10,7 @@ export interface MineSweeperPromptSettings {
   mines: number;
   maxTurns: number;
   /** Compact board form (MineSweeperOptions.compactBoard); default `grid`. */
-  compactBoard?: 'grid' | 'cells';
+  compactBoard?: 'grid' | 'cells' | 'lists';
 }
 
 export function mineSweeperRules(s: MineSweeperPromptSettings): string {
@@ -65,8 +65,36 @@ export const compactMineCells: CompactObservation = (text) => {
   return [cells.join(''), ...messages].join(' / ');
 };
 
+/**
+ * Compact board as two lists: the opened cells that show a number, each name followed by its number, then `closed:`
+ * and the unopened cells (blank opened cells are left out: they say nothing a number does not), e.g.
+ * `(2, 3)1(3, 3)2 closed: (3, 4)(4, 4)`. Every cell of the closed list is a move that opens something, so a model
+ * that copies one of them never wastes a turn on an open cell; a message line stays last after ` / `.
+ */
+export const compactMineLists: CompactObservation = (text) => {
+  const numbers: string[] = [];
+  const closed: string[] = [];
+  const messages: string[] = [];
+  for (const line of text.split('\n')) {
+    const row = /^\s*Row\s+(\d+)\s*:\s*(.*)$/.exec(line);
+    if (row) {
+      row[2]
+        .trim()
+        .split(/\s+/)
+        .forEach((symbol, c) => {
+          const cell = `(${row[1]}, ${c + 1})`;
+          if (symbol === '?') closed.push(cell);
+          else if (symbol !== '.') numbers.push(`${cell}${symbol}`);
+        });
+    } else if (line.trim().length > 0) {
+      messages.push(line.trim());
+    }
+  }
+  return [`${numbers.join('')} closed: ${closed.join('')}`, ...messages].join(' / ');
+};
+
 function compactBoardOf(s: MineSweeperPromptSettings): CompactObservation {
-  return s.compactBoard === 'cells' ? compactMineCells : compactMineBoard;
+  return s.compactBoard === 'cells' ? compactMineCells : s.compactBoard === 'lists' ? compactMineLists : compactMineBoard;
 }
 
 export function mineSweeperPlayPrompt(input: PlayPromptInput, s: MineSweeperPromptSettings): string {
