@@ -189,12 +189,25 @@ Napi::Value TensorWrap::Data(const Napi::CallbackInfo& info) {
       ab = Napi::ArrayBuffer::New(env, 0);
     } else if (!ExternalBuffersDisabledByEnv()) {
       // The backing store keeps its own reference to the tensor: the memory stays valid for as long as V8 can
-      // reach it, and is released when the buffer is collected or detached.
-      auto* keep = new at::Tensor(t);
+      // reach it, and is released when the buffer is collected or, earlier, at dispose(). V8 is told how much
+      // memory the buffer holds, so a program that never disposes still gets collections when it should.
+      auto* keep = new ViewKeep{t, static_cast<int64_t>(bytes)};
       napi_status st = napi_create_external_arraybuffer(
-          env, t.data_ptr(), bytes, [](napi_env, void*, void* hint) { delete static_cast<at::Tensor*>(hint); },
+          env, t.data_ptr(), bytes,
+          [](napi_env env, void*, void* hint) {
+            auto* k = static_cast<ViewKeep*>(hint);
+            if (k->tensor.defined()) {
+              int64_t total = 0;
+              napi_adjust_external_memory(env, -k->bytes, &total);
+            }
+            delete k;
+          },
           keep, &ab);
-      if (st != napi_ok) {
+      if (st == napi_ok) {
+        keep_ = keep;
+        int64_t total = 0;
+        napi_adjust_external_memory(env, static_cast<int64_t>(bytes), &total);
+      } else {
         delete keep;
         ab = nullptr;
         bool pending = false;
@@ -228,8 +241,15 @@ Napi::Value TensorWrap::Dispose(const Napi::CallbackInfo& info) {
     Napi::Value typed = view_.Value();
     napi_value ab = nullptr;
     napi_get_typedarray_info(env, typed, nullptr, nullptr, nullptr, &ab, nullptr);
-    if (ab != nullptr) napi_detach_arraybuffer(env, ab);
+    const bool detached = ab != nullptr && napi_detach_arraybuffer(env, ab) == napi_ok;
     view_.Reset();
+    if (keep_ != nullptr && detached) {
+      // Nothing can read the detached buffer: its reference to the tensor goes now, not when it is collected.
+      keep_->tensor = at::Tensor();
+      int64_t total = 0;
+      napi_adjust_external_memory(env, -keep_->bytes, &total);
+    }
+    keep_ = nullptr;
   }
   Release();
   return env.Undefined();

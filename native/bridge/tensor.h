@@ -40,6 +40,14 @@ class TensorWrap : public Napi::ObjectWrap<TensorWrap> {
   bool live_ = false;
   bool viewIsCopy_ = false;
   Napi::Reference<Napi::Value> view_;  // the typed array handed out by `data`, kept so it is created once
+  // What the external buffer behind `view_` holds: a reference to the tensor (so its memory outlives the wrapper while
+  // JS can still read it) and its size, which V8 is told about. Owned by the buffer's finalizer; dispose() empties it,
+  // so the memory is freed at once rather than when the collector gets to the detached buffer.
+  struct ViewKeep {
+    at::Tensor tensor;
+    int64_t bytes = 0;
+  };
+  ViewKeep* keep_ = nullptr;
 };
 
 // dtype names shared with src/tensor.ts.
