@@ -1,7 +1,7 @@
 // Jobs the CLI runs: one training run, or a comparison (one shared warm start, then each method trained from it at
 // an equal episode budget and evaluated on the same held-out tasks), with eval.json and a pass@k table at the end.
 // Every comparison also evaluates the chance players on the same tasks (SPEC §11), so its table says where chance is.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { makeDirs } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison, type PairedComparison } from '../eval/compare.js';
@@ -10,7 +10,8 @@ import { formatPassAtKTable } from '../eval/table.js';
 import { CHANCE_METHODS, TRAINED_METHODS, isChanceMethod, type Method } from '../eval/methods.js';
 import { validateConfig, type TrainerConfig } from './config.js';
 import { readableJson } from '../util/json.js';
-import { removeStaleTemporaries, writeFileAtomic } from './checkpoint.js';
+import { LamerError } from '../errors.js';
+import { listCheckpoints, removeStaleTemporaries, writeFileAtomic } from './checkpoint.js';
 import type { EvalEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import type { PolicyRuntime } from './runtime.js';
@@ -22,6 +23,8 @@ export interface JobOptions {
   /** Default: the native runtime. */
   runtime?: RuntimeFactory;
   resume?: boolean;
+  /** Replace a run folder that already holds a run (default: refuse, naming --resume, --name and --force). */
+  force?: boolean;
   signal?: AbortSignal;
   progress?: boolean;
   log?: (line: string) => void;
@@ -69,6 +72,21 @@ function describeRun(method: Method, iterations: number): string {
 /** Runs a config: a single method, or the comparison its `compare` field lists (with the chance rows). */
 export async function runJob(config: TrainerConfig, options: JobOptions): Promise<JobResult> {
   const runDir = resolve(config.runsDir, config.name);
+  const existing = existingRun(runDir);
+  if (existing === 'finished' && options.resume) {
+    // Nothing to continue: the results as they are, and no file touched.
+    (options.log ?? ((l: string) => process.stderr.write(l + '\n')))(`[job] ${runDir} has finished already (eval.json); nothing to resume`);
+    return { runDir, ...summarize(readFinished(runDir), config) };
+  }
+  if (existing && !options.resume) {
+    if (!options.force) {
+      throw new LamerError(
+        'E_EXISTS',
+        `${runDir} already holds a ${existing} run; continue it with --resume, give this one another name with --name NAME, or replace it with --force`,
+      );
+    }
+    rmSync(runDir, { recursive: true, force: true });
+  }
   makeDirs(runDir);
   removeStaleTemporaries(runDir, 1);
   try {
@@ -117,13 +135,42 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
       if (r) results.push(r);
     }
   }
+  const summary = summarize(results, config);
+  writeFileAtomic(join(runDir, 'eval.json'), readableJson(results));
+  if (summary.comparisons.length > 0) writeFileAtomic(join(runDir, 'compare.json'), readableJson(summary.comparisons));
+  return { runDir, ...summary };
+}
+
+/** The pass@k table and the paired comparisons of a job's final evaluations. */
+function summarize(results: EvalSummary[], config: TrainerConfig): Omit<JobResult, 'runDir'> {
   const comparisons = compareWithFirst(results, config.trial.episodes, { seed: config.seed });
   const table = [
     formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks }))),
     ...comparisons.map(formatComparison),
     ...results.flatMap((r) => (r.reflectionChecks ? [formatReflectionChecks(r.method, r.reflectionChecks)] : [])),
   ].join('\n');
-  writeFileAtomic(join(runDir, 'eval.json'), readableJson(results));
-  if (comparisons.length > 0) writeFileAtomic(join(runDir, 'compare.json'), readableJson(comparisons));
-  return { runDir, results, table, comparisons };
+  return { results, table, comparisons };
+}
+
+/** 'finished' when the folder holds a job's eval.json, 'started' when it holds any part of a run, else undefined. */
+export function existingRun(runDir: string): 'finished' | 'started' | undefined {
+  if (!existsSync(runDir)) return undefined;
+  if (existsSync(join(runDir, 'eval.json'))) return 'finished';
+  // Temporaries of a killed write do not make a run: metrics, a complete checkpoint or a saved warm start do.
+  const parts = (dir: string) =>
+    existsSync(join(dir, 'metrics.jsonl')) || listCheckpoints(join(dir, 'checkpoints')).length > 0 || existsSync(join(dir, 'warm-start', 'config.json'));
+  if (parts(runDir)) return 'started';
+  const methods = readdirSync(runDir, { withFileTypes: true }).filter((e) => e.isDirectory());
+  return methods.some((e) => parts(join(runDir, e.name))) ? 'started' : undefined;
+}
+
+function readFinished(runDir: string): EvalSummary[] {
+  const path = join(runDir, 'eval.json');
+  try {
+    const results = JSON.parse(readFileSync(path, 'utf8')) as EvalSummary[];
+    if (!Array.isArray(results)) throw new Error('expected a list of evaluations');
+    return results;
+  } catch (e) {
+    throw new LamerError('E_CHECKPOINT', `${path}: cannot be read as a finished job's results (${(e as Error).message}); remove it to resume the run`);
+  }
 }

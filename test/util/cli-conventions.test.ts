@@ -137,3 +137,48 @@ describe('temporary files of interrupted writes', () => {
     expect(readdirSync(join(run, 'checkpoints')).filter((n) => /^ckpt-\d+$/.test(n)).length).toBeGreaterThan(0);
   }, 60_000);
 });
+
+describe('run folders are never overwritten', () => {
+  it('a reused name is refused and the first run is unchanged; --resume on a finished run changes nothing; --name and --force', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-names-'));
+    const config = join(dir, 'tiny.yaml');
+    writeFileSync(
+      config,
+      stringify({
+        name: 'tiny', runsDir: dir, method: 'gigpo',
+        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 1 }, promptStyle: 'compact' },
+        env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 2 } },
+        trial: { episodes: 1 }, rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
+        optim: { lr: 1e-3, miniBatchRows: 8 }, train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 },
+        eval: { tasks: 2 }, sft: { trials: 0 },
+      }),
+    );
+    const snapshot = (d: string): Record<string, string> =>
+      Object.fromEntries(
+        readdirSync(d, { withFileTypes: true, recursive: true })
+          .filter((e) => e.isFile())
+          .map((e) => {
+            const p = join(e.parentPath, e.name);
+            return [p, readFileSync(p).toString('base64')];
+          }),
+      );
+    const first = lamer(['train', '--config', config, '--quiet']);
+    expect(first.code, first.err).toBe(0);
+    const before = snapshot(join(dir, 'tiny'));
+    const again = lamer(['train', '--config', config, '--quiet']);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('[E_EXISTS]');
+    expect(again.err).toMatch(/--resume.*--name NAME.*--force/);
+    expect(snapshot(join(dir, 'tiny'))).toEqual(before);
+    const resumed = lamer(['train', '--config', config, '--quiet', '--resume']);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(resumed.err).toContain('has finished already');
+    expect(snapshot(join(dir, 'tiny'))).toEqual(before);
+    const named = lamer(['train', '--config', config, '--quiet', '--name', 'tiny-2']);
+    expect(named.code, named.err).toBe(0);
+    expect(readdirSync(join(dir, 'tiny-2'))).toContain('eval.json');
+    const forced = lamer(['train', '--config', config, '--quiet', '--force']);
+    expect(forced.code, forced.err).toBe(0);
+    expect(lamer(['train', '--config', config, '--resume', '--force']).code).toBe(2);
+  }, 120_000);
+});

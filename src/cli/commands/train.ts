@@ -10,7 +10,7 @@ import { parseCommandArgs, parseSeedList } from '../args.js';
 import type { Command } from '../command.js';
 import { readRunEvaluation } from './compare.js';
 
-const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--seeds LIST] [--resume] [--quiet]
+const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--seeds LIST] [--name NAME] [--resume | --force] [--quiet]
 
 Trains with the config (default: configs/default.yaml, which warm-starts a small model, trains LaMer and GiGPO at
 an equal episode budget on MineSweeper 4x4 and evaluates both, the frozen warm start with reflections and the chance
@@ -20,7 +20,9 @@ rows on held-out tasks). Writes the run folder (runs/NAME): config.json, metrics
   --method   train this method instead of the config's (drops a comparison list)
   --seeds    run the job once per seed, e.g. 0-4 or 0,2,7: seed S goes to runs/NAME-seedS, and the end prints
              \`lamer compare\` of those folders (per-seed paired bootstrap, across-seed t-intervals)
-  --resume   continue from the run folder's latest checkpoint
+  --name     the run folder's name (runs/NAME; default the config's name)
+  --resume   continue from the run folder's latest checkpoint (a finished run is left as it is)
+  --force    replace a run folder that already holds a run (without it, an existing run is never overwritten)
   --quiet    no progress bars`;
 
 export const command: Command = {
@@ -34,15 +36,22 @@ export const command: Command = {
       method: { type: 'string' },
       seeds: { type: 'string' },
       resume: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
+      name: { type: 'string' },
       quiet: { type: 'boolean', default: false },
     });
     if (!values) return 2;
+    if (values.resume && values.force) {
+      console.error(`lamer train: --resume continues a run and --force replaces it; pass one of them\n\n${usage}`);
+      return 2;
+    }
     const seeds = values.seeds === undefined ? undefined : parseSeedList(values.seeds);
     if (values.seeds !== undefined && seeds === undefined) {
       console.error(`lamer train: --seeds expects seeds and ranges separated by commas (e.g. 0-4 or 0,2,7), found ${JSON.stringify(values.seeds)}\n\n${usage}`);
       return 2;
     }
     const overrides = [...(values.set ?? [])];
+    if (values.name !== undefined) overrides.push(`name=${values.name}`);
     if (values.method) overrides.push(`method=${values.method}`, 'compare=null');
     const base = loadConfig(values.config!, overrides);
     // One job per seed, each in its own folder; without --seeds, the one job the config names.
@@ -66,6 +75,7 @@ export const command: Command = {
         const { runDir, table } = await runJob(config, {
           runtime: createNativeRuntime,
           resume: values.resume,
+          force: values.force,
           signal: controller.signal,
           progress: !values.quiet,
         });
