@@ -54,7 +54,13 @@ std::map<std::string, at::Tensor> ParametersFrom(CheckpointTensors& ckpt, const 
     if (params.count(name)) continue;
     // Tied checkpoints sometimes still carry lm_head.weight (transformers ignores it); old Llama files carry the
     // RoPE buffer. Anything else means the config and the weights describe different models.
-    if (name == "lm_head.weight" && c.tie_word_embeddings) continue;
+    if (name == "lm_head.weight" && c.tie_word_embeddings) {
+      if (t.sizes() != at::IntArrayRef({c.vocab_size, c.hidden_size})) {
+        Fail("E_CHECKPOINT", ckpt.file_of[name] + ": tensor 'lm_head.weight': expected shape " + ShapeText({c.vocab_size, c.hidden_size}) +
+                                 " (ignored with tied embeddings, but a different shape means another model), found " + ShapeText(t.sizes()));
+      }
+      continue;
+    }
     if (name.size() > 20 && name.compare(name.size() - 20, 20, "rotary_emb.inv_freq") == 0) continue;
     Fail("E_CHECKPOINT", ckpt.file_of[name] + ": unexpected tensor '" + name + "' (not part of a " + c.model_type +
                              " model with " + std::to_string(c.num_hidden_layers) + " layers as config.json describes)");

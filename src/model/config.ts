@@ -73,6 +73,12 @@ class Reader {
     return value;
   }
 
+  /** A number in [min, max]: a value outside the range a real model uses would turn the math into NaN or garbage. */
+  within(field: string, value: unknown, min: number, max: number): number {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) this.fail(field, `a number in [${min}, ${max}]`, value);
+    return value;
+  }
+
   bool(field: string, fallback: boolean): boolean {
     const v = this.json[field];
     if (v === undefined || v === null) return fallback;
@@ -81,12 +87,12 @@ class Reader {
   }
 }
 
-function tokenIds(r: Reader, field: string): number[] {
+function tokenIds(r: Reader, field: string, vocab: number): number[] {
   const v = r.json[field];
   if (v === undefined || v === null) return [];
   const list = Array.isArray(v) ? v : [v];
   return list.map((x) => {
-    if (typeof x !== 'number' || !Number.isInteger(x) || x < 0) r.fail(field, 'a token id or a list of token ids', v);
+    if (typeof x !== 'number' || !Number.isInteger(x) || x < 0 || x >= vocab) r.fail(field, `a token id or a list of token ids in [0, ${vocab})`, v);
     return x;
   });
 }
@@ -126,6 +132,7 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
 
   const eps = j.rms_norm_eps ?? 1e-6;
   const rmsNormEps = r.positive('rms_norm_eps', eps);
+  r.within('rms_norm_eps', rmsNormEps, 1e-12, 1);
 
   // RoPE: transformers 5 writes rope_parameters {rope_theta, rope_type, ...}; older files write rope_theta at the top
   // and scaling in rope_scaling {type | rope_type, ...}.
@@ -136,7 +143,8 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   const paramsField = j.rope_parameters !== undefined ? 'rope_parameters' : 'rope_scaling';
   const thetaValue = (params?.rope_theta as unknown) ?? j.rope_theta ?? (j.rope_parameters === undefined ? 10000 : undefined);
   if (thetaValue === undefined) r.fail('rope_parameters.rope_theta', 'a positive number', undefined);
-  const ropeTheta = r.positive(j.rope_theta !== undefined ? 'rope_theta' : 'rope_parameters.rope_theta', thetaValue);
+  // Below 1 the inverse frequencies exceed 1 and overflow for small thetas (1e-300 gave NaN log-probs).
+  const ropeTheta = r.within(j.rope_theta !== undefined ? 'rope_theta' : 'rope_parameters.rope_theta', thetaValue, 1, 1e12);
   const ropeType = (params?.rope_type ?? params?.type ?? 'default') as unknown;
   let ropeLlama3: ModelConfig['ropeLlama3'] = null;
   if (ropeType === 'llama3') {
@@ -148,8 +156,10 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
       highFreqFactor: num('high_freq_factor', 4),
       originalMaxPositionEmbeddings: r.int(`${paramsField}.original_max_position_embeddings`, 1, p.original_max_position_embeddings),
     };
-    if (ropeLlama3.highFreqFactor === ropeLlama3.lowFreqFactor) {
-      r.fail(`${paramsField}.high_freq_factor`, 'a value different from low_freq_factor', ropeLlama3.highFreqFactor);
+    // The factor divides the long wavelengths' frequencies; the band between the two wavelengths must be non-empty.
+    r.within(`${paramsField}.factor`, ropeLlama3.factor, 1, 1e6);
+    if (!(ropeLlama3.highFreqFactor > ropeLlama3.lowFreqFactor)) {
+      r.fail(`${paramsField}.high_freq_factor`, `a value above low_freq_factor (${ropeLlama3.lowFreqFactor})`, ropeLlama3.highFreqFactor);
     }
   } else if (ropeType !== 'default') {
     r.fail(`${paramsField}.rope_type`, '"default" or "llama3" (other RoPE scalings are not supported)', ropeType);
@@ -166,8 +176,8 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   const oBias = modelType === 'qwen2' ? false : attentionBias;
   const mlpBias = modelType === 'llama' ? r.bool('mlp_bias', false) : false;
 
-  const bos = tokenIds(r, 'bos_token_id');
-  const pad = tokenIds(r, 'pad_token_id');
+  const bos = tokenIds(r, 'bos_token_id', vocabSize);
+  const pad = tokenIds(r, 'pad_token_id', vocabSize);
   return {
     modelType,
     vocabSize,
@@ -189,7 +199,7 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     maxPositionEmbeddings: r.optionalInt('max_position_embeddings', 1) ?? 32768,
     dtype: dtypeValue,
     bosTokenId: bos[0] ?? null,
-    eosTokenIds: tokenIds(r, 'eos_token_id'),
+    eosTokenIds: tokenIds(r, 'eos_token_id', vocabSize),
     padTokenId: pad[0] ?? null,
     raw: { ...j },
   };

@@ -68,7 +68,7 @@ function readConfig(dir: string): ModelConfig {
   return parseModelConfig(readJsonFile(path), path);
 }
 
-function idsFromGenerationConfig(text: string | undefined, file: string): number[] {
+function idsFromGenerationConfig(text: string | undefined, file: string, vocab: number): number[] {
   if (text === undefined) return [];
   let g: Record<string, unknown>;
   try {
@@ -79,8 +79,8 @@ function idsFromGenerationConfig(text: string | undefined, file: string): number
   const v = g.eos_token_id;
   if (v === undefined || v === null) return [];
   const list = Array.isArray(v) ? v : [v];
-  if (!list.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 0)) {
-    throw new LamerError('E_CHECKPOINT', `${file}: field 'eos_token_id': expected a token id or a list of them, found ${JSON.stringify(v)}`);
+  if (!list.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x < vocab)) {
+    throw new LamerError('E_CHECKPOINT', `${file}: field 'eos_token_id': expected a token id or a list of them in [0, ${vocab}), found ${JSON.stringify(v).slice(0, 200)}`);
   }
   return list as number[];
 }
@@ -127,7 +127,7 @@ export class Policy {
     this.tokenizer = tokenizer;
     this.chatTemplate = chatTemplate;
     this.#tokenBudget = tokenBudget;
-    const fromGeneration = idsFromGenerationConfig(assets.get('generation_config.json'), 'generation_config.json');
+    const fromGeneration = idsFromGenerationConfig(assets.get('generation_config.json'), 'generation_config.json', config.vocabSize);
     this.stopIds = [...new Set(fromGeneration.length > 0 ? fromGeneration : config.eosTokenIds)];
   }
 

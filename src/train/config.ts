@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { LamerError } from '../errors.js';
 
@@ -264,6 +264,33 @@ export function mergeConfig(base: Record<string, unknown>, over: Record<string, 
   return out;
 }
 
+// Keys that would reach an object's prototype when merged: a config never has them, and silently dropping them hid
+// what the user wrote.
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Throws E_CONFIG naming the first forbidden key in `value` (a parsed YAML value), with its path. */
+function checkKeys(value: unknown, where: string, path: string[] = []): void {
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => checkKeys(v, where, [...path, String(i)]));
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  for (const k of Object.keys(value)) {
+    if (FORBIDDEN_KEYS.has(k)) throw new LamerError('E_CONFIG', `${where}: field '${[...path, k].join('.')}' is not allowed (not a config field)`);
+    checkKeys((value as Record<string, unknown>)[k], where, [...path, k]);
+  }
+}
+
+/** A YAML text as a value: errors and warnings (an unknown tag, a duplicate key) are refused, never read as data. */
+function parseStrictYaml(text: string, where: string): unknown {
+  const doc = parseDocument(text, { uniqueKeys: true });
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw new LamerError('E_CONFIG', `${where}: not valid YAML: ${problem.message.split('\n')[0]}`);
+  const value = doc.toJS() as unknown;
+  checkKeys(value, where);
+  return value;
+}
+
 /** Resolves a config name (`default`, `minesweeper-lamer`) or a path to a YAML file. */
 export function configPath(nameOrPath: string): string {
   if (nameOrPath.endsWith('.yaml') || nameOrPath.endsWith('.yml') || nameOrPath.includes('/')) {
@@ -281,8 +308,9 @@ export function readConfigFile(nameOrPath: string, seen: string[] = []): Record<
   }
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(path, 'utf8'));
+    doc = parseStrictYaml(readFileSync(path, 'utf8'), `config ${path}`);
   } catch (e) {
+    if (e instanceof LamerError) throw e;
     throw new LamerError('E_CONFIG', `config ${path}: not valid YAML: ${(e as Error).message}`);
   }
   if (doc == null) doc = {};
@@ -301,10 +329,14 @@ export function applyOverrides(config: Record<string, unknown>, overrides: reado
     if (eq <= 0) throw new LamerError('E_CONFIG', `--set '${o}': expected FIELD=VALUE, e.g. optim.lr=1e-5`);
     const keys = o.slice(0, eq).split('.');
     if (keys.some((k) => k.length === 0)) throw new LamerError('E_CONFIG', `--set '${o}': empty field name`);
+    const forbidden = keys.find((k) => FORBIDDEN_KEYS.has(k));
+    if (forbidden) throw new LamerError('E_CONFIG', `--set '${o}': '${forbidden}' is not a config field`);
     let value: unknown;
     try {
       value = parseYaml(o.slice(eq + 1));
-    } catch {
+      checkKeys(value, `--set '${o}'`);
+    } catch (e) {
+      if (e instanceof LamerError) throw e;
       value = o.slice(eq + 1);
     }
     const patch: Record<string, unknown> = {};
@@ -320,5 +352,14 @@ export function applyOverrides(config: Record<string, unknown>, overrides: reado
 
 /** Loads, overrides and validates: the one way a trainer config is made from files and flags. */
 export function loadConfig(nameOrPath: string, overrides: readonly string[] = []): TrainerConfig {
-  return validateConfig(applyOverrides(readConfigFile(nameOrPath), overrides), configPath(nameOrPath));
+  const file = readConfigFile(nameOrPath);
+  if (overrides.length === 0) return validateConfig(file, configPath(nameOrPath));
+  // A value the file alone accepts and the overrides break is blamed on the overrides, not on the file.
+  let fileValid = true;
+  try {
+    validateConfig(file, configPath(nameOrPath));
+  } catch {
+    fileValid = false;
+  }
+  return validateConfig(applyOverrides(file, overrides), fileValid ? `${configPath(nameOrPath)} with --set ${overrides.join(' ')}` : configPath(nameOrPath));
 }

@@ -237,6 +237,29 @@ describe('checkpoint folders are checked against config.json', () => {
     expect(bad({ eos_token_id: 'x' })).toMatch(/'eos_token_id'/);
     expect(bad({ dtype: 'int8' })).toMatch(/'dtype'/);
     expect(bad({ head_dim: 5 })).toMatch(/'head_dim': expected an even number/);
+    // Values that parse but would turn the math into NaN or garbage, and ids outside the vocabulary.
+    expect(bad({ rope_theta: 1e-300 })).toMatch(/'rope_theta': expected a number in \[1, 1000000000000\]/);
+    expect(bad({ rms_norm_eps: 1e300 })).toMatch(/'rms_norm_eps': expected a number in/);
+    const llama3 = (p: Record<string, unknown>) => ({
+      model_type: 'llama',
+      rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64, ...p },
+    });
+    expect(bad(llama3({ factor: 1e-300 }))).toMatch(/factor': expected a number in \[1, /);
+    expect(bad(llama3({ low_freq_factor: 5, high_freq_factor: 4 }))).toMatch(/high_freq_factor': expected a value above low_freq_factor \(5\)/);
+    const vocab = (TINY_CONFIG as { vocab_size: number }).vocab_size;
+    for (const field of ['eos_token_id', 'bos_token_id', 'pad_token_id']) {
+      expect(bad({ [field]: vocab })).toMatch(new RegExp(`'${field}': expected a token id or a list of token ids in \\[0, ${vocab}\\)`));
+    }
+  });
+
+  it('a tied checkpoint carrying an lm_head.weight of another shape is refused', async () => {
+    const tied = { ...TINY_CONFIG, tie_word_embeddings: true };
+    const specs = tinyTensors().filter((s) => s.name !== 'lm_head.weight');
+    const embed = specs.find((s) => s.name === 'model.embed_tokens.weight')!;
+    const wrong = { name: 'lm_head.weight', dtype: embed.dtype, shape: [embed.shape[0] + 1, embed.shape[1]] };
+    const e = await loadError(checkpointDir(tied, [...specs, wrong]));
+    expect(e.code).toBe('E_CHECKPOINT');
+    expect(e.message).toMatch(/'lm_head.weight': expected shape .*found \[/);
   });
 
   it('config spellings: rope_parameters vs rope_theta, torch_dtype vs dtype, eos id or list, implicit head_dim', () => {

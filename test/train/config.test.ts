@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyOverrides, loadConfig, validateConfig } from '../../src/train/config.js';
 
@@ -59,5 +60,37 @@ describe('trainer config', () => {
 
   it('a missing config says where it looked', () => {
     expect(() => loadConfig('no-such-config')).toThrow(/not found \(looked for .*no-such-config\.yaml\)/);
+  });
+
+  it('__proto__ keys and unknown YAML tags are errors, not silently dropped or read as values', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-config-'));
+    const file = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    const err = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (e) {
+        expect((e as { code?: string }).code).toBe('E_CONFIG');
+        return (e as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(err(() => loadConfig(file('proto.yaml', 'name: x\n__proto__: { polluted: 1 }\n')))).toMatch(/field '__proto__' is not allowed/);
+    expect(err(() => loadConfig(file('nested.yaml', 'name: x\noptim:\n  constructor: 1\n')))).toMatch(/field 'optim.constructor' is not allowed/);
+    expect(err(() => loadConfig(file('tag.yaml', 'name: !foo x\n')))).toMatch(/not valid YAML: Unresolved tag: !foo/);
+    expect(err(() => loadConfig('default', ['__proto__.x=1']))).toMatch(/--set '__proto__.x=1': '__proto__' is not a config field/);
+    expect(err(() => loadConfig('default', ['optim={"__proto__": {"lr": 1}}']))).toMatch(/not allowed/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('a bad --set value is blamed on the --set, not on the config file', () => {
+    try {
+      loadConfig('default', ['optim.lr=-1']);
+      throw new Error('accepted');
+    } catch (e) {
+      expect((e as Error).message).toMatch(/default\.yaml with --set optim\.lr=-1: field 'optim\.lr'/);
+    }
   });
 });

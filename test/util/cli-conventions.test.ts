@@ -36,6 +36,13 @@ describe('lamer command-line conventions', () => {
     const doctor = lamer(['doctor', '--bogus']);
     expect(doctor.code).toBe(2);
     expect(doctor.err).toContain("Unknown option '--bogus'");
+    // Values that parse as numbers but are not what the option takes.
+    const seed = lamer(['init-model', '--preset', 'tiny', '--out', join(tmpdir(), 'never-written'), '--seed', '1e300']);
+    expect(seed.code).toBe(2);
+    expect(seed.err).toContain('--seed in [0, 2^53)');
+    const topK = lamer(['generate', '--model', 'x', '--prompt', 'y', '--top-k=-5']);
+    expect(topK.code).toBe(2);
+    expect(topK.err).toContain("--top-k must be an integer >= 0 (0 keeps all), found '-5'");
   });
 
   it('output into a closed pipe ends the command quietly (exit 0, no stack trace)', async () => {

@@ -49,8 +49,8 @@ export const command: Command = {
     if (!Number.isInteger(maxNew) || maxNew < 1) problems.push(`--max-new must be an integer >= 1, found '${values['max-new']}'`);
     if (!(temperature >= 0)) problems.push(`--temperature must be a number >= 0, found '${values.temperature}'`);
     if (!(topP > 0 && topP <= 1)) problems.push(`--top-p must be in (0, 1], found '${values['top-p']}'`);
-    if (!Number.isInteger(topK)) problems.push(`--top-k must be an integer, found '${values['top-k']}'`);
-    if (!Number.isInteger(seed) || seed < 0) problems.push(`--seed must be an integer >= 0, found '${values.seed}'`);
+    if (!Number.isSafeInteger(topK) || topK < 0) problems.push(`--top-k must be an integer >= 0 (0 keeps all), found '${values['top-k']}'`);
+    if (!Number.isSafeInteger(seed) || seed < 0) problems.push(`--seed must be an integer in [0, 2^53), found '${values.seed}'`);
     if (problems.length > 0) {
       console.error(`lamer generate: ${problems.join('; ')}\n\n${usage}`);
       return 2;

@@ -29,8 +29,8 @@ export const command: Command = {
     if (!values) return 2;
     const preset = values.preset as PresetName | undefined;
     const seed = Number(values.seed);
-    if ((preset !== 'tiny' && preset !== 'small') || !values.out || !Number.isInteger(seed) || seed < 0) {
-      console.error(`lamer init-model: --preset tiny|small, --out DIR and an integer --seed >= 0 are required\n\n${usage}`);
+    if ((preset !== 'tiny' && preset !== 'small') || !values.out || !Number.isSafeInteger(seed) || seed < 0) {
+      console.error(`lamer init-model: --preset tiny|small, --out DIR and an integer --seed in [0, 2^53) are required\n\n${usage}`);
       return 2;
     }
     const tokenizer = values.tokenizer as TokenizerChoice;
