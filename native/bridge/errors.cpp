@@ -29,8 +29,10 @@ ErrorInfo CurrentErrorInfo() {
   } catch (const c10::Error& e) {
     std::string msg = Readable(e.what_without_backtrace());
     // CPU allocations that fail inside torch surface as c10::Error with this wording.
+    // (torch 2.13's allocator says "can't allocate memory", with errno 12, ENOMEM.)
     if (msg.find("DefaultCPUAllocator: not enough memory") != std::string::npos ||
-        msg.find("out of memory") != std::string::npos) {
+        msg.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos ||
+        msg.find("Cannot allocate memory") != std::string::npos || msg.find("out of memory") != std::string::npos) {
       return {"E_OOM", msg};
     }
     return {"E_TORCH", msg};

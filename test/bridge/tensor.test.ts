@@ -147,6 +147,12 @@ describe('executor', () => {
     expect(ok.sum()).toBe(2 * 4 * 6);
   });
 
+  it('an allocation the host cannot make is E_OOM, not E_TORCH', () => {
+    expect(() => Tensor.full([1e6, 1e6], 0)).toThrow(expect.objectContaining({ code: 'E_OOM' }));
+    using ok = Tensor.full([2], 1);
+    expect(ok.sum()).toBe(2);
+  });
+
   it('matmul on the executor agrees with a plain JS product', async () => {
     const n = 7, k = 5, m = 3;
     using a = Tensor.randn([n, k], { seed: 1 });
