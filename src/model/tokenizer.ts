@@ -14,6 +14,48 @@ function readJson(path: string): Json {
   return v as Json;
 }
 
+/** Every `Regex` pattern in tokenizer.json (pre-tokenizer, normalizer and decoder splits and replaces). */
+function regexPatterns(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) for (const v of value) regexPatterns(v, out);
+  else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'Regex' && typeof v === 'string') out.push(v);
+      else if (k !== 'vocab' && k !== 'merges' && k !== 'added_tokens') regexPatterns(v, out);
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether `pattern` has a group that is quantified (`*`, `+`, `{n,}`) and itself contains a quantifier, the shape of
+ * exponential backtracking. Escapes and character classes are skipped, so `[+*]` or `\+` count for nothing.
+ */
+export function nestedQuantifier(pattern: string): boolean {
+  const open: boolean[] = []; // per open group: whether a quantifier occurred inside it
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (c === '[') {
+      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+      continue;
+    }
+    if (c === '(') open.push(false);
+    else if (c === ')') {
+      const inner = open.pop() ?? false;
+      const next = pattern[i + 1];
+      const repeated = next === '*' || next === '+' || (next === '{' && /^\{\d*,\d*\}/.test(pattern.slice(i + 1)) && !/^\{\d+\}/.test(pattern.slice(i + 1)));
+      if (inner && repeated) return true;
+      if (open.length > 0 && (inner || repeated)) open[open.length - 1] = true;
+    } else if ((c === '*' || c === '+' || c === '{') && open.length > 0) {
+      open[open.length - 1] = true;
+    }
+  }
+  return false;
+}
+
 /** A special-token field of tokenizer_config.json: a string or an AddedToken object {content}. */
 function tokenText(v: unknown): string | null {
   if (typeof v === 'string') return v;
@@ -31,6 +73,13 @@ export class TextTokenizer {
   constructor(json: Json, config: Json) {
     this.json = json;
     this.config = config;
+    // A checkpoint's regular expressions run on every prompt with no time limit the tokenizer library can impose:
+    // one whose quantified group holds a quantifier ((a+)+) can take exponential time on a crafted input.
+    for (const pattern of regexPatterns(json)) {
+      if (nestedQuantifier(pattern)) {
+        throw new LamerError('E_CHECKPOINT', `tokenizer.json: the pattern ${JSON.stringify(pattern.slice(0, 80))} repeats a group that itself repeats (catastrophic backtracking); tokenizers do not use such patterns`);
+      }
+    }
     try {
       this.#tokenizer = new Tokenizer(json, config);
     } catch (e) {

@@ -176,3 +176,12 @@ describe('chat template sources', () => {
     expect(ChatTemplate.load(dir)!.render([{ role: 'user', content: 'hi' }])).toBe('<e>[user:hi]');
   });
 });
+
+describe('tokenizer patterns from a checkpoint', () => {
+  it('a regex that repeats a repeating group is refused at load; the Qwen3 and compact tokenizers load', async () => {
+    const qwen = (await qwen3TokenizerFiles()).tokenizer;
+    expect(() => new TextTokenizer(qwen, {})).not.toThrow();
+    const evil = { ...qwen, pre_tokenizer: { type: 'Split', pattern: { Regex: '(a+)+$' }, behavior: 'Isolated', invert: false } };
+    expect(() => new TextTokenizer(evil, {})).toThrow(expect.objectContaining({ code: 'E_CHECKPOINT', message: expect.stringContaining('repeats a group that itself repeats') }));
+  });
+});
