@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// The README's results table, read from run folders (the seeds of `lamer train --seeds`): per method the mean
+// pass@1/2/3 over the seeds with the across-seed 95% t-interval of pass@3, then the first method against each other
+// one, the across-seed mean difference of pass@3 and of the gain pass@1->3 with their t-intervals (SPEC §11), and
+// the reflections the model wrote that name the mine it hit. The figures are `lamer compare`'s; this only lays them
+// out as Markdown.
+// usage: node scripts/results-table.mjs RUN_DIR...
+import { register } from 'tsx/esm/api';
+
+register();
+const { compareRuns } = await import('../src/eval/across-runs.ts');
+const { readRunEvaluation } = await import('../src/cli/commands/compare.ts');
+
+const dirs = process.argv.slice(2);
+if (dirs.length === 0) {
+  console.error('usage: node scripts/results-table.mjs RUN_DIR...');
+  process.exit(2);
+}
+const runs = dirs.map(readRunEvaluation);
+const c = compareRuns(runs);
+const n = c.episodes;
+const pct = (x) => (100 * x).toFixed(1);
+const signed = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+const interval = (i) => (i ? `${signed(i.mean)} (${signed(i.low)} to ${signed(i.high)})` : '-');
+const level = (i) => (i ? `${pct(i.mean)} (${pct(i.low)} to ${pct(i.high)})` : '-');
+const tasks = [...new Set(c.runs.map((r) => r.tasks))].join('/');
+const seeds = c.runs.map((r) => r.seed ?? r.run).join(', ');
+
+// Reflections right, summed over the seeds, for the methods that reflect.
+const checks = new Map();
+for (const r of runs) {
+  for (const m of r.results) {
+    if (!m.reflectionChecks) continue;
+    const s = checks.get(m.method) ?? { checked: 0, correct: 0 };
+    s.checked += m.reflectionChecks.checked;
+    s.correct += m.reflectionChecks.correct;
+    checks.set(m.method, s);
+  }
+}
+
+console.log(`${c.runs.length} seeds (${seeds}), ${tasks} distinct held-out tasks each (the same tasks in every seed); mean over the seeds, 95% t-interval on ${c.runs.length - 1} d.o.f.\n`);
+console.log(`| method | pass@1 / pass@2 / pass@${n} | pass@${n} (95% CI over seeds) | reflections right |`);
+console.log('|---|---|---|---|');
+for (const m of c.methods) {
+  const k = checks.get(m.method);
+  const right = k ? `${k.correct} of ${k.checked} (${pct(k.correct / k.checked)}%)` : '';
+  console.log(`| ${m.method} | ${m.mean.map(pct).join(' / ')} | ${level(m.passAtN)} | ${right} |`);
+}
+console.log(`\n| difference | pass@${n} (95% CI over seeds) | gain pass@1->${n} (95% CI over seeds) | per seed pass@${n} | per seed gain |`);
+console.log('|---|---|---|---|---|');
+for (const p of c.pairs) {
+  const per = (f) => p.perRun.map((r) => signed(f(r.comparison).mean)).join(', ');
+  console.log(`| ${p.a} - ${p.b} | ${interval(p.passAtN)} | ${interval(p.gain)} | ${per((x) => x.passAtN)} | ${per((x) => x.gain)} |`);
+}
