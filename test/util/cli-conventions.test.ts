@@ -7,9 +7,29 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { tinyNativeConfig } from '../train/helpers.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const bin = join(root, 'bin', 'lamer.js');
+
+/** A YAML config of the tiny native GiGPO run (test/train/helpers.ts), with `train` and `maxTurns` the caller's. */
+function tinyYaml(dir: string, train: { iterations: number; checkpointEvery: number }, maxTurns = 2): string {
+  const path = join(dir, 'tiny.yaml');
+  const base = tinyNativeConfig('tiny', dir);
+  writeFileSync(
+    path,
+    stringify({
+      ...base,
+      method: 'gigpo',
+      env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns } },
+      trial: { episodes: 1 },
+      train: { ...train, evalEvery: 0 },
+      eval: { tasks: 2 },
+      sft: { trials: 0 },
+    }),
+  );
+  return path;
+}
 
 function lamer(args: string[]): { code: number | null; out: string; err: string } {
   const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
@@ -57,23 +77,7 @@ describe('lamer command-line conventions', () => {
 
   it('SIGINT during training: exit 130, the completed iterations checkpointed, --resume finishes the run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-sigint-'));
-    const config = join(dir, 'tiny.yaml');
-    writeFileSync(
-      config,
-      stringify({
-        name: 'tiny',
-        runsDir: dir,
-        method: 'gigpo',
-        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 1 }, promptStyle: 'compact' },
-        env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 3 } },
-        trial: { episodes: 1 },
-        rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
-        optim: { lr: 1e-3, miniBatchRows: 8 },
-        train: { iterations: 200, evalEvery: 0, checkpointEvery: 0 },
-        eval: { tasks: 2 },
-        sft: { trials: 0 },
-      }),
-    );
+    const config = tinyYaml(dir, { iterations: 200, checkpointEvery: 0 }, 3);
     const child = spawn(process.execPath, [bin, 'train', '--config', config, '--quiet'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     let sent = false;
@@ -124,18 +128,7 @@ describe('temporary files of interrupted writes', () => {
     writeFileSync(join(run, `config.json.tmp-${dead}-1700000000000`), '{');
     // A write in flight of a live process (pid 1, always running) is left alone.
     writeFileSync(join(run, 'metrics.jsonl.tmp-1-1700000000000'), '');
-    const config = join(dir, 'tiny.yaml');
-    writeFileSync(
-      config,
-      stringify({
-        name: 'tiny', runsDir: dir, method: 'gigpo',
-        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 1 }, promptStyle: 'compact' },
-        env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 2 } },
-        trial: { episodes: 1 }, rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
-        optim: { lr: 1e-3, miniBatchRows: 8 }, train: { iterations: 2, evalEvery: 0, checkpointEvery: 1 },
-        eval: { tasks: 2 }, sft: { trials: 0 },
-      }),
-    );
+    const config = tinyYaml(dir, { iterations: 2, checkpointEvery: 1 });
     const r = lamer(['train', '--config', config, '--quiet']);
     expect(r.code, r.err).toBe(0);
     const all = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [e.name, ...all(join(d, e.name))] : [e.name]));
@@ -148,18 +141,7 @@ describe('temporary files of interrupted writes', () => {
 describe('run folders are never overwritten', () => {
   it('a reused name is refused and the first run is unchanged; --resume on a finished run changes nothing; --name and --force', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-names-'));
-    const config = join(dir, 'tiny.yaml');
-    writeFileSync(
-      config,
-      stringify({
-        name: 'tiny', runsDir: dir, method: 'gigpo',
-        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 1 }, promptStyle: 'compact' },
-        env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 2 } },
-        trial: { episodes: 1 }, rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
-        optim: { lr: 1e-3, miniBatchRows: 8 }, train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 },
-        eval: { tasks: 2 }, sft: { trials: 0 },
-      }),
-    );
+    const config = tinyYaml(dir, { iterations: 1, checkpointEvery: 1 });
     const snapshot = (d: string): Record<string, string> =>
       Object.fromEntries(
         readdirSync(d, { withFileTypes: true, recursive: true })
