@@ -15,203 +15,203 @@ const unitInterval = z.number().min(0).max(1);
 const modelSchema = z
   .object({
     /** A Hugging Face checkpoint folder; when absent, `init` creates one in the run folder. */
-    path: z.string().min(1).optional(),
+    path: z.string().min(1).optional().describe('a Hugging Face checkpoint folder (Qwen3, Qwen2, Llama); absent: init creates a model in the run folder'),
     init: z
       .object({
-        preset: z.enum(['tiny', 'small']).default('small'),
-        tokenizer: z.enum(['compact', 'qwen3']).default('compact'),
-        seed: z.number().int().nonnegative().default(0),
+        preset: z.enum(['tiny', 'small']).default('small').describe('size of the created model: tiny or small (hidden 256, 4 layers)'),
+        tokenizer: z.enum(['compact', 'qwen3']).default('compact').describe('compact (one token per grid cell, for models trained from scratch) or qwen3'),
+        seed: z.number().int().nonnegative().default(0).describe("seed of the created model's random weights"),
       })
       .strict()
-      .default({ preset: 'small', tokenizer: 'compact', seed: 0 }),
+      .default({ preset: 'small', tokenizer: 'compact', seed: 0 }).describe('the model created when no path is given'),
     /** `auto`: CUDA when the addon has CUDA and sees a GPU, else the CPU (the run's first log line says which). */
-    device: z.string().regex(/^(auto|cpu|cuda(:\d+)?)$/, "expected 'auto', 'cpu', 'cuda' or 'cuda:N'").default('auto'),
-    dtype: z.enum(['float32', 'bfloat16']).default('float32'),
+    device: z.string().regex(/^(auto|cpu|cuda(:\d+)?)$/, "expected 'auto', 'cpu', 'cuda' or 'cuda:N'").default('auto').describe('auto (CUDA when the addon has it and sees a GPU), cpu, cuda or cuda:N'),
+    dtype: z.enum(['float32', 'bfloat16']).default('float32').describe('compute dtype of the forward'),
     /** `compact` prompts for tiny models trained from scratch; `full` for pretrained LLMs. */
-    promptStyle: z.enum(['compact', 'full']).default('compact'),
-    enableThinking: z.boolean().default(false),
+    promptStyle: z.enum(['compact', 'full']).default('compact').describe('compact prompts for small models trained from scratch, full prompts for pretrained LLMs'),
+    enableThinking: z.boolean().default(false).describe('let a Qwen3 chat template open a thinking block'),
   })
   .strict();
 
 const envSchema = z
   .object({
     /** `custom`: an Environment of your own, given to the Trainer as `options.env`. */
-    name: z.enum(['sokoban', 'minesweeper', 'webshop', 'alfworld', 'custom']),
+    name: z.enum(['sokoban', 'minesweeper', 'webshop', 'alfworld', 'custom']).describe('the environment: sokoban, minesweeper, webshop, alfworld, or custom (an Environment passed to the Trainer)'),
     /** Passed to createEnv (sizes, limits); validated by the environment itself. */
-    options: z.record(z.string(), z.unknown()).default({}),
+    options: z.record(z.string(), z.unknown()).default({}).describe('options passed to the environment (board size, turn limit, ...)'),
     /** Options that differ at evaluation (e.g. ALFWorld's 30 turns and out-of-distribution split). */
-    evalOptions: z.record(z.string(), z.unknown()).default({}),
+    evalOptions: z.record(z.string(), z.unknown()).default({}).describe('options that differ at evaluation'),
   })
   .strict();
 
 const trialSchema = z
   .object({
     /** N: episodes per trial (LaMer). Single-episode methods train with 1 and evaluate with N attempts. */
-    episodes: positiveInt.default(3),
-    memory: z.enum(['reflection_only', 'history_only', 'history_and_reflection']).default('reflection_only'),
+    episodes: positiveInt.default(3).describe('N: episodes per trial (attempts at evaluation)'),
+    memory: z.enum(['reflection_only', 'history_only', 'history_and_reflection']).default('reflection_only').describe('what later episodes see of earlier ones: reflections, trajectories, or both'),
     /** Steps of the current episode shown in full in the play prompt. */
-    historyWindow: positiveInt.default(7),
+    historyWindow: positiveInt.default(7).describe('steps of the current episode shown in full in the play prompt'),
   })
   .strict();
 
 const rolloutSchema = z
   .object({
-    tasksPerIteration: positiveInt.default(16),
+    tasksPerIteration: positiveInt.default(16).describe('tasks per training iteration'),
     /** Trials per task for LaMer; single-episode methods use groupSize x episodes for an equal episode budget. */
-    groupSize: positiveInt.default(8),
-    temperature: z.number().positive().default(1.0),
-    topP: z.number().gt(0).max(1).default(1.0),
-    topK: z.number().int().nonnegative().default(0),
-    maxPromptTokens: positiveInt.default(2048),
-    maxResponseTokens: positiveInt.default(1024),
+    groupSize: positiveInt.default(8).describe('trials per task for LaMer (single-episode methods: groupSize x episodes)'),
+    temperature: z.number().positive().default(1.0).describe('sampling temperature of training rollouts'),
+    topP: z.number().gt(0).max(1).default(1.0).describe('nucleus sampling cut of training rollouts (1: none)'),
+    topK: z.number().int().nonnegative().default(0).describe('top-k cut of training rollouts (0: none)'),
+    maxPromptTokens: positiveInt.default(2048).describe('longest prompt, in tokens'),
+    maxResponseTokens: positiveInt.default(1024).describe('longest response, in tokens'),
     /** Generation slots run together by the engine (continuous batching). */
-    slots: positiveInt.default(64),
+    slots: positiveInt.default(64).describe('rows the generation engine decodes together'),
   })
   .strict();
 
 const advantageSchema = z
   .object({
-    estimator: z.enum(['gigpo', 'grpo']).default('gigpo'),
-    returns: z.enum(['recursive', 'paper']).default('recursive'),
-    gammaStep: unitInterval.default(0.95),
-    gammaTraj: unitInterval.default(0.6),
-    invalidPenalty: z.number().nonnegative().default(0.5),
-    mode: z.enum(['mean_norm', 'mean_std_norm']).default('mean_norm'),
-    omega: z.number().default(1.0),
-    eps: z.number().positive().default(1e-6),
-    normByStd: z.boolean().default(true),
+    estimator: z.enum(['gigpo', 'grpo']).default('gigpo').describe('gigpo (episode and step groups) or grpo (episode groups)'),
+    returns: z.enum(['recursive', 'paper']).default('recursive').describe('cross-episode return form: recursive or as the paper writes it'),
+    gammaStep: unitInterval.default(0.95).describe('discount between steps of an episode'),
+    gammaTraj: unitInterval.default(0.6).describe('discount between episodes of a trial (the cross-episode return)'),
+    invalidPenalty: z.number().nonnegative().default(0.5).describe('reward subtracted for an invalid response'),
+    mode: z.enum(['mean_norm', 'mean_std_norm']).default('mean_norm').describe('GiGPO normalisation: mean, or mean and standard deviation'),
+    omega: z.number().default(1.0).describe('weight of the step-level advantage in GiGPO'),
+    eps: z.number().positive().default(1e-6).describe('added to a standard deviation before dividing by it'),
+    normByStd: z.boolean().default(true).describe('GRPO: divide by the group standard deviation'),
     /** GAE (PPO only). */
-    gaeGamma: unitInterval.default(1.0),
-    gaeLambda: unitInterval.default(1.0),
+    gaeGamma: unitInterval.default(1.0).describe('GAE discount (PPO only)'),
+    gaeLambda: unitInterval.default(1.0).describe('GAE lambda (PPO only)'),
   })
   .strict();
 
 const lossSchema = z
   .object({
-    clipLow: z.number().positive().default(0.2),
-    clipHigh: z.number().positive().default(0.2),
-    dualClip: z.number().gt(1).default(3.0),
-    aggregation: z.enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean']).default('token-mean'),
-    entropyCoef: z.number().nonnegative().default(0.001),
+    clipLow: z.number().positive().default(0.2).describe('PPO ratio clip below 1'),
+    clipHigh: z.number().positive().default(0.2).describe('PPO ratio clip above 1'),
+    dualClip: z.number().gt(1).default(3.0).describe('dual-clip bound for negative advantages (> 1)'),
+    aggregation: z.enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean']).default('token-mean').describe('how token losses are averaged over a mini-batch'),
+    entropyCoef: z.number().nonnegative().default(0.001).describe('weight of the entropy bonus'),
     kl: z
       .object({
-        type: z.enum(['none', 'low_var_kl', 'kl', 'mse']).default('none'),
-        coef: z.number().nonnegative().default(0.001),
+        type: z.enum(['none', 'low_var_kl', 'kl', 'mse']).default('none').describe('none, low_var_kl (k3), kl (k1) or mse'),
+        coef: z.number().nonnegative().default(0.001).describe('weight of the KL penalty'),
       })
       .strict()
-      .default({ type: 'none', coef: 0.001 }),
-    valueClip: z.number().positive().default(0.5),
+      .default({ type: 'none', coef: 0.001 }).describe('KL penalty to the starting weights'),
+    valueClip: z.number().positive().default(0.5).describe('value-loss clip (PPO)'),
   })
   .strict();
 
 const optimSchema = z
   .object({
-    lr: z.number().positive().default(1e-6),
-    weightDecay: z.number().nonnegative().default(0.01),
-    betas: z.tuple([unitInterval, unitInterval]).default([0.9, 0.999]),
-    gradClip: z.number().positive().default(1.0),
-    schedule: z.enum(['constant', 'warmup', 'cosine']).default('constant'),
-    warmupSteps: z.number().int().nonnegative().default(0),
+    lr: z.number().positive().default(1e-6).describe('AdamW learning rate of RL updates'),
+    weightDecay: z.number().nonnegative().default(0.01).describe('AdamW weight decay'),
+    betas: z.tuple([unitInterval, unitInterval]).default([0.9, 0.999]).describe('AdamW betas'),
+    gradClip: z.number().positive().default(1.0).describe('gradient norm clip'),
+    schedule: z.enum(['constant', 'warmup', 'cosine']).default('constant').describe('learning-rate schedule'),
+    warmupSteps: z.number().int().nonnegative().default(0).describe('warm-up steps of the schedule'),
     /** Rows per optimizer step (one mini-batch). */
-    miniBatchRows: positiveInt.default(64),
+    miniBatchRows: positiveInt.default(64).describe('rows per optimizer step (one mini-batch)'),
     /** Token budget of one micro-batch (forward+backward); the mini-batch's loss is normalised globally. */
-    microBatchTokens: positiveInt.default(16384),
-    epochs: positiveInt.default(1),
-    gradientCheckpointing: z.boolean().default(false),
+    microBatchTokens: positiveInt.default(16384).describe('tokens per forward and backward (micro-batch)'),
+    epochs: positiveInt.default(1).describe("passes over an iteration's rows"),
+    gradientCheckpointing: z.boolean().default(false).describe('recompute each layer in backward instead of keeping its activations'),
   })
   .strict();
 
 const trainSchema = z
   .object({
-    iterations: positiveInt.default(300),
-    evalEvery: z.number().int().nonnegative().default(10),
-    checkpointEvery: z.number().int().nonnegative().default(10),
+    iterations: positiveInt.default(300).describe('training iterations'),
+    evalEvery: z.number().int().nonnegative().default(10).describe('evaluate every this many iterations (0: at the end only)'),
+    checkpointEvery: z.number().int().nonnegative().default(10).describe('checkpoint every this many iterations (0: at the end only)'),
   })
   .strict();
 
 const evalSchema = z
   .object({
-    tasks: positiveInt.default(128),
-    temperature: z.number().nonnegative().default(0.7),
-    topP: z.number().gt(0).max(1).default(0.8),
-    topK: z.number().int().nonnegative().default(20),
+    tasks: positiveInt.default(128).describe('held-out tasks evaluated'),
+    temperature: z.number().nonnegative().default(0.7).describe('sampling temperature at evaluation'),
+    topP: z.number().gt(0).max(1).default(0.8).describe('nucleus sampling cut at evaluation'),
+    topK: z.number().int().nonnegative().default(20).describe('top-k cut at evaluation'),
     /**
      * Who writes the reflections of reflecting methods at evaluation: the model, or the environment's scripted expert
      * (the model still plays), which shows how well the model acts on memory that states the right facts.
      */
-    reflections: z.enum(['model', 'expert']).default('model'),
+    reflections: z.enum(['model', 'expert']).default('model').describe("who writes reflections at evaluation: the model, or the environment's scripted expert"),
     /**
      * Which tasks are scored: `eval` the held-out tasks (evaluation content); `select` training-split tasks that no
      * training rollout or demonstration draws, on which settings are compared before they become defaults (SPEC §11).
      */
-    split: z.enum(['eval', 'select']).default('eval'),
+    split: z.enum(['eval', 'select']).default('eval').describe('eval: held-out tasks; select: training-split tasks no rollout draws, for choosing settings'),
   })
   .strict();
 
 const sftSchema = z
   .object({
     /** Expert trials used as demonstrations (with scripted reflections) before RL; 0 skips the warm start. */
-    trials: z.number().int().nonnegative().default(0),
+    trials: z.number().int().nonnegative().default(0).describe('scripted expert trials used as demonstrations (0: no warm start)'),
     /** Probability that the demonstrating expert makes a random move, so failed episodes and reflections occur. */
-    noise: unitInterval.default(0.3),
-    steps: z.number().int().nonnegative().default(200),
+    noise: unitInterval.default(0.3).describe('probability of a random move by the demonstrating expert'),
+    steps: z.number().int().nonnegative().default(200).describe('supervised steps on all demonstration rows'),
     /**
      * Steps on the reflection rows alone before the `steps` on all rows. A model trained from scratch on the mixed
      * rows learns the reflection format but not to copy the mine and the safe cells out of the trajectory (reflections
      * stay wrong after hundreds of mixed steps); a first phase on the reflections alone teaches it to copy, and the
      * mixed phase that follows keeps it.
      */
-    reflectSteps: z.number().int().nonnegative().default(0),
+    reflectSteps: z.number().int().nonnegative().default(0).describe('supervised steps on the reflection rows alone, first'),
     /**
      * Ends the reflection-only phase early once the mean loss of its last 10 steps is at or below this value (the
      * loss falls steeply when the model starts to copy); null runs all `reflectSteps`.
      */
-    reflectUntilLoss: z.number().positive().nullable().default(null),
+    reflectUntilLoss: z.number().positive().nullable().default(null).describe('end the reflection-only phase once its mean loss reaches this (null: run all its steps)'),
     /**
      * How the MineSweeper demonstrator guesses when nothing is proven safe: `random`, or `ordered` (the first
      * candidate cell in reading order), which makes the same board get the same guess in every episode unless the
      * memory names that cell as a mine, so the demonstrations show the remembered mine being avoided.
      */
-    guess: z.enum(['random', 'ordered']).default('random'),
+    guess: z.enum(['random', 'ordered']).default('random').describe('how the MineSweeper demonstrator guesses: random, or ordered (reading order)'),
     /**
      * Trials played per demonstration task (default: rollout.groupSize). A scripted player that guesses in reading
      * order plays a task the same way every time, so 1 spreads the same trials over as many distinct boards.
      */
-    trialsPerTask: positiveInt.nullable().default(null),
+    trialsPerTask: positiveInt.nullable().default(null).describe('demonstration trials per task (null: rollout.groupSize)'),
     /** Times each row of a later episode (which reads the memory) is repeated. */
-    memoryWeight: z.number().int().positive().default(3),
+    memoryWeight: z.number().int().positive().default(3).describe('times each row that reads the memory is repeated'),
     /**
      * Times each reflection row is repeated. Reflections are few (only failed episodes write one) and a model trained
      * from scratch must learn to copy the mine and the safe cells out of the trajectory exactly.
      */
-    reflectionWeight: z.number().int().positive().default(3),
-    lr: z.number().positive().default(1e-3),
-    batchRows: positiveInt.default(32),
+    reflectionWeight: z.number().int().positive().default(3).describe('times each reflection row is repeated'),
+    lr: z.number().positive().default(1e-3).describe('learning rate of the warm start'),
+    batchRows: positiveInt.default(32).describe('rows per warm-start step'),
   })
   .strict();
 
 export const configSchema = z
   .object({
-    name: z.string().min(1).default('run'),
-    seed: z.number().int().nonnegative().default(0),
+    name: z.string().min(1).default('run').describe("the run folder's name (runsDir/name)"),
+    seed: z.number().int().nonnegative().default(0).describe('seed of the run (tasks, sampling, shuffles)'),
     /** Where runs are written; the run folder is `${runsDir}/${name}`. */
-    runsDir: z.string().min(1).default('runs'),
-    method: z.enum(METHODS).default('lamer'),
+    runsDir: z.string().min(1).default('runs').describe('where run folders are written'),
+    method: z.enum(METHODS).default('lamer').describe('lamer, gigpo, grpo, ppo, reflexion, react, zero-shot, random or random-memory'),
     /**
      * A comparison job (`lamer train` of the default config): one shared warm start, then each listed method trained
      * from it at an equal episode budget and evaluated on the same held-out tasks; `method` is ignored.
      */
-    compare: z.array(z.enum(METHODS)).min(1).nullish(),
-    model: modelSchema.default(modelSchema.parse({})),
-    env: envSchema,
-    trial: trialSchema.default(trialSchema.parse({})),
-    rollout: rolloutSchema.default(rolloutSchema.parse({})),
-    advantage: advantageSchema.default(advantageSchema.parse({})),
-    loss: lossSchema.default(lossSchema.parse({})),
-    optim: optimSchema.default(optimSchema.parse({})),
-    train: trainSchema.default(trainSchema.parse({})),
-    eval: evalSchema.default(evalSchema.parse({})),
-    sft: sftSchema.default(sftSchema.parse({})),
+    compare: z.array(z.enum(METHODS)).min(1).nullish().describe('a comparison job: each listed method from one shared warm start (method is then ignored)'),
+    model: modelSchema.default(modelSchema.parse({})).describe('the policy model'),
+    env: envSchema.describe('the environment'),
+    trial: trialSchema.default(trialSchema.parse({})).describe('the LaMer trial'),
+    rollout: rolloutSchema.default(rolloutSchema.parse({})).describe('training rollouts'),
+    advantage: advantageSchema.default(advantageSchema.parse({})).describe('returns and advantages'),
+    loss: lossSchema.default(lossSchema.parse({})).describe('the policy loss'),
+    optim: optimSchema.default(optimSchema.parse({})).describe('the optimizer'),
+    train: trainSchema.default(trainSchema.parse({})).describe('the training loop'),
+    eval: evalSchema.default(evalSchema.parse({})).describe('evaluation'),
+    sft: sftSchema.default(sftSchema.parse({})).describe('the supervised warm start'),
   })
   .strict();
 

@@ -94,3 +94,17 @@ describe('trainer config', () => {
     }
   });
 });
+
+describe('lamer config show', () => {
+  it('prints the resolved config as YAML that loads back to the same config, every field with its meaning', async () => {
+    const { showConfig } = await import('../../src/cli/commands/config.js');
+    const text = showConfig('default', ['optim.lr=1e-5', 'rollout.groupSize=6']);
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-config-show-'));
+    writeFileSync(join(dir, 'shown.yaml'), text);
+    expect(loadConfig(join(dir, 'shown.yaml'))).toEqual(loadConfig('default', ['optim.lr=1e-5', 'rollout.groupSize=6']));
+    const fieldLines = text.split('\n').filter((l) => /^\s*#? ?\w+:/.test(l) && !l.startsWith('# resolved'));
+    expect(fieldLines.length).toBeGreaterThan(80);
+    for (const line of fieldLines) expect(line, line).toMatch(/ {2}# \S/);
+    expect(text).toMatch(/^ {2}lr: 0\.00001 {2}# AdamW learning rate of RL updates; default 0\.000001$/m);
+  });
+});
