@@ -8,6 +8,7 @@ import { computeGae } from '../algo/gae.js';
 import { Policy } from '../model/policy.js';
 import { presetCheckpoint } from '../model/presets.js';
 import { resolveDevice } from '../model/device.js';
+import { METHOD_SPECS } from '../eval/methods.js';
 import { Rng } from '../util/rng.js';
 import type { TrainerConfig } from './config.js';
 import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
@@ -101,7 +102,7 @@ class NativeRuntime implements PolicyRuntime {
     if (config.loss.kl.type !== 'none') options.reference = await this.#referencePolicy();
     const n = batch.promptIds.length;
     const order = Array.from({ length: n }, (_, i) => i);
-    const perToken = config.method === 'ppo' ? await this.#gae(optimizer, batch, config) : undefined;
+    const perToken = METHOD_SPECS[config.method].critic ? await this.#gae(optimizer, batch, config) : undefined;
     const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0, lr: NaN };
     // Rows with no response tokens carry no gradient.
     const usable = order.filter((i) => batch.responseIds[i].length > 0);

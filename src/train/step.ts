@@ -8,6 +8,7 @@ import { LamerError } from '../errors.js';
 import type { Policy } from '../model/policy.js';
 import { Tensor } from '../tensor.js';
 import type { TrainerConfig } from './config.js';
+import { METHOD_SPECS } from '../eval/methods.js';
 import { addon } from '../native/addon.js';
 import type { NativeTrainBatch, NativeTrainer, NativeTrainMetrics, NativeTrainStepOptions } from '../native/types.js';
 
@@ -414,7 +415,7 @@ export function optimizerOptionsFromConfig(config: TrainerConfig, totalSteps?: n
     schedule: config.optim.schedule,
     warmupSteps: config.optim.warmupSteps,
     totalSteps,
-    valueHead: config.method === 'ppo',
+    valueHead: METHOD_SPECS[config.method].critic,
   };
 }
 
@@ -428,7 +429,7 @@ export function stepOptionsFromConfig(config: TrainerConfig): StepOptions {
     entropyCoef: config.loss.entropyCoef,
     kl: config.loss.kl,
     valueClip: config.loss.valueClip,
-    valueCoef: config.method === 'ppo' ? 1 : 0,
+    valueCoef: METHOD_SPECS[config.method].critic ? 1 : 0,
     temperature: config.rollout.temperature,
     microBatchTokens: config.optim.microBatchTokens,
     gradientCheckpointing: config.optim.gradientCheckpointing,

@@ -11,7 +11,7 @@ import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { countReflectionChecks, evaluate, formatCheckedShare } from '../eval/evaluate.js';
 import { transcriptJsonLines, type TrialTranscript } from '../eval/transcripts.js';
-import { TRAINED_METHODS, evalTrialMode, isChanceMethod, trainRolloutShape } from '../eval/methods.js';
+import { TRAINED_METHODS, evalTrialMode, isChanceMethod, methodEstimator, trainRolloutShape } from '../eval/methods.js';
 import { runRollout, type RolloutBatch } from '../rollout/runner.js';
 import { deriveSeed } from '../rollout/trial.js';
 import { Progress } from '../util/progress.js';
@@ -265,7 +265,7 @@ export class Trainer {
     progress.finish();
     const t1 = performance.now();
     const adv = computeAdvantages(batch.table, {
-      estimator: c.method === 'grpo' ? 'grpo' : c.advantage.estimator,
+      estimator: methodEstimator(c.method, c.advantage.estimator),
       returns: c.advantage.returns,
       gammaStep: c.advantage.gammaStep,
       gammaTraj: c.advantage.gammaTraj,
