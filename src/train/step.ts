@@ -7,7 +7,7 @@
 import { LamerError } from '../errors.js';
 import type { Policy } from '../model/policy.js';
 import { Tensor } from '../tensor.js';
-import type { TrainerConfig } from './config.js';
+import { configSchema, type TrainerConfig } from './config.js';
 import { METHOD_SPECS } from '../eval/methods.js';
 import { addon } from '../native/addon.js';
 import type { NativeTrainBatch, NativeTrainer, NativeTrainMetrics, NativeTrainStepOptions } from '../native/types.js';
@@ -115,16 +115,20 @@ export interface TrainMetrics {
   step: number;
 }
 
+// Defaults of the optimizer and the loss are the config schema's, so a library caller who leaves an option out gets
+// what `lamer train` would use; eps and minLrRatio are not config fields.
+const OPTIM = configSchema.shape.optim.parse(undefined);
+const LOSS = configSchema.shape.loss.parse(undefined);
 const DEFAULTS = {
-  lr: 1e-6,
-  weightDecay: 0.01,
-  betas: [0.9, 0.999] as [number, number],
+  lr: OPTIM.lr,
+  weightDecay: OPTIM.weightDecay,
+  betas: OPTIM.betas as [number, number],
   eps: 1e-8,
-  gradClip: 1.0,
-  schedule: 'constant' as LrSchedule,
-  warmupSteps: 0,
+  gradClip: OPTIM.gradClip,
+  schedule: OPTIM.schedule as LrSchedule,
+  warmupSteps: OPTIM.warmupSteps,
   minLrRatio: 0,
-  microBatchTokens: 16384,
+  microBatchTokens: OPTIM.microBatchTokens,
 };
 
 type ResolvedOptimizerOptions = Required<Omit<OptimizerOptions, 'totalSteps'>> & { totalSteps?: number };
@@ -207,16 +211,16 @@ export function packRows(rows: readonly (TrainRow | SftRow)[]): NativeTrainBatch
 
 function lossOptions(o: PolicyLossOptions): NativeTrainStepOptions {
   return {
-    clipLow: o.clipLow,
-    clipHigh: o.clipHigh,
-    dualClip: o.dualClip,
-    aggregation: o.aggregation,
-    entropyCoef: o.entropyCoef,
-    klType: o.kl?.type ?? 'none',
-    klCoef: o.kl?.coef,
-    valueCoef: o.valueCoef,
-    valueClip: o.valueClip,
-    temperature: o.temperature,
+    clipLow: o.clipLow ?? LOSS.clipLow,
+    clipHigh: o.clipHigh ?? LOSS.clipHigh,
+    dualClip: o.dualClip ?? LOSS.dualClip,
+    aggregation: o.aggregation ?? LOSS.aggregation,
+    entropyCoef: o.entropyCoef ?? LOSS.entropyCoef,
+    klType: o.kl?.type ?? LOSS.kl.type,
+    klCoef: o.kl?.coef ?? LOSS.kl.coef,
+    valueCoef: o.valueCoef ?? 0,
+    valueClip: o.valueClip ?? LOSS.valueClip,
+    temperature: o.temperature ?? 1,
   };
 }
 
