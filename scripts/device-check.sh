@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The GPU checks of the engine in one run, for a machine with a CUDA GPU (for the project's lent device machine:
+# `bash .device/run 'bash scripts/device-check.sh'` after ../shared/device/pack): the CUDA graph tests (graphs equal eager
+# decoding, log-probs against the model, a train step seen by the next replay), then the GPU engine bench beside
+# transformers. Logs and the bench's JSON go to $OUT (default /tmp/lamer-device-check). About 6-8 minutes on one H200.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/lamer-device-check}
+mkdir -p "$out"
+node bin/lamer.js doctor | tee "$out/doctor.txt"
+npx vitest run test/engine/cuda-graphs.test.ts 2>&1 | tee "$out/cuda-graphs.log"
+LAMER_BENCH_GPU_SHAPES=${LAMER_BENCH_GPU_SHAPES:-0.6b-b32,0.6b-b128,4b-b64} \
+  npx tsx bench/run.ts --filter "engine: GPU" --json "$out/engine-gpu.json" 2>&1 | tee "$out/engine-gpu.log"
