@@ -4,20 +4,32 @@
 // one, the across-seed mean difference of pass@3 and of the gain pass@1->3 with their t-intervals (SPEC §11), and
 // the reflections the model wrote that name the mine it hit. The figures are `lamer compare`'s; this only lays them
 // out as Markdown.
-// usage: node scripts/results-table.mjs RUN_DIR...
+// usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...   (--a: the methods compared with the others;
+// default the runs' first method)
 import { register } from 'tsx/esm/api';
 
 register();
 const { compareRuns } = await import('../src/eval/across-runs.ts');
 const { readRunEvaluation } = await import('../src/cli/commands/compare.ts');
 
-const dirs = process.argv.slice(2);
-if (dirs.length === 0) {
-  console.error('usage: node scripts/results-table.mjs RUN_DIR...');
+const args = process.argv.slice(2);
+const as = [];
+const dirs = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--a') as.push(args[++i]);
+  else dirs.push(args[i]);
+}
+if (dirs.length === 0 || as.some((a) => !a)) {
+  console.error('usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...');
   process.exit(2);
 }
 const runs = dirs.map(readRunEvaluation);
 const c = compareRuns(runs);
+// Pairs of every method named with --a against the methods after it (a pair is listed once).
+const pairs = as.length === 0 ? c.pairs : [];
+as.forEach((a, i) => {
+  for (const p of compareRuns(runs, { a }).pairs) if (!as.slice(0, i).includes(p.b)) pairs.push(p);
+});
 const n = c.episodes;
 const pct = (x) => (100 * x).toFixed(1);
 const signed = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
@@ -48,7 +60,7 @@ for (const m of c.methods) {
 }
 console.log(`\n| difference | pass@${n} (95% CI over seeds) | gain pass@1->${n} (95% CI over seeds) | per seed pass@${n} | per seed gain |`);
 console.log('|---|---|---|---|---|');
-for (const p of c.pairs) {
+for (const p of pairs) {
   const per = (f) => p.perRun.map((r) => signed(f(r.comparison).mean)).join(', ');
   console.log(`| ${p.a} - ${p.b} | ${interval(p.passAtN)} | ${interval(p.gain)} | ${per((x) => x.passAtN)} | ${per((x) => x.gain)} |`);
 }
