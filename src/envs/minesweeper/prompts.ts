@@ -49,7 +49,13 @@ export const compactMineBoard: CompactObservation = (text) =>
  * one token of the compact tokenizer), e.g. `(1, 1)?(1, 2).(1, 3)1`; a message line stays last after ` / `.
  */
 export const compactMineCells: CompactObservation = (text) => {
-  const cells: string[] = [];
+  const { cells, messages } = boardCells(text);
+  return [cells.map((c) => `${c.name}${c.symbol}`).join(''), ...messages].join(' / ');
+};
+
+/** The cells of a rendered board (`Row r: ...` lines) by name and symbol, in reading order, and its other lines. */
+function boardCells(text: string): { cells: { name: string; symbol: string }[]; messages: string[] } {
+  const cells: { name: string; symbol: string }[] = [];
   const messages: string[] = [];
   for (const line of text.split('\n')) {
     const row = /^\s*Row\s+(\d+)\s*:\s*(.*)$/.exec(line);
@@ -57,13 +63,13 @@ export const compactMineCells: CompactObservation = (text) => {
       row[2]
         .trim()
         .split(/\s+/)
-        .forEach((symbol, c) => cells.push(`(${row[1]}, ${c + 1})${symbol}`));
+        .forEach((symbol, c) => cells.push({ name: `(${row[1]}, ${c + 1})`, symbol }));
     } else if (line.trim().length > 0) {
       messages.push(line.trim());
     }
   }
-  return [cells.join(''), ...messages].join(' / ');
-};
+  return { cells, messages };
+}
 
 /**
  * Compact board as two lists: the opened cells that show a number, each name followed by its number, then `closed:`
@@ -72,24 +78,9 @@ export const compactMineCells: CompactObservation = (text) => {
  * that copies one of them never wastes a turn on an open cell; a message line stays last after ` / `.
  */
 export const compactMineLists: CompactObservation = (text) => {
-  const numbers: string[] = [];
-  const closed: string[] = [];
-  const messages: string[] = [];
-  for (const line of text.split('\n')) {
-    const row = /^\s*Row\s+(\d+)\s*:\s*(.*)$/.exec(line);
-    if (row) {
-      row[2]
-        .trim()
-        .split(/\s+/)
-        .forEach((symbol, c) => {
-          const cell = `(${row[1]}, ${c + 1})`;
-          if (symbol === '?') closed.push(cell);
-          else if (symbol !== '.') numbers.push(`${cell}${symbol}`);
-        });
-    } else if (line.trim().length > 0) {
-      messages.push(line.trim());
-    }
-  }
+  const { cells, messages } = boardCells(text);
+  const numbers = cells.filter((c) => c.symbol !== '?' && c.symbol !== '.').map((c) => `${c.name}${c.symbol}`);
+  const closed = cells.filter((c) => c.symbol === '?').map((c) => c.name);
   return [`${numbers.join('')} closed: ${closed.join('')}`, ...messages].join(' / ');
 };
 
