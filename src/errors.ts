@@ -14,7 +14,8 @@ export type ErrorCode =
   | 'E_TRAIN' // a train step could not be applied (e.g. a non-finite gradient); parameters unchanged
   | 'E_IO' // a file could not be read or written
   | 'E_INTERRUPTED' // stopped by a signal (SIGINT, SIGTERM) or an abort before it finished
-  | 'E_EXISTS'; // a run folder already holds a run (resume it, name the new one otherwise, or force)
+  | 'E_EXISTS' // a run folder already holds a run (resume it, name the new one otherwise, or force)
+  | 'E_DIST'; // distributed training: a rank died or stopped answering, a collective timed out, a bad rendezvous
 
 export class LamerError extends Error {
   readonly code: ErrorCode;

@@ -11,6 +11,7 @@
 #include "bridge/executor.h"
 #include "bridge/registry.h"
 #include "bridge/tensor.h"
+#include "distributed/binding.h"
 #include "model/model_wrap.h"
 #include "train/trainer.h"
 
@@ -86,6 +87,8 @@ StepOptions ReadStepOptions(const Napi::Value& value) {
   s.chunk_bytes = static_cast<int64_t>(o.Number("chunkBytes", static_cast<double>(s.chunk_bytes)));
   if (s.chunk_bytes < 0) Fail("E_ARG", "train options: 'chunkBytes' must be >= 1 (or 0 for the device default)");
   s.gradient_checkpointing = o.Bool("gradientCheckpointing", s.gradient_checkpointing);
+  const Napi::Value group = value.As<Napi::Object>().Get("group");
+  if (!group.IsUndefined() && !group.IsNull()) s.group = dist::UnwrapGroup(group, "train options: 'group'");
   return s;
 }
 

@@ -3,15 +3,18 @@
 namespace lamer::train {
 
 std::vector<double> AggregationWeights(const std::vector<int64_t>& scored, Aggregation aggregation) {
-  const double rows = static_cast<double>(scored.size());
   double tokens = 0;
   for (int64_t n : scored) tokens += static_cast<double>(n);
+  return AggregationWeights(scored, aggregation, static_cast<double>(scored.size()), tokens);
+}
+
+std::vector<double> AggregationWeights(const std::vector<int64_t>& scored, Aggregation aggregation, double rows, double tokens) {
   std::vector<double> w(scored.size());
   for (size_t r = 0; r < scored.size(); ++r) {
     const double n = static_cast<double>(scored[r]);
     switch (aggregation) {
       case Aggregation::kTokenMean: w[r] = tokens > 0 ? 1.0 / tokens : 0.0; break;
-      case Aggregation::kSeqMeanTokenSum: w[r] = 1.0 / rows; break;
+      case Aggregation::kSeqMeanTokenSum: w[r] = rows > 0 ? 1.0 / rows : 0.0; break;
       case Aggregation::kSeqMeanTokenMean: w[r] = n > 0 ? 1.0 / (rows * n) : 0.0; break;
     }
   }

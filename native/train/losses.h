@@ -19,6 +19,9 @@ enum class KlType { kNone, kLowVar, kK1, kMse };
 //   seq-mean-token-sum    1 / rows
 //   seq-mean-token-mean   1 / (rows * tokens of the row)
 std::vector<double> AggregationWeights(const std::vector<int64_t>& scored, Aggregation aggregation);
+// The same with the mini-batch's row and token counts given: a data-parallel step normalises each rank's rows by the
+// counts of the whole (global) mini-batch, so the summed gradients equal one process's over all rows.
+std::vector<double> AggregationWeights(const std::vector<int64_t>& scored, Aggregation aggregation, double rows, double tokens);
 
 // Dual-clip PPO, per token:
 //   ratio = exp(clamp(logp - old, -20, 20))

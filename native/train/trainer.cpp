@@ -172,11 +172,12 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
   const LossOptions& L = o.loss;
   const bool use_value = policy && L.value_coef > 0;
   const bool use_kl = policy && L.kl != KlType::kNone;
-  if (batch.rows() == 0) Fail("E_ARG", "train step: the batch has no rows");
-  if (policy && batch.advantages.empty()) Fail("E_ARG", "train step: the policy loss needs 'advantages'");
-  if (use_kl && batch.ref_logprobs.empty()) Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
+  const bool data_parallel = o.group && o.group->size() > 1;
+  if (batch.rows() == 0 && !data_parallel) Fail("E_ARG", "train step: the batch has no rows");
+  if (policy && batch.rows() > 0 && batch.advantages.empty()) Fail("E_ARG", "train step: the policy loss needs 'advantages'");
+  if (use_kl && batch.rows() > 0 && batch.ref_logprobs.empty()) Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
   if (use_value && !value_head_) Fail("E_ARG", "train step: valueCoef > 0 needs an optimizer created with valueHead: true");
-  if (use_value && (batch.returns.empty() || batch.old_values.empty())) {
+  if (use_value && batch.rows() > 0 && (batch.returns.empty() || batch.old_values.empty())) {
     Fail("E_ARG", "train step: the value loss needs 'returns' and 'oldValues'");
   }
   if (!(L.temperature > 0)) Fail("E_ARG", "train step: temperature must be > 0");
@@ -196,7 +197,19 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
     scored[r] = batch.scored(r);
     tok_begin[r + 1] = tok_begin[r] + scored[r];
   }
-  const std::vector<double> row_weight = AggregationWeights(scored, policy ? L.aggregation : Aggregation::kTokenMean);
+  const Aggregation aggregation = policy ? L.aggregation : Aggregation::kTokenMean;
+  // Rows and scored tokens of the whole mini-batch: this process's, or the sum over the ranks.
+  double global_rows = static_cast<double>(R);
+  double global_tokens = static_cast<double>(N);
+  if (data_parallel) {
+    at::Tensor counts = at::tensor({global_rows, global_tokens}, at::kDouble).to(o.group->device());
+    o.group->AllReduceSum({counts});
+    const at::Tensor c = counts.to(at::kCPU);
+    global_rows = c[0].item<double>();
+    global_tokens = c[1].item<double>();
+    if (global_rows == 0) Fail("E_ARG", "train step: the mini-batch has no rows on any rank");
+  }
+  const std::vector<double> row_weight = AggregationWeights(scored, aggregation, global_rows, global_tokens);
 
   const at::ScalarType score = ScoreDType(decoder_->compute_dtype());
   const auto sopts = at::TensorOptions().dtype(score).device(decoder_->device());
@@ -271,10 +284,26 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
     if (o.with_grad) loss.backward();
   }
 
+  if (data_parallel) {
+    // Every rank reduces the same tensors in the same (name) order; a parameter this rank's rows left without a
+    // gradient contributes zeros.
+    if (o.with_grad) {
+      std::vector<at::Tensor> grads;
+      for (auto& [name, p] : params) {
+        if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
+        grads.push_back(p.mutable_grad());
+      }
+      o.group->AllReduceSum(grads);
+    }
+    at::Tensor s = sums.to(o.group->device(), at::kDouble);
+    o.group->AllReduceSum({s});
+    sums = s.to(sums.device(), sums.scalar_type());
+  }
+
   StepResult out;
   const at::Tensor host = sums.to(at::kCPU, at::kDouble);
   const double* v = host.data_ptr<double>();
-  const double n = std::max<double>(1.0, static_cast<double>(N));
+  const double n = std::max<double>(1.0, global_tokens);
   out.metrics.emplace_back("loss", v[kLoss]);
   if (policy) {
     out.metrics.emplace_back("pgLoss", v[kPg]);
@@ -289,8 +318,8 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
       out.metrics.emplace_back("valueClipFrac", v[kVfClipSum] / n);
     }
   }
-  out.metrics.emplace_back("tokens", static_cast<double>(N));
-  out.metrics.emplace_back("rows", static_cast<double>(R));
+  out.metrics.emplace_back("tokens", global_tokens);
+  out.metrics.emplace_back("rows", global_rows);
   out.metrics.emplace_back("microBatches", static_cast<double>(micro.size()));
   out.logprobs = std::move(logprobs);
 

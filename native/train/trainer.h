@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/group.h"
 #include "model/decoder.h"
 #include "train/adamw.h"
 #include "train/losses.h"
@@ -60,6 +61,10 @@ struct StepOptions {
   bool chunked = true;        // chunked log-prob function (false: plain autograd over whole logits)
   int64_t chunk_bytes = 0;  // logit-chunk budget; 0: 64 MiB on the CPU, 512 MiB on a GPU
   bool gradient_checkpointing = false;
+  // Data parallel: this rank's rows are its share of one global mini-batch. The loss is normalised by the global
+  // row and token counts, gradients and metric sums are all-reduced before clipping, so every rank takes the same
+  // step as one process given all rows would. A rank may then have no rows of its own.
+  std::shared_ptr<dist::Group> group;
 };
 
 struct StepResult {

@@ -312,6 +312,8 @@ export interface NativeTrainStepOptions {
   chunked?: boolean;
   chunkBytes?: number;
   gradientCheckpointing?: boolean;
+  /** Data parallel: this rank's rows are its share of one global mini-batch (native/distributed). */
+  group?: NativeDistGroup;
 }
 
 /** The metrics Trainer::Step reports (native/train/trainer.cpp); which are present depends on the step's options. */
@@ -370,7 +372,43 @@ interface TrainExports {
   NativeTrainer: new (model: NativeModel, options: NativeTrainerOptions) => NativeTrainer;
 }
 
+// ---- distributed (native/distributed/binding.cpp) -----------------------------------------------------------------
+
+export interface NativeDistGroupOptions {
+  rank: number;
+  worldSize: number;
+  localRank?: number;
+  masterAddr?: string;
+  masterPort?: number;
+  timeoutMs?: number;
+  backend?: 'gloo' | 'nccl';
+  /** torchrun's agent serves the store: every rank connects as a client under /worker/attempt_<restartCount>. */
+  agentStore?: boolean;
+  restartCount?: number;
+}
+
+export interface NativeDistGroup extends Handle<'NativeDistGroup'> {
+  readonly rank: number;
+  readonly size: number;
+  readonly backend: 'gloo' | 'nccl';
+  /** Element-wise sum over the ranks. */
+  allReduce(values: Float64Array): Promise<Float64Array>;
+  /** Every rank's bytes, in rank order. */
+  allGather(bytes: Uint8Array): Promise<Uint8Array[]>;
+  /** Every parameter of the model becomes rank root's (default 0). */
+  broadcastModel(model: NativeModel, root?: number): Promise<void>;
+  barrier(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface DistExports {
+  /** Joins the process group (blocks until every rank joined or the timeout passed; E_DIST then). */
+  NativeDistGroup: new (options: NativeDistGroupOptions) => NativeDistGroup;
+  /** Backends compiled in: 'gloo', and 'nccl' on CUDA builds with NCCL. */
+  distBackends: string[];
+}
+
 // ---- the whole addon -----------------------------------------------------------------------------------------------
 
 /** Every export of the addon. */
-export interface NativeAddon extends BridgeExports, AlgoExports, ModelExports, EngineExports, TrainExports {}
+export interface NativeAddon extends BridgeExports, AlgoExports, ModelExports, EngineExports, TrainExports, DistExports {}

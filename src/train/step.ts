@@ -10,7 +10,7 @@ import { Tensor } from '../tensor.js';
 import { configSchema, type TrainerConfig } from './config.js';
 import { METHOD_SPECS } from '../eval/methods.js';
 import { addon } from '../native/addon.js';
-import type { NativeTrainBatch, NativeTrainer, NativeTrainMetrics, NativeTrainStepOptions } from '../native/types.js';
+import type { NativeDistGroup, NativeTrainBatch, NativeTrainer, NativeTrainMetrics, NativeTrainStepOptions } from '../native/types.js';
 
 export type Aggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean';
 export type KlType = 'none' | 'low_var_kl' | 'kl' | 'mse';
@@ -68,6 +68,12 @@ export interface StepOptions extends PolicyLossOptions {
   chunkBytes?: number;
   /** Recompute each decoder layer in backward instead of keeping its activations. */
   gradientCheckpointing?: boolean;
+  /**
+   * Data parallel (src/train/distributed.ts): `rows` are this rank's share of one global mini-batch; the loss is
+   * normalised over all ranks' rows and the gradients summed, so every rank takes the same step (a rank may have no
+   * rows). Metrics are the global mini-batch's.
+   */
+  group?: NativeDistGroup;
 }
 
 export interface OptimizerOptions {
@@ -328,21 +334,22 @@ export class Optimizer {
       gradientCheckpointing: o.gradientCheckpointing,
       maxGradNorm: this.options.gradClip,
       lr: o.lr ?? this.lr,
+      ...(o.group ? { group: o.group } : {}),
     };
   }
 
   /** One optimizer step of the dual-clip PPO loss (plus entropy bonus, KL and value loss as configured) over `rows`
    * as one mini-batch. */
   async trainStep(rows: readonly TrainRow[], options: StepOptions = {}): Promise<TrainMetrics> {
-    if (rows.length === 0) throw new LamerError('E_ARG', 'trainStep: no rows');
+    if (rows.length === 0 && !(options.group && options.group.size > 1)) throw new LamerError('E_ARG', 'trainStep: no rows');
     const full = await this.#referenceLogprobs(rows, options);
     const r = await this.#handle.step(packRows(full), { objective: 'policy', ...this.#stepOptions(options) });
     return updateMetrics(r.metrics);
   }
 
   /** One optimizer step of cross-entropy on the response tokens (token-mean over the mini-batch): warm starts. */
-  async sftStep(rows: readonly SftRow[], options: Pick<StepOptions, 'microBatchTokens' | 'lr' | 'chunkBytes' | 'gradientCheckpointing'> = {}): Promise<TrainMetrics> {
-    if (rows.length === 0) throw new LamerError('E_ARG', 'sftStep: no rows');
+  async sftStep(rows: readonly SftRow[], options: Pick<StepOptions, 'microBatchTokens' | 'lr' | 'chunkBytes' | 'gradientCheckpointing' | 'group'> = {}): Promise<TrainMetrics> {
+    if (rows.length === 0 && !(options.group && options.group.size > 1)) throw new LamerError('E_ARG', 'sftStep: no rows');
     const r = await this.#handle.step(packRows(rows), { objective: 'sft', ...this.#stepOptions(options) });
     return updateMetrics(r.metrics);
   }

@@ -1,0 +1,3 @@
+// See README.md: names only, for torch's ProcessGroupGloo.hpp.
+#pragma once
+#include "gloo/context.h"

@@ -1,0 +1,2 @@
+// See README.md: names only, for torch's ProcessGroupGloo.hpp.
+#pragma once
