@@ -71,7 +71,7 @@ export async function startRanks(n: number, script: string, args: (rank: number)
 
 /** Runs `script args` as one process without any of torchrun's variables. */
 export async function runSingle(script: string, args: string[], env: Record<string, string> = {}): Promise<RankResult> {
-  const base = { ...process.env, LAMER_THREADS: '1', ...env };
+  const base: NodeJS.ProcessEnv = { ...process.env, LAMER_THREADS: '1', ...env };
   for (const k of ['RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'LOCAL_WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT']) delete base[k];
   const t0 = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: base });
