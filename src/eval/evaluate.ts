@@ -44,6 +44,18 @@ export interface EvaluateOptions {
    * scripted expert (the policy still plays every turn), which measures how well the policy acts on right memory.
    */
   reflections?: ReflectionSource;
+  /**
+   * Data parallel: this process plays tasks i with i mod size = rank (each under its index in the whole list, so with
+   * the sampling seeds one process would use), and `gather` (an all-gather over the ranks, in rank order) brings every
+   * rank's trials together: each rank returns the result of the whole evaluation.
+   */
+  shard?: EvalShard;
+}
+
+export interface EvalShard {
+  rank: number;
+  size: number;
+  gather<T>(value: T): Promise<T[]>;
 }
 
 export type ReflectionSource = 'model' | 'expert';
@@ -196,10 +208,13 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     envName = e.name;
     return e;
   };
+  const shard = options.shard && options.shard.size > 1 ? options.shard : undefined;
+  const mine = shard ? seeds.map((_, i) => i).filter((i) => i % shard.size === shard.rank) : undefined;
   const batch = await runRollout({
     policy,
     env,
-    tasks: seeds,
+    tasks: mine ? mine.map((i) => seeds[i]) : seeds,
+    ...(mine ? { groups: mine } : {}),
     trialsPerTask: 1,
     trial: {
       episodes,
@@ -216,7 +231,25 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     signal: options.signal,
     onProgress: options.onProgress,
   });
-  const summary = passAtK(batch.trials, episodes);
+  let trials = batch.trials;
+  let transcripts = trialTranscripts(batch);
+  let stats = batch.stats;
+  if (shard) {
+    // Every rank's trials back in task order: rank r's j-th trial is task r + j * size.
+    const parts = await shard.gather({ trials, transcripts, stats, env: envName });
+    // JSON turns the unchecked reflections (undefined) into null: back to undefined.
+    trials = seeds.map((_, i) => {
+      const t = parts[i % shard.size].trials[Math.floor(i / shard.size)];
+      return { ...t, reflectionsCorrect: t.reflectionsCorrect.map((c) => (c === null ? undefined : c)) };
+    });
+    transcripts = seeds.map((_, i) => parts[i % shard.size].transcripts[Math.floor(i / shard.size)]);
+    stats = { ...stats };
+    for (const key of Object.keys(stats) as (keyof RolloutStats)[]) {
+      stats[key] = key === 'wallMs' ? Math.max(...parts.map((p) => p.stats[key])) : parts.reduce((sum, p) => sum + p.stats[key], 0);
+    }
+    envName ??= parts.find((p) => p.env)?.env;
+  }
+  const summary = passAtK(trials, episodes);
   return {
     method: options.method,
     env: envName ?? 'unknown',
@@ -224,10 +257,10 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     tasks: summary.tasks,
     byType: summary.byType,
     tasksByType: summary.tasksByType,
-    trials: batch.trials,
-    stats: batch.stats,
-    reflectionChecks: countReflectionChecks(batch.trials),
+    trials,
+    stats,
+    reflectionChecks: countReflectionChecks(trials),
     reflections,
-    transcripts: trialTranscripts(batch),
+    transcripts,
   };
 }

@@ -32,6 +32,12 @@ export interface RolloutOptions {
   seed?: number;
   /** Group ids are `groupOffset + task index` (default 0), so batches can be concatenated without clashes. */
   groupOffset?: number;
+  /**
+   * The group id of each task instead (distinct non-negative integers, one per task): a rank of a data-parallel run
+   * plays its share of a task list under the tasks' indices in the whole list, so every trial samples with the
+   * seeds it would have in one process.
+   */
+  groups?: readonly number[];
   signal?: AbortSignal;
   /** Called after every row and every finished trial. */
   onProgress?: (progress: RolloutProgress) => void;
@@ -91,7 +97,14 @@ function checkOptions(options: RolloutOptions): void {
   if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) {
     throw argError(`runRollout option seed: expected an integer, found ${JSON.stringify(options.seed)}`);
   }
-  const ids = (tasks.length + (groupOffset ?? 0)) * trialsPerTask;
+  if (options.groups !== undefined) {
+    const g = options.groups;
+    if (!Array.isArray(g) || g.length !== tasks.length || g.some((x) => !Number.isSafeInteger(x) || x < 0) || new Set(g).size !== g.length) {
+      throw argError('runRollout option groups: expected one distinct non-negative integer group id per task');
+    }
+    if (groupOffset !== undefined) throw argError('runRollout: give groups or groupOffset, not both');
+  }
+  const ids = ((options.groups ? Math.max(-1, ...options.groups) + 1 : tasks.length) + (groupOffset ?? 0)) * trialsPerTask;
   if (ids > 0x7fffffff) throw argError(`runRollout: ${ids} trials do not fit 32-bit trial ids`);
 }
 
@@ -126,7 +139,7 @@ export async function runRollout(options: RolloutOptions): Promise<RolloutBatch>
     while (next < total && !signal.aborted) {
       const index = next++;
       const taskIndex = Math.floor(index / k);
-      const group = groupOffset + taskIndex;
+      const group = options.groups ? options.groups[taskIndex] : groupOffset + taskIndex;
       // Trial ids are unique in the batch (and across batches with distinct group offsets).
       const trial = group * k + (index % k);
       results[index] = await runTrial({

@@ -6,6 +6,8 @@ export interface IterationEvent {
   type: 'iteration';
   method: string;
   iteration: number;
+  /** Processes that played and trained this iteration together (1 without data parallelism). */
+  worldSize: number;
   /** Mean undiscounted episode reward of the iteration's rollouts. */
   reward: number;
   /** Share of trials won in any episode (training pass@N). */

@@ -16,8 +16,9 @@ import type { EvalEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import type { PolicyRuntime } from './runtime.js';
 import { Trainer } from './trainer.js';
+import type { DistContext } from './distributed.js';
 
-export type RuntimeFactory = (config: TrainerConfig, runDir: string) => Promise<PolicyRuntime>;
+export type RuntimeFactory = (config: TrainerConfig, runDir: string, dist?: DistContext) => Promise<PolicyRuntime>;
 
 export interface JobOptions {
   /** Default: the native runtime. */
@@ -30,6 +31,8 @@ export interface JobOptions {
   log?: (line: string) => void;
   /** Called with every event of every run. */
   onEvent?: (event: TrainerEvent, method: string) => void;
+  /** Data parallel: this process is one rank of the group (see src/train/distributed.ts); rank 0 writes the folder. */
+  dist?: DistContext;
 }
 
 /** A method's final evaluation as eval.json holds it: the evaluation event without its type and iteration. */
@@ -49,7 +52,7 @@ export interface JobResult {
 }
 
 async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalSummary | undefined> {
-  const trainer = new Trainer(config, { runtime: options.runtime, progress: options.progress, log: options.log });
+  const trainer = new Trainer(config, { runtime: options.runtime, progress: options.progress, log: options.log, dist: options.dist });
   let last: EvalEvent | undefined;
   for await (const event of trainer.run({ resume: options.resume, signal: options.signal })) {
     options.onEvent?.(event, config.method);
@@ -72,7 +75,11 @@ function describeRun(method: Method, iterations: number): string {
 /** Runs a config: a single method, or the comparison its `compare` field lists (with the chance rows). */
 export async function runJob(config: TrainerConfig, options: JobOptions): Promise<JobResult> {
   const runDir = resolve(config.runsDir, config.name);
-  const existing = existingRun(runDir);
+  const dist = options.dist && options.dist.size > 1 ? options.dist : undefined;
+  const main = dist?.isMain ?? true;
+  // Rank 0 looks at the folder (and may replace it); every rank follows what it found.
+  let existing = main ? existingRun(runDir) : undefined;
+  if (dist) existing = (await dist.gather(existing ?? null))[0] ?? undefined;
   if (existing === 'finished' && options.resume) {
     // Nothing to continue: the results as they are, and no file touched.
     (options.log ?? ((l: string) => process.stderr.write(l + '\n')))(`[job] ${runDir} has finished already (eval.json); nothing to resume`);
@@ -85,19 +92,24 @@ export async function runJob(config: TrainerConfig, options: JobOptions): Promis
         `${runDir} already holds a ${existing} run; continue it with --resume, give this one another name with --name NAME, or replace it with --force`,
       );
     }
-    rmSync(runDir, { recursive: true, force: true });
+    if (main) rmSync(runDir, { recursive: true, force: true });
   }
-  makeDirs(runDir);
-  removeStaleTemporaries(runDir, 1);
+  if (main) {
+    makeDirs(runDir);
+    removeStaleTemporaries(runDir, 1);
+  }
+  await dist?.barrier();
   try {
     return await runJobIn(runDir, config, options);
   } finally {
-    removeStaleTemporaries(runDir, 1);
+    if (main) removeStaleTemporaries(runDir, 1);
   }
 }
 
 async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptions): Promise<JobResult> {
-  const log = options.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const dist = options.dist && options.dist.size > 1 ? options.dist : undefined;
+  const main = dist?.isMain ?? true;
+  const log = main ? (options.log ?? ((l: string) => process.stderr.write(l + '\n'))) : () => {};
   const results: EvalSummary[] = [];
   if (!config.compare) {
     const r = await runOne(config, options);
@@ -109,12 +121,15 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
     if (needsWarmStart) {
       const warmDir = join(runDir, 'warm-start');
       if (!(options.resume && existsSync(join(warmDir, 'config.json')))) {
-        const trainer = new Trainer({ ...config, compare: undefined }, { runtime: options.runtime, progress: options.progress, log });
-        const runtime = await (options.runtime ?? createNativeRuntime)(trainer.config, runDir);
+        const trainer = new Trainer({ ...config, compare: undefined }, { runtime: options.runtime, progress: options.progress, log, dist: options.dist });
+        const runtime = await (options.runtime ?? createNativeRuntime)(trainer.config, runDir, options.dist);
         try {
+          await runtime.broadcast?.();
           const losses = await trainer.warmStart(runtime, options.signal);
           log(`[job] warm start: loss ${losses[0]?.toFixed(4)} -> ${losses.at(-1)?.toFixed(4)}; saving ${warmDir}`);
-          await runtime.save(warmDir);
+          if (main) await runtime.save(warmDir);
+          // The methods load the warm start from the folder: every rank waits until rank 0 wrote it.
+          await dist?.barrier();
         } finally {
           await runtime.dispose();
         }
@@ -136,8 +151,10 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
     }
   }
   const summary = summarize(results, config);
-  writeFileAtomic(join(runDir, 'eval.json'), readableJson(results));
-  if (summary.comparisons.length > 0) writeFileAtomic(join(runDir, 'compare.json'), readableJson(summary.comparisons));
+  if (main) {
+    writeFileAtomic(join(runDir, 'eval.json'), readableJson(results));
+    if (summary.comparisons.length > 0) writeFileAtomic(join(runDir, 'compare.json'), readableJson(summary.comparisons));
+  }
   return { runDir, ...summary };
 }
 

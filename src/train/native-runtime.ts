@@ -14,6 +14,7 @@ import type { TrainerConfig } from './config.js';
 import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
 import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig, type TrainRow } from './step.js';
 import { writeDirAtomic } from './checkpoint.js';
+import type { DistContext } from './distributed.js';
 
 const OPTIMIZER_FILE = 'optimizer.safetensors';
 /** The frozen weights a KL loss compares with, kept in the run folder when they are not the configured model. */
@@ -37,15 +38,18 @@ class NativeRuntime implements PolicyRuntime {
   #reference: Policy | null = null;
   readonly #config: TrainerConfig;
   readonly #runDir: string;
+  /** Data parallel: the group this process is a rank of (train steps reduce over it). */
+  readonly #dist: DistContext | undefined;
 
   describe(): string {
     return `${this.#policy.device} (${resolveDevice(this.#config.model.device).reason})`;
   }
 
-  constructor(config: TrainerConfig, policy: Policy, runDir: string) {
+  constructor(config: TrainerConfig, policy: Policy, runDir: string, dist?: DistContext) {
     this.#config = config;
     this.#policy = policy;
     this.#runDir = runDir;
+    this.#dist = dist && dist.size > 1 ? dist : undefined;
     this.#client = this.#makeClient();
   }
 
@@ -60,7 +64,9 @@ class NativeRuntime implements PolicyRuntime {
     let saved = existsSync(join(dir, 'config.json'));
     // An optimizer for supervised steps exists once this runtime has warm-started (restore() drops it).
     if (!saved && this.#sftOptimizer) {
-      await writeDirAtomic(dir, (tmp) => this.#policy.save(tmp));
+      // Rank 0 writes it; the others wait until it is there.
+      if (!this.#dist || this.#dist.isMain) await writeDirAtomic(dir, (tmp) => this.#policy.save(tmp));
+      await this.#dist?.barrier();
       saved = true;
     }
     this.#reference = await openPolicy(this.#config, saved ? dir : undefined);
@@ -106,11 +112,20 @@ class NativeRuntime implements PolicyRuntime {
     const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0, lr: NaN };
     // Rows with no response tokens carry no gradient.
     const usable = order.filter((i) => batch.responseIds[i].length > 0);
+    // Data parallel: every rank places its rows in the iteration's global row order (by group), shuffles the global
+    // positions as one process would, and trains on its own rows of each global mini-batch (gradients summed over
+    // the ranks): the same mini-batches, and the same steps, as one process given every rank's rows.
+    const dist = this.#dist;
+    const global = dist ? await globalRowOrder(dist, usable, batch.groups) : undefined;
+    const positions = global ? Array.from({ length: global.total }, (_, g) => g) : usable;
+    if (dist) options.group = dist.native;
     for (let epoch = 0; epoch < config.optim.epochs; epoch++) {
       // A seeded shuffle per epoch: mini-batches mix tasks, and a rerun (or a resumed run) sees the same order.
-      new Rng(config.seed * 1_000_003 + optimizer.stepCount + epoch).shuffle(usable);
-      for (let start = 0; start < usable.length; start += config.optim.miniBatchRows) {
-        const rows: TrainRow[] = usable.slice(start, start + config.optim.miniBatchRows).map((i) => ({
+      new Rng(config.seed * 1_000_003 + optimizer.stepCount + epoch).shuffle(positions);
+      for (let start = 0; start < positions.length; start += config.optim.miniBatchRows) {
+        const picked = positions.slice(start, start + config.optim.miniBatchRows);
+        const mine = global ? picked.flatMap((g) => (global.local.has(g) ? [global.local.get(g)!] : [])) : picked;
+        const rows: TrainRow[] = mine.map((i) => ({
           prompt: batch.promptIds[i],
           response: batch.responseIds[i],
           advantage: perToken ? perToken.advantage[i] : batch.advantages[i],
@@ -199,8 +214,12 @@ class NativeRuntime implements PolicyRuntime {
       if (stop !== undefined) response.push(stop);
       return { prompt: this.#client.promptIds(prompt), response };
     });
-    const m = await this.#sftOptimizer.sftStep(rows, { microBatchTokens: config.optim.microBatchTokens });
+    const m = await this.#sftOptimizer.sftStep(rows, { microBatchTokens: config.optim.microBatchTokens, ...(this.#dist ? { group: this.#dist.native } : {}) });
     return { loss: m.loss, tokens: m.tokens };
+  }
+
+  async broadcast(): Promise<void> {
+    if (this.#dist) await this.#dist.native.broadcastModel(this.#policy.native);
   }
 
   async save(dir: string): Promise<void> {
@@ -229,7 +248,39 @@ class NativeRuntime implements PolicyRuntime {
   }
 }
 
+/**
+ * This rank's usable rows in the global order of the iteration's rows (ascending group, a group's rows in their
+ * order): the number of rows over all ranks, and for each global position held here, the local row.
+ */
+async function globalRowOrder(dist: DistContext, usable: readonly number[], groups: Int32Array | undefined): Promise<{ total: number; local: Map<number, number> }> {
+  if (!groups) throw new LamerError('E_ARG', 'data-parallel update: the batch carries no row groups');
+  const counts = new Map<number, number>();
+  for (const i of usable) counts.set(groups[i], (counts.get(groups[i]) ?? 0) + 1);
+  const all = await dist.gather([...counts]);
+  const owned = new Map<number, number>();
+  for (const [rank, pairs] of all.entries()) {
+    for (const [group, n] of pairs) {
+      if (owned.has(group)) throw new LamerError('E_DIST', `data-parallel update: group ${group} has rows on ranks ${owned.get(group)} and ${rank}; a task's group must stay on one rank`);
+      owned.set(group, n);
+    }
+  }
+  const offset = new Map<number, number>();
+  let total = 0;
+  for (const group of [...owned.keys()].sort((a, b) => a - b)) {
+    offset.set(group, total);
+    total += owned.get(group)!;
+  }
+  const local = new Map<number, number>();
+  const seen = new Map<number, number>();
+  for (const i of usable) {
+    const k = seen.get(groups[i]) ?? 0;
+    seen.set(groups[i], k + 1);
+    local.set(offset.get(groups[i])! + k, i);
+  }
+  return { total, local };
+}
+
 /** The native runtime of a config: the model from model.path, or a fresh preset model (model.init). */
-export async function createNativeRuntime(config: TrainerConfig, runDir: string): Promise<PolicyRuntime> {
-  return new NativeRuntime(config, await openPolicy(config), runDir);
+export async function createNativeRuntime(config: TrainerConfig, runDir: string, dist?: DistContext): Promise<PolicyRuntime> {
+  return new NativeRuntime(config, await openPolicy(config), runDir, dist);
 }

@@ -14,6 +14,11 @@ export interface UpdateBatch {
   oldLogprobs: Float32Array[];
   /** Per-row cross-episode return G (SPEC §3): PPO's critic learns it and GAE spreads it over the response. */
   rowReturns?: Float32Array;
+  /**
+   * Per-row group (task) id, rows in ascending group order. Data-parallel ranks place their rows in the iteration's
+   * global row order by it, so that mini-batches are the ones one process would form.
+   */
+  groups?: Int32Array;
 }
 
 export interface UpdateMetrics {
@@ -53,6 +58,8 @@ export interface PolicyRuntime {
   update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics>;
   /** One supervised step; returns the mean token cross-entropy before the step. */
   supervised(batch: SupervisedBatch, config: TrainerConfig): Promise<{ loss: number; tokens: number }>;
+  /** Data parallel: every rank's weights become rank 0's (before the first iteration of a run that does not resume). */
+  broadcast?(): Promise<void>;
   /** Writes weights (Hugging Face layout) and optimizer state into `dir`. */
   save(dir: string): Promise<void>;
   /** Reads what save() wrote. */

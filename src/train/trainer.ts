@@ -17,15 +17,21 @@ import { deriveSeed } from '../rollout/trial.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { validateConfig, type TrainerConfig, type TrainerConfigInput } from './config.js';
-import { cleanInterruptedCheckpoints, latestCheckpoint, removeStaleTemporaries, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
+import { checkpointName, cleanInterruptedCheckpoints, latestCheckpoint, removeStaleTemporaries, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
 import { collectDemonstrations } from './demonstrations.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
+import type { DistContext } from './distributed.js';
 import type { PolicyRuntime, UpdateMetrics } from './runtime.js';
 
 export interface TrainerOptions {
   /** Creates the model runtime for a config; default: the native policy, engine and optimizer. */
-  runtime?: (config: TrainerConfig, runDir: string) => Promise<PolicyRuntime>;
+  runtime?: (config: TrainerConfig, runDir: string, dist?: DistContext) => Promise<PolicyRuntime>;
+  /**
+   * Data parallel (src/train/distributed.ts): this process is one rank. It plays its share of each iteration's tasks
+   * and of each evaluation, the train steps reduce over the ranks, and only rank 0 writes the run folder or logs.
+   */
+  dist?: DistContext;
   /** A custom environment (config env.name 'custom'): called for each trial; `evaluation` selects held-out settings. */
   env?: (evaluation: boolean) => Environment;
   /** Progress bars on stderr (default true). */
@@ -62,19 +68,40 @@ function mean(xs: ArrayLike<number>): number {
 
 /** Mean undiscounted reward per played episode, share of trials won, share of valid rows. */
 export function rolloutSummary(batch: RolloutBatch): { reward: number; successRate: number; validRatio: number } {
+  return summaryOfSums(rolloutSums(batch));
+}
+
+/** The sums behind rolloutSummary (and the iteration's counts), which data-parallel ranks add up. */
+function rolloutSums(batch: RolloutBatch): number[] {
   const t = batch.table;
   const episodes = new Map<string, number>();
+  let valid = 0;
   for (let i = 0; i < t.length; i++) {
+    valid += t.valid[i];
     if (t.phase[i] !== 0) continue;
     const key = `${t.group[i]}:${t.trial[i]}:${t.episode[i]}`;
     episodes.set(key, (episodes.get(key) ?? 0) + t.reward[i]);
   }
+  let reward = 0;
+  for (const r of episodes.values()) reward += r;
   const won = batch.trials.filter((tr) => tr.won.some(Boolean)).length;
-  return {
-    reward: mean([...episodes.values()]),
-    successRate: batch.trials.length ? won / batch.trials.length : 0,
-    validRatio: mean(t.valid),
-  };
+  const checks = countReflectionChecks(batch.trials);
+  return [
+    reward,
+    episodes.size,
+    won,
+    batch.trials.length,
+    valid,
+    t.length,
+    batch.responseIds.reduce((s, r) => s + r.length, 0),
+    batch.promptIds.reduce((s, p) => s + p.length, 0),
+    checks.checked,
+    checks.correct,
+  ];
+}
+
+function summaryOfSums(s: readonly number[]): { reward: number; successRate: number; validRatio: number } {
+  return { reward: s[1] ? s[0] / s[1] : 0, successRate: s[3] ? s[2] / s[3] : 0, validRatio: s[5] ? s[4] / s[5] : 0 };
 }
 
 export class Trainer {
@@ -92,13 +119,28 @@ export class Trainer {
     return join(this.runDir, 'checkpoints');
   }
 
+  /** True unless this process is a rank other than 0 of a data-parallel run (those neither write nor log). */
+  get #main(): boolean {
+    return this.#options.dist?.isMain ?? true;
+  }
+
+  get #silent(): boolean {
+    return this.#options.progress === false || !this.#main;
+  }
+
   #log(line: string): void {
+    if (!this.#main) return;
     (this.#options.log ?? ((l: string) => process.stderr.write(l + '\n')))(line);
   }
 
   #emit(event: TrainerEvent): TrainerEvent {
-    appendFileSync(join(this.runDir, 'metrics.jsonl'), JSON.stringify(event) + '\n');
+    if (this.#main) appendFileSync(join(this.runDir, 'metrics.jsonl'), JSON.stringify(event) + '\n');
     return event;
+  }
+
+  /** Writes a file of the run folder (rank 0 only). */
+  #write(name: string, text: string): void {
+    if (this.#main) writeFileAtomic(join(this.runDir, name), text);
   }
 
   #env(evaluation = false): () => Environment {
@@ -143,7 +185,8 @@ export class Trainer {
       `[sft] ${demos.prompts.length} demonstration rows (${reflections.length} reflections) from ${demos.trials} trials (${demos.won} won)` +
         (sft.reflectSteps > 0 && reflectSteps === 0 ? '; no reflections, so no reflection-only steps' : ''),
     );
-    const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps, unit: 'steps', silent: this.#options.progress === false });
+    const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps, unit: 'steps', silent: this.#silent });
+    const dist = this.#options.dist;
     const losses: number[] = [];
     const rng = new Rng(deriveSeed(this.config.seed, 0x5f7));
     // Returns the steps taken: `steps`, or fewer when the mean loss of the last LOSS_WINDOW steps reaches `untilLoss`.
@@ -158,8 +201,11 @@ export class Trainer {
             rng.shuffle(order); // a seeded reshuffle each pass, so warm starts are reproducible
             cursor = 0;
           }
-          prompts.push(demos.prompts[order[cursor]]);
-          responses.push(demos.responses[order[cursor]]);
+          // Every rank draws the same rows; each trains on its share of them (one global batch).
+          if (!dist || b % dist.size === dist.rank) {
+            prompts.push(demos.prompts[order[cursor]]);
+            responses.push(demos.responses[order[cursor]]);
+          }
           cursor++;
         }
         const { loss } = await runtime.supervised({ prompts, responses }, this.config);
@@ -196,7 +242,13 @@ export class Trainer {
     }
     runtime?.resetCaches?.();
     const expert = c.eval.reflections === 'expert' && evalTrialMode(c.method).reflect;
-    const progress = new Progress({ label: `eval ${c.method}${expert ? ' (expert reflections)' : ''}`, total: c.eval.tasks, unit: 'tasks', silent: this.#options.progress === false });
+    const dist = this.#options.dist;
+    const progress = new Progress({
+      label: `eval ${c.method}${expert ? ' (expert reflections)' : ''}`,
+      total: dist ? dist.shard(c.eval.tasks).length : c.eval.tasks,
+      unit: 'tasks',
+      silent: this.#silent,
+    });
     const result = await evaluate({
       policy: runtime?.client(),
       env: this.#env(true),
@@ -210,6 +262,7 @@ export class Trainer {
       sampling: { temperature: c.eval.temperature, topP: c.eval.topP, topK: c.eval.topK, maxNewTokens: c.rollout.maxResponseTokens },
       seed: deriveSeed(c.seed, 0xe7a1),
       reflections: expert ? 'expert' : 'model',
+      ...(dist && dist.size > 1 ? { shard: { rank: dist.rank, size: dist.size, gather: <T>(v: T) => dist.gather(v) } } : {}),
       signal,
       onProgress: (p) => {
         if (p.trialsDone > progress.done) progress.tick(p.trialsDone - progress.done);
@@ -239,13 +292,18 @@ export class Trainer {
     const t0 = performance.now();
     runtime.resetCaches?.();
     const shape = trainRolloutShape(c.method, c.trial.episodes, c.rollout.groupSize);
-    const tasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) => taskSeed('train', (iteration - 1) * c.rollout.tasksPerIteration + j));
+    const allTasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) => taskSeed('train', (iteration - 1) * c.rollout.tasksPerIteration + j));
+    // Data parallel: this rank's tasks (each task's whole group), under their indices in the whole list.
+    const dist = this.#options.dist;
+    const mine = dist && dist.size > 1 ? dist.shard(allTasks.length) : undefined;
+    const tasks = mine ? mine.map((j) => allTasks[j]) : allTasks;
     const total = tasks.length * shape.trialsPerTask;
-    const progress = new Progress({ label: `iter ${iteration} rollout`, total, unit: 'trials', silent: this.#options.progress === false });
+    const progress = new Progress({ label: `iter ${iteration} rollout`, total, unit: 'trials', silent: this.#silent });
     const batch = await runRollout({
       policy: runtime.client(),
       env: this.#env(),
       tasks,
+      ...(mine ? { groups: mine } : {}),
       trialsPerTask: shape.trialsPerTask,
       trial: {
         episodes: shape.episodes,
@@ -276,16 +334,26 @@ export class Trainer {
       normByStd: c.advantage.normByStd,
     });
     const update: UpdateMetrics = await runtime.update(
-      { promptIds: batch.promptIds, responseIds: batch.responseIds, advantages: adv.advantage, oldLogprobs: batch.logprobs, rowReturns: adv.stepReturn },
+      {
+        promptIds: batch.promptIds,
+        responseIds: batch.responseIds,
+        advantages: adv.advantage,
+        oldLogprobs: batch.logprobs,
+        rowReturns: adv.stepReturn,
+        groups: Int32Array.from(batch.table.group),
+      },
       c,
     );
     const t2 = performance.now();
-    const summary = rolloutSummary(batch);
-    const generated = batch.responseIds.reduce((s, r) => s + r.length, 0);
+    const local = rolloutSums(batch);
+    const sums = mine && dist ? await dist.sum(local) : local;
+    const summary = summaryOfSums(sums);
+    const generated = sums[6];
     const event: IterationEvent = {
       type: 'iteration',
       method: c.method,
       iteration,
+      worldSize: dist?.size ?? 1,
       ...summary,
       entropy: update.entropy,
       loss: update.loss,
@@ -293,15 +361,15 @@ export class Trainer {
       approxKl: update.approxKl,
       gradNorm: update.gradNorm,
       ...(update.lr !== undefined ? { lr: update.lr } : {}),
-      rows: batch.table.length,
+      rows: sums[5],
       tokens: generated,
-      promptTokens: batch.promptIds.reduce((s, p) => s + p.length, 0),
+      promptTokens: sums[7],
       tokensPerSecond: (generated + update.tokens) / ((t2 - t0) / 1000),
       rolloutSeconds: (t1 - t0) / 1000,
       updateSeconds: (t2 - t1) / 1000,
       seconds: (t2 - t0) / 1000,
     };
-    const checks = countReflectionChecks(batch.trials);
+    const checks = { checked: sums[8], correct: sums[9] };
     if (checks.checked > 0) event.reflectionChecks = checks;
     if (update.skipped > 0) {
       event.skipped = update.steps === 0;
@@ -314,12 +382,14 @@ export class Trainer {
   async #evaluateAndKeep(runtime: PolicyRuntime | null, iteration: number, signal?: AbortSignal): Promise<EvalEvent> {
     const method = this.config.method;
     return this.evaluate(runtime, iteration, signal, {
-      onTranscripts: (ts) => writeFileAtomic(join(this.runDir, TRANSCRIPTS_FILE), transcriptJsonLines(ts, { method, iteration })),
+      onTranscripts: (ts) => this.#write(TRANSCRIPTS_FILE, transcriptJsonLines(ts, { method, iteration })),
     });
   }
 
   async #checkpoint(runtime: PolicyRuntime, iteration: number): Promise<string> {
     const state: TrainerState = { iteration, method: this.config.method, seed: this.config.seed };
+    // Every rank holds the same weights and optimizer state: rank 0 writes them.
+    if (!this.#main) return join(this.checkpointsDir, checkpointName(iteration));
     return saveCheckpoint(this.checkpointsDir, iteration, async (dir) => {
       await runtime.save(dir);
       writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
@@ -330,43 +400,51 @@ export class Trainer {
   /** Trains (or, for prompting baselines, only evaluates), yielding events as they happen. */
   async *run(options: RunOptions = {}): AsyncGenerator<TrainerEvent> {
     // Temporary files of atomic writes cut short by a kill are removed when a run starts and when it ends.
-    makeDirs(this.runDir);
-    removeStaleTemporaries(this.runDir);
+    if (this.#main) {
+      makeDirs(this.runDir);
+      removeStaleTemporaries(this.runDir);
+    }
     try {
       yield* this.#run(options);
     } finally {
-      removeStaleTemporaries(this.runDir);
+      if (this.#main) removeStaleTemporaries(this.runDir);
     }
   }
 
   async *#run(options: RunOptions): AsyncGenerator<TrainerEvent> {
     const c = this.config;
     const { signal } = options;
-    writeFileAtomic(join(this.runDir, 'config.json'), JSON.stringify(c, null, 2) + '\n');
+    this.#write('config.json', JSON.stringify(c, null, 2) + '\n');
     if (isChanceMethod(c.method)) {
       // A chance row loads no model: it is one evaluation of the random player on the held-out tasks.
-      writeFileAtomic(join(this.runDir, 'metrics.jsonl'), '');
+      this.#write('metrics.jsonl', '');
       yield this.#emit(await this.#evaluateAndKeep(null, 0, signal));
       return;
     }
-    const runtime = await (this.#options.runtime ?? createNativeRuntime)(c, this.runDir);
+    const dist = this.#options.dist;
+    const runtime = await (this.#options.runtime ?? createNativeRuntime)(c, this.runDir, dist);
     try {
       const device = runtime.describe?.();
-      if (device) this.#log(`[${c.method}] device ${device}`);
+      if (device) this.#log(`[${c.method}] device ${device}${dist ? `; rank 0 of ${dist.size} (${dist.settings.backend})` : ''}`);
       let start = 0;
-      const latest = options.resume ? latestCheckpoint(this.checkpointsDir) : undefined;
+      // Rank 0 reads which checkpoint to resume from, so that every rank restores the same one (from a folder they
+      // all see).
+      let latest = options.resume ? latestCheckpoint(this.checkpointsDir) : undefined;
+      if (dist && dist.size > 1) [latest] = await dist.gather(latest ?? null).then((all) => [all[0] ?? undefined]);
       if (latest) {
-        cleanInterruptedCheckpoints(this.checkpointsDir);
+        if (this.#main) cleanInterruptedCheckpoints(this.checkpointsDir);
         await runtime.restore(latest);
         const state = JSON.parse(readFileSync(join(latest, STATE_FILE), 'utf8')) as TrainerState;
         if (state.method !== c.method || state.seed !== c.seed) {
           throw new LamerError('E_CONFIG', `cannot resume ${latest}: it was trained with method ${state.method} seed ${state.seed}, the config says ${c.method} seed ${c.seed}`);
         }
         start = state.iteration;
-        this.#truncateMetrics(start);
+        if (this.#main) this.#truncateMetrics(start);
         yield this.#emit({ type: 'log', level: 'info', message: `resumed from ${latest} at iteration ${start}` });
       } else {
-        writeFileAtomic(join(this.runDir, 'metrics.jsonl'), '');
+        this.#write('metrics.jsonl', '');
+        // Every rank starts from rank 0's weights.
+        await runtime.broadcast?.();
         if (TRAINED_METHODS.includes(c.method) && c.sft.trials > 0 && c.sft.steps > 0) {
           const losses = await this.warmStart(runtime, signal);
           yield this.#emit({ type: 'log', level: 'info', message: `warm start: ${losses.length} supervised steps, loss ${losses[0]?.toFixed(4)} -> ${losses.at(-1)?.toFixed(4)}` });

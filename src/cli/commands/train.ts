@@ -9,8 +9,11 @@ import { createNativeRuntime } from '../../train/native-runtime.js';
 import { parseCommandArgs, parseSeedList } from '../args.js';
 import type { Command } from '../command.js';
 import { readRunEvaluation } from './compare.js';
+import { resolveDevice } from '../../model/device.js';
+import { DistContext, distSettingsFromEnv } from '../../train/distributed.js';
+import { launchLocalRanks } from '../launch.js';
 
-const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--seeds LIST] [--name NAME] [--resume | --force] [--quiet]
+const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--seeds LIST] [--name NAME] [--resume | --force] [--nproc N] [--quiet]
 
 Trains with the config (default: configs/default.yaml, which warm-starts a small model, trains LaMer and GiGPO at
 an equal episode budget on MineSweeper 4x4 and evaluates both, the frozen warm start with reflections and the chance
@@ -23,6 +26,11 @@ rows on held-out tasks). Writes the run folder (runs/NAME): config.json, metrics
   --name     the run folder's name (runs/NAME; default the config's name)
   --resume   continue from the run folder's latest checkpoint (a finished run is left as it is)
   --force    replace a run folder that already holds a run (without it, an existing run is never overwritten)
+  --nproc    data-parallel training in N local processes (c10d Gloo on the CPU, NCCL with one GPU per process):
+             each plays its share of every iteration's tasks and evaluation, and all take the same steps. Under
+             torchrun (\`torchrun --nproc-per-node N --no-python node bin/lamer.js train ...\`, multi-node too) the
+             variables it sets (RANK, WORLD_SIZE, MASTER_ADDR, ...) do the same without --nproc. LAMER_DIST_TIMEOUT
+             (seconds, default 1800) bounds every collective: a rank that dies stops the others with E_DIST.
   --quiet    no progress bars`;
 
 export const command: Command = {
@@ -38,9 +46,23 @@ export const command: Command = {
       resume: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
       name: { type: 'string' },
+      nproc: { type: 'string' },
       quiet: { type: 'boolean', default: false },
     });
     if (!values) return 2;
+    if (values.nproc !== undefined) {
+      const n = Number(values.nproc);
+      if (!Number.isInteger(n) || n < 1 || n > 1024) {
+        console.error(`lamer train: --nproc expects a number of processes from 1 to 1024, found ${JSON.stringify(values.nproc)}\n\n${usage}`);
+        return 2;
+      }
+      if (process.env.WORLD_SIZE) {
+        console.error('lamer train: --nproc starts its own process group, but WORLD_SIZE is set (torchrun or another launcher started this one); drop --nproc');
+        return 2;
+      }
+      // The same command in n processes, without --nproc, each with torchrun's variables.
+      return launchLocalRanks(n, ['train', ...dropOption(argv, 'nproc')]);
+    }
     if (values.resume && values.force) {
       console.error(`lamer train: --resume continues a run and --force replaces it; pass one of them\n\n${usage}`);
       return 2;
@@ -53,6 +75,16 @@ export const command: Command = {
     const overrides = [...(values.set ?? [])];
     if (values.name !== undefined) overrides.push(`name=${values.name}`);
     if (values.method) overrides.push(`method=${values.method}`, 'compare=null');
+    // Under torchrun (or --nproc): join the process group before anything is read or written. With CUDA each process
+    // takes the GPU of its LOCAL_RANK.
+    const probe = loadConfig(values.config!, overrides);
+    const settings = distSettingsFromEnv(process.env, resolveDevice(probe.model.device).device.startsWith('cuda') ? 'cuda' : 'cpu');
+    if (settings && settings.worldSize > 1 && resolveDevice(probe.model.device).device === 'cuda') overrides.push(`model.device=cuda:${settings.localRank}`);
+    const dist = settings ? DistContext.join(settings) : undefined;
+    const main = dist?.isMain ?? true;
+    const print = (line: string) => {
+      if (main) console.log(line);
+    };
     const base = loadConfig(values.config!, overrides);
     // One job per seed, each in its own folder; without --seeds, the one job the config names.
     const jobs = seeds ? seeds.map((s) => loadConfig(values.config!, [...overrides, `seed=${s}`, `name=${base.name}-seed${s}`])) : [base];
@@ -71,22 +103,23 @@ export const command: Command = {
     const runDirs: string[] = [];
     try {
       for (const config of jobs) {
-        if (seeds) console.log(`\n[train] seed ${config.seed}: runs into ${join(config.runsDir, config.name)}`);
+        if (seeds) print(`\n[train] seed ${config.seed}: runs into ${join(config.runsDir, config.name)}`);
         const { runDir, table } = await runJob(config, {
           runtime: createNativeRuntime,
           resume: values.resume,
           force: values.force,
           signal: controller.signal,
-          progress: !values.quiet,
+          progress: !values.quiet && main,
+          dist,
         });
         runDirs.push(runDir);
-        console.log(`\n${config.env.name}: pass@k on ${config.eval.tasks} held-out tasks${seeds ? ` (seed ${config.seed})` : ''}\n${table}`);
-        console.log(
+        print(`\n${config.env.name}: pass@k on ${config.eval.tasks} held-out tasks${seeds ? ` (seed ${config.seed})` : ''}${dist ? ` (${dist.size} processes)` : ''}\n${table}`);
+        print(
           `run folder: ${runDir} (eval.json, metrics.jsonl, transcripts.jsonl of the last evaluation${config.compare ? ' in each method\'s folder' : ''}; ` +
             `\`lamer report ${runDir}\` draws the charts)`,
         );
       }
-      if (seeds) {
+      if (seeds && main) {
         console.log(`\nacross ${runDirs.length} seed${runDirs.length === 1 ? '' : 's'} (\`lamer compare ${runDirs.join(' ')}\` prints this again)\n`);
         console.log(formatRunsComparison(compareRuns(runDirs.map(readRunEvaluation))));
       }
@@ -99,6 +132,21 @@ export const command: Command = {
     } finally {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
+      await dist?.close();
     }
   },
 };
+
+/** argv without `--name VALUE` / `--name=VALUE`. */
+function dropOption(argv: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === `--${name}`) {
+      i++;
+      continue;
+    }
+    if (argv[i].startsWith(`--${name}=`)) continue;
+    out.push(argv[i]);
+  }
+  return out;
+}

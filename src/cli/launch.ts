@@ -1,0 +1,76 @@
+// `lamer train --nproc N`: starts N local processes of the same command as the ranks of one process group, with the
+// variables torchrun would set (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), for users
+// without Python. Signals are passed on; when a rank fails, the others are stopped (SIGTERM: they save what
+// completed), and the launcher exits with the first failure's status.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { createServer } from 'node:net';
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => ok(port));
+    });
+  });
+}
+
+/** Runs `lamer <args>` in n processes; resolves with the exit status the launcher should return. */
+export async function launchLocalRanks(n: number, args: readonly string[]): Promise<number> {
+  const port = process.env.MASTER_PORT ? Number(process.env.MASTER_PORT) : await freePort();
+  // Each rank's torch threads: the cores shared out, unless the user chose (LAMER_THREADS).
+  const threads = process.env.LAMER_THREADS ?? String(Math.max(1, Math.floor(availableParallelism() / n)));
+  const entry = process.argv[1];
+  console.error(`[launch] ${n} processes on 127.0.0.1:${port}, ${threads} thread(s) each; rank 0 prints and writes the run folder`);
+  const children: ChildProcess[] = [];
+  let firstFailure: number | undefined;
+  const exits = Array.from({ length: n }, (_, rank) => {
+    const child = spawn(process.execPath, [...process.execArgv, entry, ...args], {
+      stdio: rank === 0 ? 'inherit' : ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        RANK: String(rank),
+        LOCAL_RANK: String(rank),
+        WORLD_SIZE: String(n),
+        LOCAL_WORLD_SIZE: String(n),
+        MASTER_ADDR: '127.0.0.1',
+        MASTER_PORT: String(port),
+        LAMER_THREADS: threads,
+      },
+    });
+    children.push(child);
+    // Other ranks are silent unless they fail: their last words are kept for the error.
+    let tail = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      tail = (tail + d.toString()).slice(-4000);
+    });
+    return new Promise<number>((ok) => {
+      child.on('close', (code, signal) => {
+        const status = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1);
+        if (status !== 0 && firstFailure === undefined) {
+          firstFailure = status;
+          if (rank !== 0 && tail.trim()) console.error(`[launch] rank ${rank} exited with status ${status}:\n${tail.trim()}`);
+          else if (rank !== 0) console.error(`[launch] rank ${rank} exited with status ${status}`);
+          for (const other of children) if (other !== child && other.exitCode === null) other.kill('SIGTERM');
+        }
+        ok(status);
+      });
+    });
+  });
+  const forward = (signal: NodeJS.Signals) => {
+    for (const child of children) if (child.exitCode === null) child.kill(signal);
+  };
+  const onInt = () => forward('SIGINT');
+  const onTerm = () => forward('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  try {
+    const statuses = await Promise.all(exits);
+    return firstFailure ?? statuses.find((s) => s !== 0) ?? 0;
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+  }
+}
