@@ -35,6 +35,9 @@ export type { JobOptions, JobResult, EvalSummary } from './train/job.js';
 export { configSchema, loadConfig, validateConfig, applyOverrides, mergeConfig } from './train/config.js';
 export type { TrainerConfig, TrainerConfigInput } from './train/config.js';
 export type { TrainerEvent, IterationEvent, EvalEvent, CheckpointEvent, LogEvent } from './train/events.js';
+// Data parallelism on c10d process groups (torchrun's variables, or `lamer train --nproc`).
+export { DistContext, distSettingsFromEnv, DEFAULT_DIST_TIMEOUT_MS } from './train/distributed.js';
+export type { DistSettings } from './train/distributed.js';
 
 // The train step (SPEC §5): AdamW state, PPO/GRPO policy loss, supervised warm-start steps.
 export { Optimizer, trainStep, lrAt, optimizerOptionsFromConfig, stepOptionsFromConfig } from './train/step.js';

@@ -26,6 +26,8 @@ export interface RankResult {
   stderr: string;
   /** Milliseconds from the start to the exit. */
   ms: number;
+  /** Date.now() at the exit. */
+  endedAt: number;
 }
 
 export interface Ranks {
@@ -62,7 +64,7 @@ export async function startRanks(n: number, script: string, args: (rank: number)
           let stderr = '';
           child.stdout!.on('data', (d) => (stdout += d));
           child.stderr!.on('data', (d) => (stderr += d));
-          child.on('close', (code, signal) => ok({ rank, code, signal, stdout, stderr, ms: Date.now() - t0 }));
+          child.on('close', (code, signal) => ok({ rank, code, signal, stdout, stderr, ms: Date.now() - t0, endedAt: Date.now() }));
         }),
     ),
   );
@@ -80,6 +82,6 @@ export async function runSingle(script: string, args: string[], env: Record<stri
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
-    child.on('close', (code, signal) => ok({ rank: 0, code, signal, stdout, stderr, ms: Date.now() - t0 }));
+    child.on('close', (code, signal) => ok({ rank: 0, code, signal, stdout, stderr, ms: Date.now() - t0, endedAt: Date.now() }));
   });
 }
