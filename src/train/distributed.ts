@@ -10,6 +10,7 @@
 import { LamerError } from '../errors.js';
 import { addon } from '../native/addon.js';
 import type { NativeDistGroup } from '../native/types.js';
+import { resolveDevice } from '../model/device.js';
 
 export interface DistSettings {
   rank: number;
@@ -153,4 +154,16 @@ export class DistContext {
     this.#group = null;
     if (g) await g.close();
   }
+}
+
+/**
+ * The group a command joins under torchrun's variables (undefined without them), for a run whose model.device is
+ * `modelDevice`; with CUDA and several ranks, `device` is the GPU of this rank (cuda:LOCAL_RANK) to override it with.
+ */
+export function joinRunGroup(modelDevice: string, env: NodeJS.ProcessEnv = process.env): { dist?: DistContext; device?: string } {
+  const resolved = resolveDevice(modelDevice).device;
+  const settings = distSettingsFromEnv(env, resolved.startsWith('cuda') ? 'cuda' : 'cpu');
+  if (!settings) return {};
+  const device = settings.worldSize > 1 && resolved === 'cuda' ? `cuda:${settings.localRank}` : undefined;
+  return { dist: DistContext.join(settings), ...(device ? { device } : {}) };
 }

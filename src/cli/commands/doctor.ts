@@ -81,6 +81,13 @@ export function runChecks(): { checks: Check[]; info?: NativeBuildInfo } {
   const auto = resolveDevice('auto');
   checks.push({ ok: true, label: 'device', detail: `model.device auto picks ${auto.device} (${auto.reason.replace('model.device auto: ', '')})` });
   checks.push({ ok: true, label: 'threads', detail: `${info.threads} intra-op, ${info.interopThreads} inter-op` });
+  const backends = addon().distBackends ?? [];
+  checks.push({
+    ok: !info.cudaCompiled || backends.includes('nccl'),
+    label: 'distributed',
+    detail: `c10d backends: ${backends.join(', ') || 'none'} (lamer train --nproc N, or torchrun)`,
+    advice: 'the addon has CUDA but no NCCL: data parallelism on GPUs falls back to Gloo; rebuild where nccl.h is found (pip nvidia-nccl)',
+  });
   checks.push({ ok: true, label: 'blas', detail: `${info.blas || 'unknown'} (lapack: ${info.lapack || 'unknown'})` });
   checks.push({
     ok: true,

@@ -12,6 +12,7 @@ import { readableJson } from '../../util/json.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
 import { evalSummary } from '../../train/job.js';
 import { Trainer } from '../../train/trainer.js';
+import { joinRunGroup } from '../../train/distributed.js';
 import type { EvalEvent } from '../../train/events.js';
 import { transcriptJsonLines, type TrialTranscript } from '../../eval/transcripts.js';
 import { parseCommandArgs } from '../args.js';
@@ -101,13 +102,20 @@ export const command: Command = {
         runs.push([`method=${method}`, 'eval.reflections=expert']);
       }
     }
+    // Under torchrun: the ranks split every evaluation's tasks and gather them; rank 0 prints and writes.
+    const { dist, device } = joinRunGroup(loadConfig(values.config!, overrides).model.device);
+    if (device) overrides.push(`model.device=${device}`);
+    const main = dist?.isMain ?? true;
+    const print = (line: string) => {
+      if (main) console.log(line);
+    };
     const results: EvalEvent[] = [];
     let lines = '';
     for (const run of runs) {
       const config = loadConfig(values.config!, [...overrides, ...run]);
-      const trainer = new Trainer(config, { runtime: createNativeRuntime, progress: !values.quiet });
+      const trainer = new Trainer(config, { runtime: createNativeRuntime, progress: !values.quiet, dist });
       // The chance rows load no model.
-      const runtime = isChanceMethod(config.method) ? null : await createNativeRuntime(config, trainer.runDir);
+      const runtime = isChanceMethod(config.method) ? null : await createNativeRuntime(config, trainer.runDir, dist);
       try {
         let trials: TrialTranscript[] = [];
         const r = await trainer.evaluate(runtime, 0, undefined, { onTranscripts: (ts) => (trials = ts) });
@@ -119,7 +127,9 @@ export const command: Command = {
     }
     // Rows with expert reflections are named apart from the same method's own.
     const labelled = results.map((r) => ({ ...r, method: r.reflections === 'expert' ? `${r.method} (expert reflections)` : r.method }));
-    console.log(formatPassAtKTable(labelled.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
+    await dist?.close();
+    if (!main) return 0;
+    print(formatPassAtKTable(labelled.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
     // Every method ran on the same held-out tasks: the first against each other one, paired by task.
     for (const c of compareWithFirst(labelled, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));
     for (const r of labelled) if (r.reflectionChecks && r.reflections !== 'expert') console.log(formatReflectionChecks(r.method, r.reflectionChecks));

@@ -9,8 +9,7 @@ import { createNativeRuntime } from '../../train/native-runtime.js';
 import { parseCommandArgs, parseSeedList } from '../args.js';
 import type { Command } from '../command.js';
 import { readRunEvaluation } from './compare.js';
-import { resolveDevice } from '../../model/device.js';
-import { DistContext, distSettingsFromEnv } from '../../train/distributed.js';
+import { joinRunGroup } from '../../train/distributed.js';
 import { launchLocalRanks } from '../launch.js';
 
 const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--seeds LIST] [--name NAME] [--resume | --force] [--nproc N] [--quiet]
@@ -77,10 +76,8 @@ export const command: Command = {
     if (values.method) overrides.push(`method=${values.method}`, 'compare=null');
     // Under torchrun (or --nproc): join the process group before anything is read or written. With CUDA each process
     // takes the GPU of its LOCAL_RANK.
-    const probe = loadConfig(values.config!, overrides);
-    const settings = distSettingsFromEnv(process.env, resolveDevice(probe.model.device).device.startsWith('cuda') ? 'cuda' : 'cpu');
-    if (settings && settings.worldSize > 1 && resolveDevice(probe.model.device).device === 'cuda') overrides.push(`model.device=cuda:${settings.localRank}`);
-    const dist = settings ? DistContext.join(settings) : undefined;
+    const { dist, device } = joinRunGroup(loadConfig(values.config!, overrides).model.device);
+    if (device) overrides.push(`model.device=${device}`);
     const main = dist?.isMain ?? true;
     const print = (line: string) => {
       if (main) console.log(line);

@@ -1,0 +1,91 @@
+// Data parallelism on c10d Gloo (CPU), measured side by side in one run: the iteration time of a small LaMer run
+// (small preset, 8 tasks x 4 trials x 3 episodes, no warm start) in one process and in two processes, one torch
+// thread each, alternating A and B over rounds (medians of the iterations after the first), with the speedup and the
+// scaling efficiency (speedup / processes); and the all-reduce bandwidth between two ranks (64 MiB of float64, bytes
+// per rank divided by the time, the figure an optimizer step's gradient all-reduce sees).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { IterationEvent } from '../src/train/events.js';
+import type { Bench, BenchResult } from './run.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const child = join(root, 'bench', 'dist-child.ts');
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => ok(port));
+    });
+  });
+}
+
+/** Runs the child in n processes (n = 1: no process group) and waits for all. */
+async function ranks(n: number, args: (rank: number) => string[]): Promise<void> {
+  const port = await freePort();
+  await Promise.all(
+    Array.from({ length: n }, (_, rank) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, LAMER_THREADS: '1' };
+      if (n > 1) Object.assign(env, { RANK: String(rank), LOCAL_RANK: String(rank), WORLD_SIZE: String(n), MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port) });
+      else for (const k of ['RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT']) delete env[k];
+      const p = spawn(process.execPath, ['--import', 'tsx', child, ...args(rank)], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      p.stderr.on('data', (d) => (err += d));
+      return new Promise<void>((ok, fail) => p.on('close', (code) => (code === 0 ? ok() : fail(new Error(`bench child exited ${code}: ${err.slice(-1000)}`)))));
+    }),
+  );
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function scaling(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'lamer-bench-dist-'));
+  try {
+    const times: Record<1 | 2, number[]> = { 1: [], 2: [] };
+    const rounds = 2;
+    for (let round = 0; round < rounds; round++) {
+      for (const n of round % 2 === 0 ? ([1, 2] as const) : ([2, 1] as const)) {
+        const name = `r${round}-n${n}`;
+        await ranks(n, (rank) => ['train', join(dir, `${name}-${rank}.json`), dir, name]);
+        const events = JSON.parse(readFileSync(join(dir, `${name}-0.json`), 'utf8')) as IterationEvent[];
+        times[n].push(...events.slice(1).map((e) => e.seconds));
+      }
+    }
+    const one = median(times[1]);
+    const two = median(times[2]);
+    return [
+      { name: 'distributed: small LaMer iteration, 1 process (1 thread)', value: one, unit: 's' },
+      { name: 'distributed: small LaMer iteration, 2 processes (1 thread each)', value: two, unit: 's' },
+      { name: 'distributed: speedup 2 processes / 1', value: one / two, unit: 'x' },
+      { name: 'distributed: scaling efficiency (speedup / 2)', value: one / two / 2, unit: '' },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function allReduce(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'lamer-bench-allreduce-'));
+  try {
+    const mib = 64;
+    await ranks(2, (rank) => ['allreduce', join(dir, `ar-${rank}.json`), String(mib)]);
+    const seconds = median(JSON.parse(readFileSync(join(dir, 'ar-0.json'), 'utf8')) as number[]);
+    return [
+      { name: 'distributed: all-reduce 64 MiB float64, 2 Gloo ranks', value: seconds * 1000, unit: 'ms' },
+      { name: 'distributed: all-reduce bandwidth (bytes per rank / time)', value: (mib * 2 ** 20) / seconds / 1e9, unit: 'GB/s' },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const benches: Bench[] = [
+  { name: 'distributed.scaling', unit: 's', run: scaling },
+  { name: 'distributed.allreduce', unit: 'GB/s', run: allReduce },
+];
