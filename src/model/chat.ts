@@ -1,7 +1,9 @@
 // Chat templates: the checkpoint's own Jinja template rendered with @huggingface/jinja, with the variables
 // transformers' apply_chat_template passes, so the prompt text (and its ids) match what the model was trained on.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { Template } from '@huggingface/jinja';
 import { LamerError } from '../errors.js';
 import { readJsonFile, readRegularFile } from '../util/fs.js';
@@ -22,6 +24,31 @@ export interface ChatRenderOptions {
 }
 
 type Json = Record<string, unknown>;
+
+const require = createRequire(import.meta.url);
+/** How long a checkpoint's chat template may take to render the probe conversation (see ChatTemplate.#probe). */
+const PROBE_MS = 2000;
+const PROBE_MAX_CHARS = 1 << 20;
+/** How long the probe's worker may take to start (a loaded machine), before the template's own time counts. */
+const PROBE_START_MS = 20_000;
+const PROBE_WORKER = `
+const { workerData } = require('node:worker_threads');
+const { Template } = require(workerData.jinja);
+const { state, source, specials, maxChars } = workerData;
+Atomics.store(state, 1, 1);
+Atomics.notify(state, 1);
+let result = 2;
+try {
+  const messages = [
+    { role: 'system', content: 'system' }, { role: 'user', content: 'question' },
+    { role: 'assistant', content: 'answer' }, { role: 'user', content: 'question' },
+  ];
+  const text = new Template(source).render({ messages, add_generation_prompt: true, ...specials });
+  result = text.length > maxChars ? 3 : 1;
+} catch {}
+Atomics.store(state, 0, result);
+Atomics.notify(state, 0);
+`;
 
 function tokenText(v: unknown): string | undefined {
   if (typeof v === 'string') return v;
@@ -61,9 +88,36 @@ export class ChatTemplate {
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new LamerError('E_CHECKPOINT', `${configPath}: expected a JSON object`);
     const config = parsed as Json;
     const jinjaPath = join(dir, 'chat_template.jinja');
-    if (existsSync(jinjaPath)) return new ChatTemplate(readRegularFile(jinjaPath), config);
-    const source = ChatTemplate.pick(config.chat_template, name, configPath);
-    return source === null ? null : new ChatTemplate(source, config);
+    const source = existsSync(jinjaPath) ? readRegularFile(jinjaPath) : ChatTemplate.pick(config.chat_template, name, configPath);
+    if (source === null) return null;
+    const template = new ChatTemplate(source, config);
+    template.#probe(existsSync(jinjaPath) ? jinjaPath : configPath);
+    return template;
+  }
+
+  /**
+   * A checkpoint's template is a program: one that loops without bound (or builds a huge string) would hang or exhaust
+   * every later render. Before it is used, it renders a short conversation in a worker thread that is stopped after
+   * PROBE_MS; a template that has not finished by then, or whose text exceeds PROBE_MAX_CHARS, is refused
+   * (E_CHECKPOINT). A template that raises on the probe's conversation is not refused here: render() reports it.
+   */
+  #probe(file: string): void {
+    const state = new Int32Array(new SharedArrayBuffer(8));
+    const worker = new Worker(PROBE_WORKER, {
+      eval: true,
+      workerData: { jinja: require.resolve('@huggingface/jinja'), source: this.source, specials: this.#specials, state, maxChars: PROBE_MAX_CHARS },
+    });
+    // The worker sets state[1] once it has loaded the renderer (the time limit counts from then), and state[0] to 1
+    // (rendered), 2 (raised) or 3 (too long), waking this thread each time.
+    Atomics.wait(state, 1, 0, PROBE_START_MS);
+    const outcome = Atomics.wait(state, 0, 0, PROBE_MS);
+    void worker.terminate();
+    if (outcome === 'timed-out') {
+      throw new LamerError('E_CHECKPOINT', `${file}: the chat template did not finish rendering a 4-message conversation within ${PROBE_MS} ms (a loop without bound?); fix or remove the template`);
+    }
+    if (state[0] === 3) {
+      throw new LamerError('E_CHECKPOINT', `${file}: the chat template renders a 4-message conversation to more than ${PROBE_MAX_CHARS} characters; fix or remove the template`);
+    }
   }
 
   /** The template text from a tokenizer_config.json `chat_template` value. */

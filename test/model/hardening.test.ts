@@ -87,4 +87,26 @@ describe('checkpoint loading under hostile files', { timeout: 120_000 }, () => {
     cpSync(foreign, join(dir, '..', 'kept')); // the foreign file itself is untouched
     expect(readFileSync(foreign, 'utf8')).toContain('root:x');
   });
+
+  for (const [what, template, message] of [
+    ['loops 30 million times', '{% for i in range(30000000) %}{% endfor %}{{ messages[0].content }}', /did not finish rendering .* within 2000 ms/],
+    ['renders to megabytes', `{% for i in range(5000) %}${'x'.repeat(400)}{% endfor %}`, /more than 1048576 characters/],
+  ] as const) {
+    it(`a chat template that ${what} is refused at load, within its time limit`, async () => {
+      const dir = await savedTiny();
+      writeFileSync(join(dir, 'chat_template.jinja'), template);
+      const r = child(dir, `await Policy.load(dir); console.log('LOADED');`, 60_000);
+      expect(r.signal, r.err).toBeNull();
+      expect(r.out, r.err).toContain('CODE E_CHECKPOINT');
+      expect(r.out).toMatch(message);
+      expect(r.ms).toBeLessThan(30_000);
+    });
+  }
+
+  it('an ordinary chat template loads and renders as before', async () => {
+    const dir = await savedTiny();
+    writeFileSync(join(dir, 'chat_template.jinja'), '{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}');
+    await using policy = await Policy.load(dir);
+    expect(policy.chatTemplate?.render([{ role: 'user', content: 'hi' }])).toBe('<user>hi<assistant>');
+  });
 });
