@@ -46,6 +46,8 @@ export async function startRanks(n: number, script: string, args: (rank: number)
       env: {
         ...process.env,
         LAMER_THREADS: '1',
+        // A rank that fails early must not leave the others waiting for the default half hour.
+        LAMER_DIST_TIMEOUT: '120',
         RANK: String(rank),
         LOCAL_RANK: String(rank),
         WORLD_SIZE: String(n),
