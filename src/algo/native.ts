@@ -1,6 +1,6 @@
 // The native backend of computeAdvantages: the C++ kernel in native/algo, called synchronously over the table's
 // typed arrays (lent for the call only, no copies; see native/algo/binding.cpp for why synchronous).
-
+import { LamerError } from '../errors.js';
 import { addon } from '../native/addon.js';
 import type { NativeAdvantageColumns, NativeAdvantageParams } from '../native/types.js';
 import type { ResolvedAdvantageOptions } from './options.js';
@@ -54,7 +54,7 @@ export function cudaKernelCompiled(): boolean {
 /** The CUDA kernel from host arrays (copies to the GPU and back); for checking it against the CPU kernel. */
 export function nativeAdvantagesCuda(columns: KernelColumns, options: ResolvedAdvantageOptions): AdvantageResult {
   const fn = addon().computeAdvantagesCuda;
-  if (!fn) throw new Error('the addon was built without CUDA');
+  if (!fn) throw new LamerError('E_NATIVE', 'the addon was built without CUDA: the CUDA advantage kernel is not there');
   const result = outputsFor(columns.group.length);
   fn(columns, kernelParams(options), result);
   return result;

@@ -1,6 +1,7 @@
 // Seeded pseudo-random numbers for everything that must be reproducible from a seed (environments, task
 // sampling, shuffles). splitmix32 to spread the seed, then xoshiro128** for the stream: fast, 2^128 period, and
 // fully determined by the 32-bit seed, so the same seed gives the same numbers on every machine.
+import { LamerError } from '../errors.js';
 
 function splitmix32(state: number): [number, number] {
   state = (state + 0x9e3779b9) | 0;
@@ -17,7 +18,7 @@ export class Rng {
   private s3: number;
 
   constructor(seed: number) {
-    if (!Number.isFinite(seed)) throw new RangeError(`Rng seed must be a finite number, got ${seed}`);
+    if (!Number.isFinite(seed)) throw new LamerError('E_ARG', `Rng seed must be a finite number, got ${seed}`);
     // Fold seeds beyond 32 bits so distinct large seeds still give distinct streams.
     let st = (seed >>> 0) ^ Math.floor(seed / 0x100000000);
     let v: number;
@@ -51,13 +52,13 @@ export class Rng {
 
   /** Uniform integer in [0, n). */
   int(n: number): number {
-    if (!(n > 0)) throw new RangeError(`Rng.int needs n > 0, got ${n}`);
+    if (!(n > 0)) throw new LamerError('E_ARG', `Rng.int needs n > 0, got ${n}`);
     return Math.floor(this.next() * n);
   }
 
   /** A uniformly chosen element of a non-empty array. */
   pick<T>(items: readonly T[]): T {
-    if (items.length === 0) throw new RangeError('Rng.pick on an empty array');
+    if (items.length === 0) throw new LamerError('E_ARG', 'Rng.pick on an empty array');
     return items[this.int(items.length)];
   }
 
