@@ -26,6 +26,8 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
   console.error(`[launch] ${n} processes on 127.0.0.1:${port}, ${threads} thread(s) each; rank 0 prints and writes the run folder`);
   const children: ChildProcess[] = [];
   let firstFailure: number | undefined;
+  // A signal passed on to the ranks: their exits (130, 143) are the interruption, not a failure to report.
+  let interrupted = false;
   const exits = Array.from({ length: n }, (_, rank) => {
     const child = spawn(process.execPath, [...process.execArgv, entry, ...args], {
       stdio: rank === 0 ? 'inherit' : ['ignore', 'ignore', 'pipe'],
@@ -51,6 +53,7 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
         const status = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1);
         if (status !== 0 && firstFailure === undefined) {
           firstFailure = status;
+          if (interrupted) return ok(status);
           if (rank !== 0 && tail.trim()) console.error(`[launch] rank ${rank} exited with status ${status}:\n${tail.trim()}`);
           else if (rank !== 0) console.error(`[launch] rank ${rank} exited with status ${status}`);
           for (const other of children) if (other !== child && other.exitCode === null) other.kill('SIGTERM');
@@ -60,6 +63,7 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
     });
   });
   const forward = (signal: NodeJS.Signals) => {
+    interrupted = true;
     for (const child of children) if (child.exitCode === null) child.kill(signal);
   };
   const onInt = () => forward('SIGINT');

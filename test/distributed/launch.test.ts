@@ -1,8 +1,8 @@
 // What a user meets first of data parallelism: torchrun's variables read and checked (E_DIST naming the variable),
 // a rendezvous that no other rank joins failing within its timeout, and `lamer train --nproc 2` running a job as two
 // processes (rank 0 printing and writing the run folder, every iteration event saying worldSize 2).
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -85,4 +85,26 @@ describe('lamer train --nproc', () => {
     expect(nested.status).toBe(2);
     expect(nested.stderr).toMatch(/WORLD_SIZE is set/);
   });
+
+  it('Ctrl-C checkpoints what completed and exits 130', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-nproc-int-'));
+    const args = [
+      join(root, 'bin', 'lamer.js'), 'train', '--nproc', '2', '--quiet', '--method', 'lamer', '--name', 'int',
+      '--set', `runsDir=${dir}`, '--set', 'model.init.preset=tiny', '--set', 'sft.trials=0', '--set', 'train.iterations=50',
+      '--set', 'train.checkpointEvery=0', '--set', 'eval.tasks=4', '--set', 'rollout.tasksPerIteration=3', '--set', 'rollout.groupSize=2',
+      '--set', 'rollout.maxResponseTokens=12', '--set', 'env.options.maxTurns=2',
+    ];
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+      if (/iter 2\/50/.test(err) && !child.killed) child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((ok) => child.on('close', (c) => ok(c)));
+    expect(code, err).toBe(130);
+    expect(err).toMatch(/interrupted: checkpoint of iteration \d+/);
+    expect(err).not.toMatch(/\[launch\] rank 1 exited/);
+    const ckpt = /checkpoint of iteration (\d+)/.exec(err)![1];
+    expect(existsSync(join(dir, 'int', 'checkpoints', `ckpt-${ckpt.padStart(6, '0')}`, 'model.safetensors'))).toBe(true);
+  }, 200_000);
 });
