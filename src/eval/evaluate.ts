@@ -4,7 +4,7 @@
 // task space does not score the same board twice as if it were two.
 
 import type { MemoryMode } from '../agent/memory.js';
-import { seedSplitOf, taskSeed } from '../envs/common/seeds.js';
+import { SELECT_SEEDS, TRAIN_SEEDS, seedSplitOf, taskSeed } from '../envs/common/seeds.js';
 import type { PromptStyle } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { EVAL_SAMPLING, type PolicySource, type SamplingOptions } from '../rollout/policy.js';
@@ -64,11 +64,11 @@ export type ReflectionSource = 'model' | 'expert';
 export type EvalSplit = 'eval' | 'select';
 
 /**
- * Index in the training split of the first model-selection task: far from the iterations' tasks (from 0) and the
- * demonstrations' (from 500,000,000). Its content is training content (seededLayout keeps a seed's layouts in its
- * split), so choices made on these tasks never see an evaluation task.
+ * Index in the training split of the first model-selection task (SELECT_SEEDS). Where the environment splits content
+ * (MineSweeper), these seeds draw model-selection content only, which neither the evaluation nor the demonstrations
+ * and training rollouts draw: choices made on these tasks see no evaluation task and no board the model was trained on.
  */
-export const SELECT_SEED_INDEX = 900_000_000;
+export const SELECT_SEED_INDEX = SELECT_SEEDS.start - TRAIN_SEEDS.start;
 
 export interface EvalResult {
   method: Method;

@@ -1,6 +1,7 @@
 // Held out by content (SPEC §11): the default job's evaluation boards never occur, by mine layout and first reveal, in
-// its demonstrations, its training rollouts or anywhere in the training split (where defaults are chosen). The content
-// is read off every environment the job resets (its mines and first reveal), not from the code that splits it.
+// its demonstrations, its training rollouts or anywhere in the training split; the model-selection boards (where
+// defaults are chosen) are neither evaluation boards nor boards the demonstrations or training rollouts show. The
+// content is read off every environment the job resets (its mines and first reveal), not from the code that splits it.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,6 +73,7 @@ describe('held out by content', () => {
     const evalTasks = of('eval', 'task');
     // The evaluation's tasks are distinct boards, as many as it scores.
     expect(evalTasks.size).toBeGreaterThanOrEqual(config.eval.tasks);
+    const selectLayouts = new Set(evalTaskSeeds(128, () => new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 }), 'select').map((s) => boardAt(s).layout));
     for (const phase of ['demonstration', 'train']) {
       const seen = of(phase, 'task');
       expect(seen.size, phase).toBeGreaterThan(20);
@@ -79,13 +81,15 @@ describe('held out by content', () => {
       // Stronger: no evaluation board's mine layout is seen in training under any first reveal.
       const layouts = of(phase, 'layout');
       expect([...of('eval', 'layout')].filter((l) => layouts.has(l)), `evaluation layouts in the ${phase} phase`).toEqual([]);
+      // Choices made on the model-selection boards are made on boards the model was never shown.
+      expect([...selectLayouts].filter((l) => layouts.has(l)), `model-selection layouts in the ${phase} phase`).toEqual([]);
     }
   }, 300_000);
 
-  it('no seed of the training split gives an evaluation task, and each split keeps about half of the tasks', () => {
+  it('no seed of the training split gives an evaluation or model-selection task, and the splits share out the layouts', () => {
     const evalTasks = new Set(evalTaskSeeds(256, () => new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 })).map((s) => boardAt(s).task));
     expect(evalTasks.size).toBe(256);
-    // Training seeds 0-60,000 cover the defaults' choice boards (seeds 50,000+) and nearly every training task.
+    // Training seeds 0-60,000 cover nearly every training task.
     const trainTasks = new Set<string>();
     const trainLayouts = new Set<string>();
     for (let i = 0; i < 60_000; i++) {
@@ -97,10 +101,15 @@ describe('held out by content', () => {
     const evalLayouts = new Set<string>();
     for (let i = 0; i < 20_000; i++) evalLayouts.add(boardAt(taskSeed('eval', i)).layout);
     expect([...evalLayouts].filter((l) => trainLayouts.has(l))).toEqual([]);
-    // 4x4 with 2 mines has C(16, 2) = 120 layouts; split by content, each side holds some 60 of them.
-    expect(trainLayouts.size + evalLayouts.size).toBe(120);
+    const selectLayouts = new Set<string>();
+    for (let i = 0; i < 20_000; i++) selectLayouts.add(boardAt(taskSeed('train', SELECT_SEED_INDEX + i)).layout);
+    expect([...selectLayouts].filter((l) => trainLayouts.has(l) || evalLayouts.has(l))).toEqual([]);
+    expect(selectLayouts.size).toBeGreaterThan(5);
+    // 4x4 with 2 mines has C(16, 2) = 120 layouts; split by content: some 60 evaluation layouts, some 15 for model
+    // selection and the rest for training (65, 10 and 45 with this hash).
+    expect(trainLayouts.size + evalLayouts.size + selectLayouts.size).toBe(120);
     expect(evalLayouts.size).toBeGreaterThan(40);
-    expect(trainLayouts.size).toBeGreaterThan(40);
+    expect(trainLayouts.size).toBeGreaterThan(30);
   }, 120_000);
 
   it('model-selection tasks (eval.split select) are distinct training-split boards, none an evaluation board or layout', () => {

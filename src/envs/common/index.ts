@@ -17,6 +17,7 @@ export type {
   ReflectPromptParts,
   TrajectoryFormat,
 } from './framing.js';
-export { EVAL_SEEDS, TRAIN_SEEDS, contentSplit, seedRange, seedSplitOf, taskSeed } from './seeds.js';
+export { EVAL_SEEDS, SELECT_SEEDS, TRAIN_SEEDS, contentSplit, contentSplitOfSeed, seedRange, seedSplitOf, taskSeed } from './seeds.js';
+export type { ContentSplit } from './seeds.js';
 export type { SeedRange, SeedSplit } from './seeds.js';
 export { checkSeed, intOption, rejectUnknownOptions } from './options.js';

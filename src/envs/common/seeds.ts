@@ -3,6 +3,8 @@
 // MineSweeper with 2 mines has 1,584 tasks, so two seeds often give the same board): an environment that can name a
 // task's content also splits the content (`contentSplit`) and draws for a seed only content of the seed's own split,
 // so an evaluation task never occurs in training, demonstrations or the boards defaults are chosen on (SPEC §11).
+// The boards defaults are chosen on (the `select` seeds) have content of their own too, carved out of the training
+// side, so that choosing on them measures play on boards the demonstrations and training rollouts never showed.
 
 import { LamerError } from '../../errors.js';
 
@@ -16,6 +18,14 @@ export interface SeedRange {
 
 export const TRAIN_SEEDS: SeedRange = Object.freeze({ start: 0, end: 1_000_000_000 });
 export const EVAL_SEEDS: SeedRange = Object.freeze({ start: 1_000_000_000, end: 2_000_000_000 });
+/**
+ * The model-selection seeds (`eval.split: select`), the top of the training range: far from the iterations' tasks
+ * (from 0) and the demonstrations' (from 500,000,000).
+ */
+export const SELECT_SEEDS: SeedRange = Object.freeze({ start: 900_000_000, end: 1_000_000_000 });
+
+/** Whose content a task seed draws: training, model selection or evaluation. */
+export type ContentSplit = SeedSplit | 'select';
 
 export function seedRange(split: SeedSplit): SeedRange {
   if (split === 'train') return TRAIN_SEEDS;
@@ -42,16 +52,24 @@ export function seedSplitOf(seed: number): SeedSplit | undefined {
   return undefined;
 }
 
+/** Whose content a seed draws (undefined for a seed in neither range). */
+export function contentSplitOfSeed(seed: number): ContentSplit | undefined {
+  const split = seedSplitOf(seed);
+  return split === 'train' && seed >= SELECT_SEEDS.start && seed < SELECT_SEEDS.end ? 'select' : split;
+}
+
 /**
  * The split a task's content belongs to, from a stable hash of a text naming that content (e.g. a mine layout): half of
- * all contents are evaluation content. The same on every machine and in every run, and independent of seeds.
+ * all contents are evaluation content, an eighth model-selection content (a quarter of the other half) and the rest
+ * training content. The same on every machine and in every run, and independent of seeds.
  */
-export function contentSplit(content: string): SeedSplit {
+export function contentSplit(content: string): ContentSplit {
   // FNV-1a over the UTF-16 code units, then a murmur3 finaliser so the top bit depends on every character.
   let h = 0x811c9dc5;
   for (let i = 0; i < content.length; i++) h = Math.imul(h ^ content.charCodeAt(i), 0x01000193);
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   h ^= h >>> 16;
-  return h >>> 31 === 1 ? 'eval' : 'train';
+  if (h >>> 31 === 1) return 'eval';
+  return ((h >>> 29) & 3) === 0 ? 'select' : 'train';
 }

@@ -3,7 +3,7 @@
 
 import { LamerError } from '../../errors.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
-import { seedSplitOf } from '../common/seeds.js';
+import { contentSplitOfSeed } from '../common/seeds.js';
 import { extractAction, extractRemark } from '../common/tags.js';
 import type {
   Environment,
@@ -97,7 +97,7 @@ export class MineSweeperEnv implements Environment {
     checkSeed('minesweeper', seed);
     const { rows, cols, mines } = this.settings;
     // Training seeds get training layouts and evaluation seeds evaluation layouts (held out by content, SPEC §11).
-    this.task = seededLayout(seed, rows, cols, mines, seedSplitOf(seed));
+    this.task = seededLayout(seed, rows, cols, mines, contentSplitOfSeed(seed));
     return this.restart();
   }
 

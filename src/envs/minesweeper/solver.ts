@@ -4,7 +4,7 @@
 
 import { LamerError } from '../../errors.js';
 import { Rng } from '../../util/rng.js';
-import { contentSplit, type SeedSplit } from '../common/seeds.js';
+import { contentSplit, type ContentSplit } from '../common/seeds.js';
 
 export interface MineBoard {
   readonly rows: number;
@@ -99,9 +99,10 @@ export function layoutContent(board: MineBoard): string {
 /**
  * Mines and the first reveal from a task seed. Every trial of a task gets the same layout and first reveal (SPEC §8
  * project choice). A layout where every safe first reveal would win outright is drawn again from the same stream, and
- * so is one whose content belongs to the other split than `split` (the seed's split; none for seeds outside both).
+ * so is one whose content belongs to another split than `split` (the seed's: contentSplitOfSeed; none for seeds outside
+ * every range).
  */
-export function seededLayout(seed: number, rows: number, cols: number, mineCount: number, split?: SeedSplit): SeededLayout {
+export function seededLayout(seed: number, rows: number, cols: number, mineCount: number, split?: ContentSplit): SeededLayout {
   const rng = new Rng(seed);
   for (let attempt = 0; attempt < 1000; attempt++) {
     const cells = rng.shuffle(Array.from({ length: rows * cols }, (_, i) => i));
@@ -116,7 +117,7 @@ export function seededLayout(seed: number, rows: number, cols: number, mineCount
     }
     if (candidates.length > 0) return { board, firstReveal: rng.pick(candidates) };
   }
-  const side = split === undefined ? '' : ` in the ${split} split of the layouts (half of them, by content)`;
+  const side = split === undefined ? '' : ` in the ${split} split of the layouts (${split === 'eval' ? 'half' : split === 'select' ? 'an eighth' : 'three eighths'} of them, by content)`;
   throw new LamerError('E_ENV', `minesweeper: no ${rows}x${cols} layout with ${mineCount} mines leaves a game to play${side}; use a larger board`);
 }
 
