@@ -62,6 +62,8 @@ class NativeRuntime implements PolicyRuntime {
     if (this.#reference) return this.#reference;
     const dir = join(this.#runDir, REFERENCE_DIR);
     let saved = existsSync(join(dir, 'config.json'));
+    // Every rank follows rank 0's view, so that all of them reach the barrier below or none does.
+    if (this.#dist) saved = (await this.#dist.gather(saved))[0];
     // An optimizer for supervised steps exists once this runtime has warm-started (restore() drops it).
     if (!saved && this.#sftOptimizer) {
       // Rank 0 writes it; the others wait until it is there.
