@@ -5,26 +5,15 @@
 // per rank divided by the time, the figure an optimizer step's gradient all-reduce sees).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TORCHRUN_VARIABLES, freePort, localRankVariables } from '../src/cli/launch.js';
 import type { IterationEvent } from '../src/train/events.js';
 import type { Bench, BenchResult } from './run.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const child = join(root, 'bench', 'dist-child.ts');
-
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => ok(port));
-    });
-  });
-}
 
 /** Runs the child in n processes (n = 1: no process group) and waits for all. */
 async function ranks(n: number, args: (rank: number) => string[]): Promise<void> {
@@ -32,8 +21,8 @@ async function ranks(n: number, args: (rank: number) => string[]): Promise<void>
   await Promise.all(
     Array.from({ length: n }, (_, rank) => {
       const env: NodeJS.ProcessEnv = { ...process.env, LAMER_THREADS: '1' };
-      if (n > 1) Object.assign(env, { RANK: String(rank), LOCAL_RANK: String(rank), WORLD_SIZE: String(n), MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port) });
-      else for (const k of ['RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT']) delete env[k];
+      if (n > 1) Object.assign(env, localRankVariables(rank, n, port));
+      else for (const k of TORCHRUN_VARIABLES) delete env[k];
       const p = spawn(process.execPath, ['--import', 'tsx', child, ...args(rank)], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       p.stderr.on('data', (d) => (err += d));

@@ -165,13 +165,14 @@ class GroupWrap : public Napi::ObjectWrap<GroupWrap> {
     return d.Promise();
   }
 
-  Napi::Value Rank(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), rank_or(info, true)); }
-  Napi::Value Size(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), rank_or(info, false)); }
+  Napi::Value Rank(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value { return Napi::Number::New(info.Env(), Self()->rank()); });
+  }
+  Napi::Value Size(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value { return Napi::Number::New(info.Env(), Self()->size()); });
+  }
   Napi::Value Backend(const Napi::CallbackInfo& info) {
     return Guarded(info.Env(), [&]() -> Napi::Value { return Napi::String::New(info.Env(), Self()->options().backend); });
-  }
-  double rank_or(const Napi::CallbackInfo& info, bool rank) {
-    return Guarded(info.Env(), [&]() -> double { return rank ? Self()->rank() : Self()->size(); });
   }
 
   std::shared_ptr<Group> group_;

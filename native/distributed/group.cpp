@@ -163,9 +163,10 @@ void Group::Failed(const char* what, const std::string& cause) {
                      "). The run stops; resume it with --resume once every rank can run");
 }
 
-void Group::Wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
+void Group::Run(const std::function<c10::intrusive_ptr<c10d::Work>()>& launch, const char* what) {
+  // Launching can fail too (a peer already gone): inside the same handler as the wait.
   try {
-    if (!work->wait(options_.timeout)) Failed(what, "timed out after " + std::to_string(options_.timeout.count()) + " ms");
+    if (!launch()->wait(options_.timeout)) Failed(what, "timed out after " + std::to_string(options_.timeout.count()) + " ms");
   } catch (const NativeError&) {
     throw;
   } catch (const std::exception& e) {
@@ -200,7 +201,7 @@ void Group::AllReduceSum(const std::vector<at::Tensor>& tensors, int64_t bucket_
     c10d::AllreduceOptions ao;
     ao.reduceOp = c10d::ReduceOp::SUM;
     ao.timeout = options_.timeout;
-    Wait(backend_->allreduce(flat, ao), "all-reduce");
+    Run([&] { return backend_->allreduce(flat, ao); }, "all-reduce");
     if (!(bucket.size() == 1 && bucket[0].is_contiguous())) {
       int64_t offset = 0;
       for (const auto& t : bucket) {
@@ -221,7 +222,7 @@ void Group::Broadcast(const std::vector<at::Tensor>& tensors, int root) {
     c10d::BroadcastOptions bo;
     bo.rootRank = root;
     bo.timeout = options_.timeout;
-    Wait(backend_->broadcast(one, bo), "broadcast");
+    Run([&] { return backend_->broadcast(one, bo); }, "broadcast");
     if (!one[0].is_same(t)) t.copy_(one[0]);
   }
 }
@@ -238,7 +239,7 @@ std::vector<std::vector<uint8_t>> Group::AllGatherBytes(const std::vector<uint8_
   std::vector<at::Tensor> lens_in{len};
   c10d::AllgatherOptions go;
   go.timeout = options_.timeout;
-  Wait(backend_->allgather(lens_out, lens_in, go), "all-gather");
+  Run([&] { return backend_->allgather(lens_out, lens_in, go); }, "all-gather");
   std::vector<int64_t> lengths;
   int64_t longest = 0;
   for (const auto& t : lens_out[0]) {
@@ -251,7 +252,7 @@ std::vector<std::vector<uint8_t>> Group::AllGatherBytes(const std::vector<uint8_
   std::vector<at::Tensor> in{padded.to(dev)};
   std::vector<std::vector<at::Tensor>> out(1);
   for (int r = 0; r < options_.world_size; ++r) out[0].push_back(at::empty({std::max<int64_t>(longest, 1)}, bopts));
-  Wait(backend_->allgather(out, in, go), "all-gather");
+  Run([&] { return backend_->allgather(out, in, go); }, "all-gather");
   std::vector<std::vector<uint8_t>> result;
   for (int r = 0; r < options_.world_size; ++r) {
     const at::Tensor h = out[0][r].to(at::kCPU).contiguous();
@@ -269,13 +270,7 @@ void Group::Barrier() {
   std::vector<at::Tensor> t{one};
   c10d::AllreduceOptions ao;
   ao.timeout = options_.timeout;
-  try {
-    if (!backend_->allreduce(t, ao)->wait(options_.timeout)) Failed("barrier", "timed out");
-  } catch (const NativeError&) {
-    throw;
-  } catch (const std::exception& e) {
-    Failed("barrier", FirstLine(e));
-  }
+  Run([&] { return backend_->allreduce(t, ao); }, "barrier");
 }
 
 void Group::Close() {

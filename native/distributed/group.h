@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -68,7 +69,8 @@ class Group {
   void Close();
 
  private:
-  void Wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what);
+  // Launches a collective and waits for it (at most the timeout); any failure becomes E_DIST (Failed).
+  void Run(const std::function<c10::intrusive_ptr<c10d::Work>()>& launch, const char* what);
   [[noreturn]] void Failed(const char* what, const std::string& cause);
   void Heartbeat();
   void Check(const char* what) const;

@@ -6,7 +6,23 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { createServer } from 'node:net';
 
-function freePort(): Promise<number> {
+/** The variables torchrun sets for a process of a group. */
+export const TORCHRUN_VARIABLES = ['RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'LOCAL_WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT'] as const;
+
+/** torchrun's variables for rank `rank` of `n` processes on this machine, meeting at 127.0.0.1:port. */
+export function localRankVariables(rank: number, n: number, port: number): Record<(typeof TORCHRUN_VARIABLES)[number], string> {
+  return {
+    RANK: String(rank),
+    LOCAL_RANK: String(rank),
+    WORLD_SIZE: String(n),
+    LOCAL_WORLD_SIZE: String(n),
+    MASTER_ADDR: '127.0.0.1',
+    MASTER_PORT: String(port),
+  };
+}
+
+/** A TCP port of 127.0.0.1 that is free at the time of the call. */
+export function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const server = createServer();
     server.once('error', fail);
@@ -31,16 +47,7 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
   const exits = Array.from({ length: n }, (_, rank) => {
     const child = spawn(process.execPath, [...process.execArgv, entry, ...args], {
       stdio: rank === 0 ? 'inherit' : ['ignore', 'ignore', 'pipe'],
-      env: {
-        ...process.env,
-        RANK: String(rank),
-        LOCAL_RANK: String(rank),
-        WORLD_SIZE: String(n),
-        LOCAL_WORLD_SIZE: String(n),
-        MASTER_ADDR: '127.0.0.1',
-        MASTER_PORT: String(port),
-        LAMER_THREADS: threads,
-      },
+      env: { ...process.env, ...localRankVariables(rank, n, port), LAMER_THREADS: threads },
     });
     children.push(child);
     // Other ranks are silent unless they fail: their last words are kept for the error.

@@ -430,7 +430,7 @@ export class Trainer {
       // Rank 0 reads which checkpoint to resume from, so that every rank restores the same one (from a folder they
       // all see).
       let latest = options.resume ? latestCheckpoint(this.checkpointsDir) : undefined;
-      if (dist && dist.size > 1) [latest] = await dist.gather(latest ?? null).then((all) => [all[0] ?? undefined]);
+      if (dist && dist.size > 1) latest = (await dist.gather(latest ?? null))[0] ?? undefined;
       if (latest) {
         if (this.#main) cleanInterruptedCheckpoints(this.checkpointsDir);
         await runtime.restore(latest);

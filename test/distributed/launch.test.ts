@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DistContext, distSettingsFromEnv } from '../../src/train/distributed.js';
-import { freePort, root } from './ranks.js';
+import { freePort } from '../../src/cli/launch.js';
+import { root } from './ranks.js';
 
 const base = { WORLD_SIZE: '2', RANK: '1', LOCAL_RANK: '1', MASTER_ADDR: '10.0.0.1', MASTER_PORT: '29500' };
 

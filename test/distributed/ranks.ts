@@ -1,22 +1,10 @@
 // Starts child scripts as the ranks of one process group on localhost, with the variables torchrun sets.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TORCHRUN_VARIABLES, freePort, localRankVariables } from '../../src/cli/launch.js';
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-
-/** A TCP port free at the time of the call. */
-export function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => ok(port));
-    });
-  });
-}
 
 export interface RankResult {
   rank: number;
@@ -48,12 +36,7 @@ export async function startRanks(n: number, script: string, args: (rank: number)
         LAMER_THREADS: '1',
         // A rank that fails early must not leave the others waiting for the default half hour.
         LAMER_DIST_TIMEOUT: '120',
-        RANK: String(rank),
-        LOCAL_RANK: String(rank),
-        WORLD_SIZE: String(n),
-        LOCAL_WORLD_SIZE: String(n),
-        MASTER_ADDR: '127.0.0.1',
-        MASTER_PORT: String(port),
+        ...localRankVariables(rank, n, port),
         ...env,
       },
     }),
@@ -76,7 +59,7 @@ export async function startRanks(n: number, script: string, args: (rank: number)
 /** Runs `script args` as one process without any of torchrun's variables. */
 export async function runSingle(script: string, args: string[], env: Record<string, string> = {}): Promise<RankResult> {
   const base: NodeJS.ProcessEnv = { ...process.env, LAMER_THREADS: '1', ...env };
-  for (const k of ['RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'LOCAL_WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT']) delete base[k];
+  for (const k of TORCHRUN_VARIABLES) delete base[k];
   const t0 = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: base });
   return new Promise((ok) => {
