@@ -117,7 +117,9 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
   } else {
     // One warm start shared by every method, so the comparison starts from the same weights.
     let modelPath = config.model.path;
-    const needsWarmStart = config.sft.trials > 0 && config.sft.steps > 0 && config.compare.some((m) => TRAINED_METHODS.includes(m));
+    // Every method that runs the model starts from the warm start: the trained ones and the prompting baselines
+    // (e.g. `reflexion`, the warm start frozen); only a job of chance rows alone has no use for it.
+    const needsWarmStart = config.sft.trials > 0 && config.sft.steps > 0 && config.compare.some((m) => !isChanceMethod(m));
     if (needsWarmStart) {
       const warmDir = join(runDir, 'warm-start');
       if (!(options.resume && existsSync(join(warmDir, 'config.json')))) {

@@ -1,7 +1,7 @@
 // The training loop over a light stand-in runtime: a scripted player whose randomness depends on one trained
 // number, so rollouts depend on the training state and a resumed run can be compared with an uninterrupted one.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scriptedPolicy } from '../../src/rollout/scripted.js';
@@ -43,6 +43,7 @@ class StandInRuntime implements PolicyRuntime {
     return { loss: 1 / this.supervisedSteps, tokens: 5 };
   }
   async save(dir: string) {
+    mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'theta.json'), JSON.stringify(this.theta));
   }
   async restore(dir: string) {
@@ -209,5 +210,26 @@ describe('Trainer loop', () => {
     expect(made).toEqual(['lamer', 'react']);
     for (const r of results) expect(r.firstWin).toHaveLength(4);
     expect(table).toContain('lamer - random-memory pass@3');
+  });
+
+  it('a comparison of prompting baselines alone still warm-starts when the config asks for one, and evaluates from it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-job-reflexion-'));
+    const made: Array<{ method: string; path: string | undefined }> = [];
+    const runtimes: StandInRuntime[] = [];
+    const cfg = validateConfig(config(dir, { compare: ['reflexion'], sft: { trials: 4, steps: 2, batchRows: 4 } }));
+    const { results } = await runJob(cfg, {
+      runtime: async (c) => {
+        made.push({ method: c.method, path: c.model.path });
+        const r = new StandInRuntime();
+        runtimes.push(r);
+        return r;
+      },
+      progress: false,
+      log: () => {},
+    });
+    expect(results.map((r) => r.method)).toEqual(['reflexion', 'random', 'random-memory']);
+    // The first runtime is the warm start's (it trains); reflexion then loads what it saved.
+    expect(runtimes[0].supervisedSteps).toBe(2);
+    expect(made.at(-1)).toEqual({ method: 'reflexion', path: join(dir, 'test', 'warm-start') });
   });
 });
