@@ -5,6 +5,7 @@
 
 #include "bridge/args.h"
 #include "bridge/errors.h"
+#include "bridge/malloc.h"
 #include "bridge/registry.h"
 
 namespace lamer {
@@ -129,7 +130,13 @@ TensorWrap::~TensorWrap() { Release(); }
 void TensorWrap::Release() {
   if (!live_) return;
   live_ = false;
+  // CPU memory this handle was the last owner of goes back to the heap now: counted toward the next trim.
+  int64_t freed = 0;
+  if (tensor_.defined() && tensor_.device().is_cpu() && tensor_.has_storage() && tensor_.storage().use_count() == 1) {
+    freed = static_cast<int64_t>(tensor_.storage().nbytes());
+  }
   tensor_ = at::Tensor();
+  NoteDisposedBytes(freed);
   gLive.fetch_sub(1, std::memory_order_relaxed);
 }
 
