@@ -23,8 +23,11 @@ function content(env: MineSweeperEnv): { task: string; layout: string } {
   return { layout, task: `${layout} first ${env.firstReveal}` };
 }
 
-function boardAt(seed: number): { task: string; layout: string } {
-  const env = new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 });
+type BoardSize = { rows: number; cols: number; mines: number };
+const FOUR_BY_FOUR: BoardSize = { rows: 4, cols: 4, mines: 2 };
+
+function boardAt(seed: number, size: BoardSize = FOUR_BY_FOUR): { task: string; layout: string } {
+  const env = new MineSweeperEnv(size);
   env.reset(seed);
   return content(env);
 }
@@ -73,7 +76,10 @@ describe('held out by content', () => {
     const evalTasks = of('eval', 'task');
     // The evaluation's tasks are distinct boards, as many as it scores.
     expect(evalTasks.size).toBeGreaterThanOrEqual(config.eval.tasks);
-    const selectLayouts = new Set(evalTaskSeeds(128, () => new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 }), 'select').map((s) => boardAt(s).layout));
+    // The default job's board size, read from its config.
+    const size = config.env.options as BoardSize;
+    const selectLayouts = new Set(evalTaskSeeds(128, () => new MineSweeperEnv(size), 'select').map((s) => boardAt(s, size).layout));
+    expect([...selectLayouts][0]).toMatch(new RegExp(`^${size.rows}x${size.cols} `));
     for (const phase of ['demonstration', 'train']) {
       const seen = of(phase, 'task');
       expect(seen.size, phase).toBeGreaterThan(20);
@@ -116,9 +122,9 @@ describe('held out by content', () => {
     const make = () => new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 });
     const select = evalTaskSeeds(128, make, 'select');
     expect(select.every((s) => seedSplitOf(s) === 'train' && s >= taskSeed('train', SELECT_SEED_INDEX))).toBe(true);
-    const selectBoards = select.map(boardAt);
+    const selectBoards = select.map((s) => boardAt(s));
     expect(new Set(selectBoards.map((b) => b.task)).size).toBe(128);
-    const evalBoards = evalTaskSeeds(256, make).map(boardAt);
+    const evalBoards = evalTaskSeeds(256, make).map((s) => boardAt(s));
     const evalLayouts = new Set(evalBoards.map((b) => b.layout));
     expect(selectBoards.filter((b) => evalLayouts.has(b.layout))).toEqual([]);
     expect(() => evalTaskSeeds([taskSeed('train', 0)], make, 'select')).toThrow(/task count/);
