@@ -76,6 +76,9 @@ function idsFromGenerationConfig(text: string | undefined, file: string, vocab: 
   } catch (e) {
     throw new LamerError('E_CHECKPOINT', `${file}: not valid JSON: ${(e as Error).message}`, { cause: e });
   }
+  if (g === null || typeof g !== 'object' || Array.isArray(g)) {
+    throw new LamerError('E_CHECKPOINT', `${file}: expected a JSON object, found ${g === null ? 'null' : Array.isArray(g) ? 'an array' : `a ${typeof g}`}`);
+  }
   const v = g.eos_token_id;
   if (v === undefined || v === null) return [];
   const list = Array.isArray(v) ? v : [v];

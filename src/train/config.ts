@@ -1,11 +1,12 @@
 // The trainer's one typed config object (SPEC §2-§7 defaults), validated at the door. Configs are YAML files in
 // configs/ (a file may `extends:` another by name), overridden from the command line with `--set a.b=c`.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { LamerError } from '../errors.js';
+import { readRegularFile } from '../util/fs.js';
 
 import { METHODS } from '../eval/methods.js';
 
@@ -192,7 +193,15 @@ const sftSchema = z
 
 export const configSchema = z
   .object({
-    name: z.string().min(1).default('run').describe("the run folder's name (runsDir/name)"),
+    name: z
+      .string()
+      .min(1)
+      .max(200)
+      .refine((n) => isRunName(n), {
+        message: "a run folder's name: relative, at most 200 characters, without '.' or '..' parts, a NUL or a backslash (e.g. 'default' or 'exp/seed0')",
+      })
+      .default('run')
+      .describe("the run folder's name (runsDir/name)"),
     seed: z.number().int().nonnegative().default(0).describe('seed of the run (tasks, sampling, shuffles)'),
     /** Where runs are written; the run folder is `${runsDir}/${name}`. */
     runsDir: z.string().min(1).default('runs').describe('where run folders are written'),
@@ -300,6 +309,19 @@ export function configPath(nameOrPath: string): string {
 }
 
 /** Reads a YAML config and the chain of configs it extends, merged (unvalidated). */
+/**
+ * A run folder's name stays inside runsDir and names a folder of its own: relative, no '.'/'..' or empty parts (so
+ * neither `runs/` itself, which `--force` would empty, nor anything outside it), no NUL or backslash, 200 characters
+ * at most.
+ */
+export function isRunName(name: string): boolean {
+  if (name.length === 0 || name.length > 200 || name.startsWith('/') || /[\0\\]/.test(name)) return false;
+  return name.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
+}
+
+/** A config file's size limit: a YAML config is a few kilobytes. */
+const MAX_CONFIG_BYTES = 1 << 20;
+
 export function readConfigFile(nameOrPath: string, seen: string[] = []): Record<string, unknown> {
   const path = configPath(nameOrPath);
   if (seen.includes(path)) throw new LamerError('E_CONFIG', `config ${path}: 'extends' forms a cycle (${[...seen, path].join(' -> ')})`);
@@ -308,7 +330,8 @@ export function readConfigFile(nameOrPath: string, seen: string[] = []): Record<
   }
   let doc: unknown;
   try {
-    doc = parseStrictYaml(readFileSync(path, 'utf8'), `config ${path}`);
+    // A regular file of bounded size: a named pipe would block forever, a device would be read without end.
+    doc = parseStrictYaml(readRegularFile(path, 'E_CONFIG', MAX_CONFIG_BYTES), `config ${path}`);
   } catch (e) {
     if (e instanceof LamerError) throw e;
     throw new LamerError('E_CONFIG', `config ${path}: not valid YAML: ${(e as Error).message}`);

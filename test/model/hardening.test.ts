@@ -62,6 +62,17 @@ describe('checkpoint loading under hostile files', { timeout: 120_000 }, () => {
     });
   }
 
+  for (const [what, text] of [['null', 'null'], ['an array', '[2]'], ['a string', '"eos"']]) {
+    it(`a generation_config.json holding ${what} is refused with a code`, async () => {
+      const dir = await savedTiny();
+      writeFileSync(join(dir, 'generation_config.json'), text);
+      const r = child(dir, `await Policy.load(dir); console.log('LOADED');`, 60_000);
+      expect(r.signal, r.err).toBeNull();
+      expect(r.out, r.err).toContain('CODE E_CHECKPOINT');
+      expect(r.out).toContain(`generation_config.json: expected a JSON object, found ${what}`);
+    });
+  }
+
   it('a config.json with a billion layers is refused before anything scales with it', async () => {
     const dir = await savedTiny();
     const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;

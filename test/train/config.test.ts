@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyOverrides, loadConfig, validateConfig } from '../../src/train/config.js';
+import { applyOverrides, isRunName, loadConfig, validateConfig } from '../../src/train/config.js';
 
 const configsDir = join(import.meta.dirname, '..', '..', 'configs');
 
@@ -56,6 +57,25 @@ describe('trainer config', () => {
     } catch (e) {
       expect((e as { code?: string }).code).toBe('E_CONFIG');
     }
+  });
+
+  it("a run's name stays inside runsDir and names a folder of its own", () => {
+    for (const good of ['default', 'exp/X1', 'default-seed0', 'a.b', '..x']) expect(isRunName(good), good).toBe(true);
+    // '.' would make runsDir itself the run folder (which --force empties); the others leave runsDir.
+    for (const bad of ['.', '..', '../x', 'a/../../x', './x', '/tmp/x', 'a//b', 'x/', 'a\\..\\b', 'a\0b', 'x'.repeat(201)]) {
+      expect(isRunName(bad), bad).toBe(false);
+      expect(() => loadConfig('default', [`name=${JSON.stringify(bad)}`]), bad).toThrow(/E_CONFIG|field 'name'/);
+    }
+  });
+
+  it('a named pipe or a device as a config is refused at once; a config over 1 MiB too', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-config-fifo-'));
+    execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
+    expect(() => loadConfig(join(dir, 'pipe.yaml'))).toThrow(/expected a regular file, found a named pipe/);
+    writeFileSync(join(dir, 'child.yaml'), 'extends: /dev/zero\n');
+    expect(() => loadConfig(join(dir, 'child.yaml'))).toThrow(/expected a regular file/);
+    writeFileSync(join(dir, 'big.yaml'), `# ${'x'.repeat(1 << 20)}\nenv: { name: minesweeper }\n`);
+    expect(() => loadConfig(join(dir, 'big.yaml'))).toThrow(/bytes, more than the 1048576/);
   });
 
   it('a missing config says where it looked', () => {

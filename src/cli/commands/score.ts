@@ -1,11 +1,12 @@
 // `lamer score`: log-probs of token sequences under a checkpoint, one JSON line in, one out.
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { Policy } from '../../model/policy.js';
 import type { DeviceName } from '../../tensor.js';
+import { LamerError } from '../../errors.js';
 
 const usage = `usage: lamer score --model DIR --input IN.jsonl --out OUT.jsonl [--device cpu|cuda] [--batch N]
 
@@ -30,6 +31,13 @@ export const command: Command = {
     if (!values.model || !values.input || !values.out || !Number.isInteger(batchSize) || batchSize < 1) {
       console.error(`lamer score: --model, --input and --out are required\n\n${usage}`);
       return 2;
+    }
+    // The input must be a readable regular file: a missing one is E_IO, a named pipe is not waited on.
+    try {
+      if (!statSync(values.input).isFile()) throw new LamerError('E_IO', `${values.input}: not a regular file`);
+    } catch (e) {
+      if (e instanceof LamerError) throw e;
+      throw new LamerError('E_IO', `lamer score: cannot read --input ${values.input}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
     }
     await using policy = await Policy.load(values.model, { device: values.device as DeviceName });
     const out = createWriteStream(values.out);
