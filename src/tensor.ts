@@ -83,7 +83,9 @@ export class Tensor<D extends DType = DType> {
 
   /** Standard normal samples; the same seed gives the same values. */
   static randn<D extends DType = 'float32'>(shape: number[], options: TensorOptions<D> & { seed?: number } = {}): Tensor<D> {
-    return new Tensor<D>(addon().randn(shape, options.dtype ?? 'float32', options.device ?? 'cpu', options.seed ?? 0));
+    const seed = options.seed ?? 0;
+    if (!Number.isSafeInteger(seed) || seed < 0) throw new LamerError('E_ARG', `randn: seed must be an integer in [0, 2^53), found ${seed}`);
+    return new Tensor<D>(addon().randn(shape, options.dtype ?? 'float32', options.device ?? 'cpu', seed));
   }
 
   /** @internal The native handle, for other wrappers of the addon. */
@@ -92,19 +94,25 @@ export class Tensor<D extends DType = DType> {
   }
 
   get shape(): number[] {
-    return this.#native.shape;
+    return this.#live('shape').shape;
   }
 
   get dtype(): D {
-    return this.#native.dtype as D;
+    return this.#live('dtype').dtype as D;
   }
 
   get device(): string {
-    return this.#native.device;
+    return this.#live('device').device;
   }
 
   get numel(): number {
-    return this.#native.numel;
+    return this.#live('numel').numel;
+  }
+
+  /** The native tensor, or E_DISPOSED naming what was asked of a disposed one. */
+  #live(what: string): NativeTensor {
+    if (this.#native.disposed) throw new LamerError('E_DISPOSED', `tensor.${what}: the tensor was disposed`);
+    return this.#native;
   }
 
   get disposed(): boolean {
@@ -158,6 +166,7 @@ export class Tensor<D extends DType = DType> {
 
   /** Matrix product, computed on the device's executor thread. */
   async matmul(other: Tensor): Promise<Tensor> {
+    if (!(other instanceof Tensor)) throw new LamerError('E_ARG', `matmul: the other operand must be a Tensor, found ${other === null ? 'null' : typeof other}`);
     return new Tensor(await addon().matmul(this.#native, other.#native));
   }
 

@@ -69,6 +69,9 @@ describe('dispose', () => {
     expect(t.disposed).toBe(true);
     expect(() => t.data).toThrow(expect.objectContaining({ code: 'E_DISPOSED' }));
     expect(() => t.sum()).toThrow(expect.objectContaining({ code: 'E_DISPOSED' }));
+    for (const read of [() => t.shape, () => t.dtype, () => t.device, () => t.numel]) {
+      expect(read).toThrow(expect.objectContaining({ code: 'E_DISPOSED' }));
+    }
     t.dispose(); // twice is fine
   });
 
@@ -154,6 +157,16 @@ describe('executor', () => {
     expect(() => Tensor.full([1e6, 1e6], 0)).toThrow(expect.objectContaining({ code: 'E_OOM' }));
     using ok = Tensor.full([2], 1);
     expect(ok.sum()).toBe(2);
+  });
+
+  it('a matmul operand that is not a Tensor and a seed that is not an integer are E_ARG, not TypeErrors', async () => {
+    using a = Tensor.full([2, 2], 1);
+    for (const other of [null, {}, a.native]) {
+      await expect(a.matmul(other as never)).rejects.toMatchObject({ code: 'E_ARG', message: expect.stringMatching(/must be a Tensor/) });
+    }
+    for (const seed of [NaN, 1e300, -1, 0.5]) {
+      expect(() => Tensor.randn([2], { seed }), String(seed)).toThrow(expect.objectContaining({ code: 'E_ARG' }));
+    }
   });
 
   it('matmul on the executor agrees with a plain JS product', async () => {
