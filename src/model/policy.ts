@@ -152,6 +152,9 @@ export class Policy {
       if (existsSync(p)) assets.set(f, readRegularFile(p));
     }
     const tokenizer = TextTokenizer.load(root);
+    if (tokenizer && tokenizer.size > config.vocabSize) {
+      throw new LamerError('E_CHECKPOINT', `tokenizer.json has ids up to ${tokenizer.size - 1}, outside the model's vocabulary of ${config.vocabSize} (config.json vocab_size)`);
+    }
     const chatTemplate = ChatTemplate.load(root);
     const { device, dtype, paramDtype } = Policy.#dtypes(options);
     const native = await addon().modelLoad(root, toNativeConfig(config), device, dtype, paramDtype);

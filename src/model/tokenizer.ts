@@ -63,6 +63,31 @@ function tokenText(v: unknown): string | null {
   return null;
 }
 
+/** Tokenizer models of tokenizer.json's `model.type`; the library reads any other as BPE, which would be wrong. */
+const MODEL_TYPES = ['BPE', 'WordPiece', 'Unigram', 'WordLevel'];
+
+/** A known model type, and every id in the vocabulary and the added tokens a non-negative integer. */
+function checkTokenIds(json: Json): void {
+  const model = json.model as Json | undefined;
+  const type = model?.type;
+  if (type !== undefined && !MODEL_TYPES.includes(type as string)) {
+    throw new LamerError('E_CHECKPOINT', `tokenizer.json: model.type ${JSON.stringify(type).slice(0, 40)} is not one of ${MODEL_TYPES.join(', ')}`);
+  }
+  const bad = (id: unknown): boolean => typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0;
+  const vocab = model?.vocab;
+  if (vocab && typeof vocab === 'object' && !Array.isArray(vocab)) {
+    for (const [token, id] of Object.entries(vocab as Json)) {
+      if (bad(id)) throw new LamerError('E_CHECKPOINT', `tokenizer.json: model.vocab gives token ${JSON.stringify(token).slice(0, 40)} the id ${JSON.stringify(id).slice(0, 40)}; ids are integers >= 0`);
+    }
+  }
+  const added = json.added_tokens;
+  if (Array.isArray(added)) {
+    for (const t of added as Json[]) {
+      if (bad(t?.id)) throw new LamerError('E_CHECKPOINT', `tokenizer.json: an added token has the id ${JSON.stringify(t?.id).slice(0, 40)}; ids are integers >= 0`);
+    }
+  }
+}
+
 export class TextTokenizer {
   readonly #tokenizer: Tokenizer;
   /** tokenizer.json as parsed. */
@@ -80,6 +105,7 @@ export class TextTokenizer {
         throw new LamerError('E_CHECKPOINT', `tokenizer.json: the pattern ${JSON.stringify(pattern.slice(0, 80))} repeats a group that itself repeats (catastrophic backtracking); tokenizers do not use such patterns`);
       }
     }
+    checkTokenIds(json);
     try {
       this.#tokenizer = new Tokenizer(json, config);
     } catch (e) {

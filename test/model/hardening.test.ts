@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Policy } from '../../src/model/policy.js';
+import { presetCheckpoint } from '../../src/model/presets.js';
 import { tinyConfig } from '../train/step-helpers.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -72,6 +73,31 @@ describe('checkpoint loading under hostile files', { timeout: 120_000 }, () => {
       expect(r.out).toContain(`generation_config.json: expected a JSON object, found ${what}`);
     });
   }
+
+  it('tokenizer.json ids outside the vocabulary or not integers, and an unknown model type, are refused at load', async () => {
+    const { config, assets } = await presetCheckpoint('tiny');
+    const dir = join(mkdtempSync(join(tmpdir(), 'lamer-hard-tok-')), 'ckpt');
+    {
+      await using policy = await Policy.init(config, { seed: 1, assets });
+      await policy.save(dir);
+    }
+    const good = readFileSync(join(dir, 'tokenizer.json'), 'utf8');
+    const cases: Array<[string, (j: { model: { type: string; vocab: Record<string, number> } }) => void, RegExp]> = [
+      ['an id past the vocabulary', (j) => (j.model.vocab.h = config.vocabSize + 100), /ids up to \d+, outside the model's vocabulary of \d+/],
+      ['a negative id', (j) => (j.model.vocab.h = -5), /the id -5; ids are integers >= 0/],
+      ['a fractional id', (j) => (j.model.vocab.h = 1.5), /the id 1.5; ids are integers >= 0/],
+      ['an unknown model type', (j) => (j.model.type = 'Unknown'), /model.type "Unknown" is not one of/],
+    ];
+    for (const [what, mutate, message] of cases) {
+      const j = JSON.parse(good) as { model: { type: string; vocab: Record<string, number> } };
+      mutate(j);
+      writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(j));
+      await expect(Policy.load(dir), what).rejects.toMatchObject({ code: 'E_CHECKPOINT', message: expect.stringMatching(message) });
+    }
+    writeFileSync(join(dir, 'tokenizer.json'), good);
+    await using ok = await Policy.load(dir);
+    expect(ok.encode('mine').length).toBeGreaterThan(0);
+  });
 
   it('a config.json with a billion layers is refused before anything scales with it', async () => {
     const dir = await savedTiny();
