@@ -159,10 +159,13 @@ describe('executor', () => {
     expect(ok.sum()).toBe(2);
   });
 
-  it('a matmul operand that is not a Tensor and a seed that is not an integer are E_ARG, not TypeErrors', async () => {
+  it('a matmul operand that is not a Tensor, a device that is not one and a seed that is not an integer are E_ARG, not TypeErrors', async () => {
     using a = Tensor.full([2, 2], 1);
     for (const other of [null, {}, a.native]) {
       await expect(a.matmul(other as never)).rejects.toMatchObject({ code: 'E_ARG', message: expect.stringMatching(/must be a Tensor/) });
+    }
+    for (const device of ['cpu:99', 'gpu', '']) {
+      expect(() => Tensor.zeros([2], { device: device as never }), device).toThrow(expect.objectContaining({ code: 'E_ARG' }));
     }
     for (const seed of [NaN, 1e300, -1, 0.5]) {
       expect(() => Tensor.randn([2], { seed }), String(seed)).toThrow(expect.objectContaining({ code: 'E_ARG' }));
