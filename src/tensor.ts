@@ -78,7 +78,9 @@ export class Tensor<D extends DType = DType> {
   ): Tensor<D> {
     const dtype = options.dtype ?? inferDType(data);
     const shape = options.shape ?? [data.length];
-    return new Tensor<D>(addon().tensorFromTypedArray(data, shape, dtype));
+    // Native code cannot borrow shared memory: an array over a SharedArrayBuffer is copied to a plain one first.
+    const plain = typeof SharedArrayBuffer !== 'undefined' && data.buffer instanceof SharedArrayBuffer ? (data.slice() as S) : data;
+    return new Tensor<D>(addon().tensorFromTypedArray(plain, shape, dtype));
   }
 
   /** A tensor of `shape` filled with `value`. */

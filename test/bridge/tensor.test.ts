@@ -164,6 +164,10 @@ describe('executor', () => {
     for (const other of [null, {}, a.native]) {
       await expect(a.matmul(other as never)).rejects.toMatchObject({ code: 'E_ARG', message: expect.stringMatching(/must be a Tensor/) });
     }
+    // An array over shared memory is copied, not refused with an uncoded error.
+    const shared = new Float32Array(new SharedArrayBuffer(16)).fill(2);
+    using fromShared = Tensor.from(shared);
+    expect(fromShared.toArray()).toEqual([2, 2, 2, 2]);
     for (const device of ['cpu:99', 'gpu', '']) {
       expect(() => Tensor.zeros([2], { device: device as never }), device).toThrow(expect.objectContaining({ code: 'E_ARG' }));
     }
