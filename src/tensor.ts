@@ -54,15 +54,6 @@ function inferDType(data: TensorSource): DType {
   throw new LamerError('E_ARG', 'Tensor.from needs a Float32Array, Float64Array, Int32Array, BigInt64Array, Uint8Array or Uint16Array');
 }
 
-/** A device name as the constructors take it: `cpu`, `cuda` or `cuda:N` (default `cpu`). */
-function deviceOption(device: string | undefined): string {
-  const d = device ?? 'cpu';
-  if (typeof d !== 'string' || !/^(cpu|cuda(:\d{1,3})?)$/.test(d)) {
-    throw new LamerError('E_ARG', `unknown device ${JSON.stringify(d)?.slice(0, 40)}: expected 'cpu', 'cuda' or 'cuda:N'`);
-  }
-  return d;
-}
-
 export class Tensor<D extends DType = DType> {
   readonly #native: NativeTensor;
 
@@ -85,7 +76,7 @@ export class Tensor<D extends DType = DType> {
 
   /** A tensor of `shape` filled with `value`. */
   static full<D extends DType = 'float32'>(shape: number[], value: number, options: TensorOptions<D> = {}): Tensor<D> {
-    return new Tensor<D>(addon().full(shape, value, options.dtype ?? 'float32', deviceOption(options.device)));
+    return new Tensor<D>(addon().full(shape, value, options.dtype ?? 'float32', options.device ?? 'cpu'));
   }
 
   static zeros<D extends DType = 'float32'>(shape: number[], options: TensorOptions<D> = {}): Tensor<D> {
@@ -96,7 +87,7 @@ export class Tensor<D extends DType = DType> {
   static randn<D extends DType = 'float32'>(shape: number[], options: TensorOptions<D> & { seed?: number } = {}): Tensor<D> {
     const seed = options.seed ?? 0;
     if (!Number.isSafeInteger(seed) || seed < 0) throw new LamerError('E_ARG', `randn: seed must be an integer in [0, 2^53), found ${seed}`);
-    return new Tensor<D>(addon().randn(shape, options.dtype ?? 'float32', deviceOption(options.device), seed));
+    return new Tensor<D>(addon().randn(shape, options.dtype ?? 'float32', options.device ?? 'cpu', seed));
   }
 
   /** @internal The native handle, for other wrappers of the addon. */

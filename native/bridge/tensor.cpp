@@ -74,7 +74,8 @@ std::string DTypeName(at::ScalarType t) {
 at::Device ParseDevice(const std::string& name) {
   try {
     at::Device d(name);
-    if (d.is_cpu() || d.is_cuda()) return d;
+    // One CPU: 'cpu:N' names no device the addon has.
+    if ((d.is_cpu() && !d.has_index()) || d.is_cuda()) return d;
   } catch (const c10::Error&) {
   }
   Fail("E_ARG", "unknown device '" + name + "'; expected 'cpu', 'cuda' or 'cuda:N'");

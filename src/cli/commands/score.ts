@@ -33,12 +33,8 @@ export const command: Command = {
       return 2;
     }
     // The input must be a readable regular file: a missing one is E_IO, a named pipe is not waited on.
-    try {
-      if (!statSync(values.input).isFile()) throw new LamerError('E_IO', `${values.input}: not a regular file`);
-    } catch (e) {
-      if (e instanceof LamerError) throw e;
-      throw new LamerError('E_IO', `lamer score: cannot read --input ${values.input}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
-    }
+    const input = statSync(values.input, { throwIfNoEntry: false });
+    if (!input?.isFile()) throw new LamerError('E_IO', `lamer score: --input ${values.input}: ${input ? 'not a regular file' : 'no such file'}`);
     await using policy = await Policy.load(values.model, { device: values.device as DeviceName });
     const out = createWriteStream(values.out);
     try {
