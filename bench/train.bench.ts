@@ -4,7 +4,10 @@
 //     checkpoint (scripts/py/train_reference.py: same loss, logits only at response positions);
 //   - peak extra host memory of log-probs + entropy with gradient over a 151,936-token vocabulary, chunked vs plain
 //     autograd over whole logits (peak RSS above the level before the call; /proc/self/clear_refs resets the peak);
-//   - peak memory of one train step on the small preset with and without gradient checkpointing.
+//   - peak memory of one train step on the small preset with and without gradient checkpointing;
+//   - the policy update of one default-job iteration (tiny preset, 432 rows of about 150 + 6 tokens, mini-batches of
+//     64 rows): the iteration staged once in native memory and stepped by row index (what the trainer runs) against
+//     rows packed for every mini-batch (Optimizer.trainStep), alternated, medians; time per trained token.
 // Run alone: `LAMER_BUILD_DIR=build-train npx tsx bench/train.bench.ts`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseModelConfig } from '../src/model/config.js';
 import { Policy } from '../src/model/policy.js';
 import { presetCheckpoint } from '../src/model/presets.js';
-import { Optimizer, type TrainRow } from '../src/train/step.js';
+import { Optimizer, trainBatch, type TrainRow } from '../src/train/step.js';
 import type { Bench, BenchResult } from './run.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -192,7 +195,61 @@ async function logprobMemory(): Promise<BenchResult[]> {
   ];
 }
 
+const UPDATE_ROWS = 432;
+const UPDATE_MINI_BATCH = 64;
+const UPDATE_ROUNDS = 5;
+
+/** One default-job-sized policy update both ways, alternated in one run. */
+async function updatePaths(): Promise<BenchResult[]> {
+  const preset = await presetCheckpoint('tiny');
+  const r = lcg(5);
+  const ids = (n: number) => Int32Array.from({ length: n }, () => Math.floor(r() * preset.config.vocabSize));
+  const promptIds = Array.from({ length: UPDATE_ROWS }, () => ids(140 + Math.floor(r() * 20)));
+  const responseIds = Array.from({ length: UPDATE_ROWS }, () => ids(4 + Math.floor(r() * 5)));
+  const advantages = Float32Array.from({ length: UPDATE_ROWS }, () => 2 * r() - 1);
+  const oldLogprobs = responseIds.map((resp) => Float32Array.from(resp, () => -1 - r()));
+  const tokens = responseIds.reduce((s, x) => s + x.length, 0);
+  const order = Array.from({ length: UPDATE_ROWS }, (_, i) => i);
+  const options = { microBatchTokens: 4096, entropyCoef: 0.001 };
+  await using a = await Policy.init(preset.config, { seed: 0, assets: preset.assets });
+  await using b = await Policy.init(preset.config, { seed: 0, assets: preset.assets });
+  using optA = Optimizer.create(a, { lr: 1e-5 });
+  using optB = Optimizer.create(b, { lr: 1e-5 });
+  // Before: the rows of each mini-batch packed in JS and copied into the addon, step by step.
+  const perMiniBatch = async (): Promise<number> => {
+    const t0 = performance.now();
+    for (let s = 0; s < UPDATE_ROWS; s += UPDATE_MINI_BATCH) {
+      const rows: TrainRow[] = order.slice(s, s + UPDATE_MINI_BATCH).map((i) => ({ prompt: promptIds[i], response: responseIds[i], advantage: advantages[i], oldLogprobs: oldLogprobs[i] }));
+      await optA.trainStep(rows, options);
+    }
+    return (performance.now() - t0) / 1000;
+  };
+  // Now: the iteration's columns built and staged once; every step names its rows.
+  const staged = async (): Promise<number> => {
+    const t0 = performance.now();
+    const { batch } = trainBatch({ promptIds, responseIds, advantages, oldLogprobs });
+    await optB.stage(batch);
+    for (let s = 0; s < UPDATE_ROWS; s += UPDATE_MINI_BATCH) await optB.stagedStep(Int32Array.from(order.slice(s, s + UPDATE_MINI_BATCH)), options);
+    return (performance.now() - t0) / 1000;
+  };
+  await perMiniBatch();
+  await staged();
+  const before: number[] = [];
+  const after: number[] = [];
+  for (let round = 0; round < UPDATE_ROUNDS; round++) {
+    before.push(await perMiniBatch());
+    after.push(await staged());
+  }
+  const us = (s: number) => (s / tokens) * 1e6;
+  return [
+    { name: 'update tiny 432 rows, rows packed per mini-batch', value: us(median(before)), unit: 'us/token' },
+    { name: 'update tiny 432 rows, staged once (trainer)', value: us(median(after)), unit: 'us/token' },
+    { name: 'update tiny 432 rows staged/per-mini-batch', value: median(after) / median(before), unit: 'x (time)' },
+  ];
+}
+
 export const benches: Bench[] = [
+  { name: 'policy update of one default-job iteration, staged vs packed per mini-batch', unit: 'us/token', run: updatePaths },
   { name: 'train step small 16x256 vs transformers', unit: 'tokens/s', run: trainThroughput },
   { name: 'log-prob peak memory, 151936 vocab', unit: 'MB', run: logprobMemory },
   { name: 'train step peak memory, gradient checkpointing', unit: 'MB', run: checkpointingMemory },

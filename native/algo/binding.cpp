@@ -6,8 +6,10 @@
 #include <napi.h>
 
 #include <string>
+#include <vector>
 
 #include "algo/advantages.h"
+#include "algo/gae.h"
 #include "algo/kernels/advantages_cuda.h"
 #include "bridge/args.h"
 #include "bridge/errors.h"
@@ -99,6 +101,54 @@ Napi::Value ComputeAdvantages(const Napi::CallbackInfo& info) {
   });
 }
 
+// computeGae(lengths: Int32Array, rowReward: Float32Array, values: Float32Array, {gamma, lambda, whiten},
+// {advantage, returns}: Float32Array written in place). The kernel the native trainer runs for PPO, exported so that
+// tests compare it with src/algo/gae.ts.
+Napi::Value ComputeGae(const Napi::CallbackInfo& info) {
+  return lamer::Guarded(info.Env(), [&]() -> Napi::Value {
+    if (info.Length() < 5 || !info[0].IsObject() || !info[3].IsObject() || !info[4].IsObject()) {
+      Fail("E_ARG", "computeGae(lengths, rowReward, values, params, outputs): five arguments expected");
+    }
+    auto typed = [&](size_t i, const char* what) {
+      if (!lamer::args::IsTypedArrayOf<float>(info[i])) Fail("E_ROWS", std::string("computeGae: '") + what + "' must be a Float32Array");
+      return info[i].As<Napi::Float32Array>();
+    };
+    if (!lamer::args::IsTypedArrayOf<int32_t>(info[0])) Fail("E_ROWS", "computeGae: 'lengths' must be an Int32Array");
+    const Napi::Int32Array lengths = info[0].As<Napi::Int32Array>();
+    const Napi::Float32Array reward = typed(1, "rowReward");
+    const Napi::Float32Array values = typed(2, "values");
+    const lamer::args::Fields p(info[3].As<Napi::Object>(), "computeGae", "E_ROWS");
+    const Napi::Object out = info[4].As<Napi::Object>();
+    const int64_t rows = static_cast<int64_t>(lengths.ElementLength());
+    if (static_cast<int64_t>(reward.ElementLength()) != rows) Fail("E_ROWS", "computeGae: 'rowReward' must have one value per row");
+    std::vector<int64_t> lens(rows);
+    int64_t total = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int32_t len = lengths[static_cast<size_t>(r)];
+      if (len < 0) Fail("E_ROWS", "computeGae: row " + std::to_string(r) + " has a negative length");
+      lens[r] = len;
+      total += lens[r];
+    }
+    auto output = [&](const char* name) {
+      const Napi::Value v = out.Get(name);
+      if (!lamer::args::IsTypedArrayOf<float>(v) || static_cast<int64_t>(v.As<Napi::Float32Array>().ElementLength()) != total) {
+        Fail("E_ROWS", std::string("computeGae: output '") + name + "' must be a Float32Array with one value per response token (" + std::to_string(total) + ")");
+      }
+      return v.As<Napi::Float32Array>().Data();
+    };
+    float* advantage = output("advantage");
+    float* returns = output("returns");
+    if (static_cast<int64_t>(values.ElementLength()) != total) Fail("E_ROWS", "computeGae: 'values' must have one value per response token");
+    lamer::algo::GaeParams params;
+    params.gamma = p.Number("gamma");
+    params.lambda = p.Number("lambda");
+    params.whiten = p.Bool("whiten", true);
+    if (params.gamma < 0 || params.gamma > 1 || params.lambda < 0 || params.lambda > 1) Fail("E_ROWS", "computeGae: gamma and lambda must be in [0, 1]");
+    lamer::algo::compute_gae(rows, lens.data(), reward.Data(), values.Data(), params, advantage, returns);
+    return info.Env().Undefined();
+  });
+}
+
 #ifdef LAMER_WITH_CUDA
 // The same computation on the GPU (kernels/advantages.cu), from and to host arrays: validates on the host, copies
 // the columns to the device, runs, copies back. For checking the CUDA kernel against the CPU one.
@@ -117,6 +167,7 @@ Napi::Value ComputeAdvantagesCuda(const Napi::CallbackInfo& info) {
 
 void RegisterAlgo(Napi::Env env, Napi::Object exports) {
   exports.Set("computeAdvantages", Napi::Function::New(env, ComputeAdvantages, "computeAdvantages"));
+  exports.Set("computeGae", Napi::Function::New(env, ComputeGae, "computeGae"));
 #ifdef LAMER_WITH_CUDA
   exports.Set("computeAdvantagesCuda", Napi::Function::New(env, ComputeAdvantagesCuda, "computeAdvantagesCuda"));
 #endif

@@ -43,52 +43,54 @@ Batch ReadBatch(const Napi::Value& value) {
   return b;
 }
 
+// Every loss and optimizer field is required: their defaults live once, in the config schema (src/train/config.ts),
+// and src/train/step.ts fills them in; the flags below are the binding's own (tests and diagnostics).
 StepOptions ReadStepOptions(const Napi::Value& value) {
   StepOptions s;
-  if (value.IsUndefined() || value.IsNull()) return s;
   if (!value.IsObject()) Fail("E_ARG", "train options must be an object");
   const args::Fields o(value.As<Napi::Object>(), "train options");
-  const std::string objective = o.String("objective", "policy");
+  const std::string objective = o.String("objective");
   if (objective == "policy") s.objective = Objective::kPolicy;
   else if (objective == "sft") s.objective = Objective::kSft;
   else Fail("E_ARG", "train options: 'objective' must be 'policy' or 'sft', found '" + objective + "'");
   LossOptions& L = s.loss;
-  L.clip_low = o.Number("clipLow", L.clip_low);
-  L.clip_high = o.Number("clipHigh", L.clip_high);
-  L.dual_clip = o.Number("dualClip", L.dual_clip);
+  L.clip_low = o.Number("clipLow");
+  L.clip_high = o.Number("clipHigh");
+  L.dual_clip = o.Number("dualClip");
   if (L.clip_low < 0 || L.clip_low >= 1 || L.clip_high < 0) Fail("E_ARG", "train options: clipLow must be in [0, 1) and clipHigh >= 0");
   if (!(L.dual_clip > 1)) Fail("E_ARG", "train options: 'dualClip' must be > 1");
-  const std::string agg = o.String("aggregation", "token-mean");
+  const std::string agg = o.String("aggregation");
   if (agg == "token-mean") L.aggregation = Aggregation::kTokenMean;
   else if (agg == "seq-mean-token-sum") L.aggregation = Aggregation::kSeqMeanTokenSum;
   else if (agg == "seq-mean-token-mean") L.aggregation = Aggregation::kSeqMeanTokenMean;
   else Fail("E_ARG", "train options: 'aggregation' must be token-mean, seq-mean-token-sum or seq-mean-token-mean, found '" + agg + "'");
-  L.entropy_coef = o.Number("entropyCoef", L.entropy_coef);
-  const std::string kl = o.String("klType", "none");
+  L.entropy_coef = o.Number("entropyCoef");
+  const std::string kl = o.String("klType");
   if (kl == "none") L.kl = KlType::kNone;
   else if (kl == "low_var_kl") L.kl = KlType::kLowVar;
   else if (kl == "kl") L.kl = KlType::kK1;
   else if (kl == "mse") L.kl = KlType::kMse;
   else Fail("E_ARG", "train options: 'klType' must be none, low_var_kl, kl or mse, found '" + kl + "'");
-  L.kl_coef = o.Number("klCoef", L.kl_coef);
-  L.value_clip = o.Number("valueClip", L.value_clip);
-  L.value_coef = o.Number("valueCoef", L.value_coef);
-  L.temperature = o.Number("temperature", L.temperature);
+  L.kl_coef = o.Number("klCoef");
+  L.value_clip = o.Number("valueClip");
+  L.value_coef = o.Number("valueCoef");
+  L.temperature = o.Number("temperature");
   if (!(L.temperature > 0)) Fail("E_ARG", "train options: 'temperature' must be > 0");
-  s.micro_batch_tokens = static_cast<int64_t>(o.Number("microBatchTokens", static_cast<double>(s.micro_batch_tokens)));
-  if (s.micro_batch_tokens < 1) Fail("E_ARG", "train options: 'microBatchTokens' must be >= 1");
-  s.max_grad_norm = o.Number("maxGradNorm", s.max_grad_norm);
-  s.lr = o.Number("lr", s.lr);
+  s.micro_batch_tokens = o.Integer("microBatchTokens", 1);
+  s.max_grad_norm = o.Number("maxGradNorm");
+  s.lr = o.Number("lr");
   if (s.lr < 0) Fail("E_ARG", "train options: 'lr' must be >= 0");
-  s.update = o.Bool("update", s.update);
-  s.with_grad = o.Bool("withGrad", s.with_grad);
-  s.return_grads = o.Bool("returnGrads", s.return_grads);
-  s.chunked = o.Bool("chunked", s.chunked);
-  s.chunk_bytes = static_cast<int64_t>(o.Number("chunkBytes", static_cast<double>(s.chunk_bytes)));
-  if (s.chunk_bytes < 0) Fail("E_ARG", "train options: 'chunkBytes' must be >= 1 (or 0 for the device default)");
-  s.gradient_checkpointing = o.Bool("gradientCheckpointing", s.gradient_checkpointing);
-  const Napi::Value group = value.As<Napi::Object>().Get("group");
+  s.update = o.Bool("update", true);
+  s.with_grad = o.Bool("withGrad", true);
+  s.return_grads = o.Bool("returnGrads", false);
+  s.chunked = o.Bool("chunked", true);
+  s.chunk_bytes = o.Integer("chunkBytes", 0, 0);
+  s.gradient_checkpointing = o.Bool("gradientCheckpointing", false);
+  const Napi::Object obj = value.As<Napi::Object>();
+  const Napi::Value group = obj.Get("group");
   if (!group.IsUndefined() && !group.IsNull()) s.group = dist::UnwrapGroup(group, "train options: 'group'");
+  const Napi::Value reference = obj.Get("reference");
+  if (!reference.IsUndefined() && !reference.IsNull()) s.reference = model::ModelWrap::Get(reference, "train options: 'reference'");
   return s;
 }
 
@@ -98,12 +100,30 @@ Napi::Float32Array ToFloat32Array(Napi::Env env, const std::vector<float>& v) {
   return a;
 }
 
+// {metrics, logprobs, grads?} of a step, on the JS thread.
+Napi::Value StepResultObject(Napi::Env env, const StepResult& result) {
+  Napi::Object out = Napi::Object::New(env);
+  Napi::Object metrics = Napi::Object::New(env);
+  for (const auto& [k, v] : result.metrics) metrics.Set(k, v);
+  out.Set("metrics", metrics);
+  out.Set("logprobs", ToFloat32Array(env, result.logprobs));
+  if (!result.grads.empty()) {
+    Napi::Object grads = Napi::Object::New(env);
+    for (const auto& [k, g] : result.grads) grads.Set(k, TensorWrap::Wrap(env, g.to(at::kCPU)));
+    out.Set("grads", grads);
+  }
+  return out;
+}
+
 class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
  public:
   static void Init(Napi::Env env, Napi::Object exports) {
     Napi::Function fn = DefineClass(env, "NativeTrainer",
                                     {
                                         InstanceMethod<&TrainerWrap::Step>("step"),
+                                        InstanceMethod<&TrainerWrap::Stage>("stage"),
+                                        InstanceMethod<&TrainerWrap::StepStaged>("stepStaged"),
+                                        InstanceMethod<&TrainerWrap::Gae>("gae"),
                                         InstanceMethod<&TrainerWrap::Values>("values"),
                                         InstanceMethod<&TrainerWrap::Save>("save"),
                                         InstanceMethod<&TrainerWrap::Load>("load"),
@@ -156,19 +176,70 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
       return Executor::ForDevice(env, executor_).Submit(env, [t, batch = std::move(batch), options, result, count]() -> Executor::Completion {
         *result = t->Step(batch, options);
         count->store(t->step());
-        return [result](Napi::Env env) -> Napi::Value {
-          Napi::Object out = Napi::Object::New(env);
-          Napi::Object metrics = Napi::Object::New(env);
-          for (const auto& [k, v] : result->metrics) metrics.Set(k, v);
-          out.Set("metrics", metrics);
-          out.Set("logprobs", ToFloat32Array(env, result->logprobs));
-          if (!result->grads.empty()) {
-            Napi::Object grads = Napi::Object::New(env);
-            for (auto& [k, g] : result->grads) grads.Set(k, TensorWrap::Wrap(env, g.to(at::kCPU)));
-            out.Set("grads", grads);
-          }
-          return out;
-        };
+        return [result](Napi::Env env) -> Napi::Value { return StepResultObject(env, *result); };
+      });
+    });
+  }
+
+  // stage(batch, rowReturns?) -> Promise<void>: the iteration's rows, copied once into native memory and validated;
+  // later stepStaged/gae calls name them by index. Replaces the batch staged before (steps already queued keep theirs).
+  Napi::Value Stage(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto t = Get();
+      auto staged = std::make_shared<StagedBatch>();
+      staged->batch = ReadBatch(info[0]);
+      if (info.Length() > 1 && !info[1].IsUndefined()) {
+        if (!args::IsTypedArrayOf<float>(info[1])) Fail("E_ARG", "stage(batch, rowReturns): rowReturns must be a Float32Array");
+        staged->row_returns = args::CopyTypedArray<float>(info[1].As<Napi::Float32Array>());
+        if (static_cast<int64_t>(staged->row_returns.size()) != staged->batch.rows()) Fail("E_ARG", "stage: rowReturns must have one value per row");
+      }
+      staged_ = staged;
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [t, staged]() -> Executor::Completion {
+        staged->batch.Validate(t->decoder()->config().vocab_size);
+        return nullptr;
+      });
+    });
+  }
+
+  std::shared_ptr<StagedBatch> Staged() const {
+    if (!staged_) Fail("E_ARG", "no batch is staged: call stage(batch) first");
+    return staged_;
+  }
+
+  // stepStaged(rows: Int32Array, options) -> Promise<{metrics, logprobs}>: one step over those rows of the staged batch.
+  Napi::Value StepStaged(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto t = Get();
+      auto staged = Staged();
+      if (info.Length() < 1 || !args::IsTypedArrayOf<int32_t>(info[0])) Fail("E_ARG", "stepStaged(rows, options): rows must be an Int32Array");
+      std::vector<int64_t> rows = args::CopyTypedArray<int64_t>(info[0].As<Napi::Int32Array>());
+      const StepOptions options = ReadStepOptions(info.Length() > 1 ? info[1] : info.Env().Undefined());
+      auto result = std::make_shared<StepResult>();
+      auto count = step_count_;
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [t, staged, rows = std::move(rows), options, result, count]() -> Executor::Completion {
+        *result = t->Step(*staged, rows, options);
+        count->store(t->step());
+        return [result](Napi::Env env) -> Napi::Value { return StepResultObject(env, *result); };
+      });
+    });
+  }
+
+  // gae(gamma, lambda, microBatchTokens) -> Promise<void>: PPO's values and GAE over the staged batch (which must carry
+  // row returns); fills its advantages, returns and oldValues.
+  Napi::Value Gae(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto t = Get();
+      auto staged = Staged();
+      const double gamma = args::Number(info, 0, "gae(gamma, lambda, microBatchTokens): gamma");
+      const double lambda = args::Number(info, 1, "gae(gamma, lambda, microBatchTokens): lambda");
+      const double budget = args::Number(info, 2, "gae(gamma, lambda, microBatchTokens): microBatchTokens");
+      if (!(budget >= 1)) Fail("E_ARG", "gae: microBatchTokens must be >= 1");
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [t, staged, gamma, lambda, budget]() -> Executor::Completion {
+        t->Gae(*staged, gamma, lambda, static_cast<int64_t>(budget));
+        return nullptr;
       });
     });
   }
@@ -178,7 +249,9 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
     return Guarded(info.Env(), [&]() -> Napi::Value {
       auto t = Get();
       Batch batch = ReadBatch(info[0]);
-      const int64_t budget = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int64Value() : 16384;
+      const double tokens = args::Number(info, 1, "values(batch, microBatchTokens): microBatchTokens");
+      if (!(tokens >= 1)) Fail("E_ARG", "values: microBatchTokens must be >= 1");
+      const int64_t budget = static_cast<int64_t>(tokens);
       auto values = std::make_shared<std::vector<float>>();
       Napi::Env env = info.Env();
       return Executor::ForDevice(env, executor_).Submit(env, [t, batch = std::move(batch), budget, values]() -> Executor::Completion {
@@ -219,6 +292,7 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
 
   Napi::Value Dispose(const Napi::CallbackInfo& info) {
     trainer_.reset();
+    staged_.reset();
     return info.Env().Undefined();
   }
 
@@ -232,6 +306,7 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
   }
 
   std::shared_ptr<Trainer> trainer_;
+  std::shared_ptr<StagedBatch> staged_;
   std::string executor_;
   std::shared_ptr<std::atomic<int64_t>> step_count_ = std::make_shared<std::atomic<int64_t>>(0);
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "algo/gae.h"
 #include "bridge/errors.h"
 #include "model/batching.h"
 #include "model/safetensors.h"
@@ -47,11 +48,14 @@ struct Micro {
   std::vector<int64_t> flat;         // per scored token: row * T + column of the hidden state that predicts it
   std::vector<int64_t> targets;      // per scored token
   std::vector<int64_t> token;        // per scored token: its index in the batch's per-token columns
+  std::vector<int64_t> out;          // per scored token: its index in the step's result log-probs
   std::vector<double> weight;        // per scored token: its weight in the mini-batch's aggregated loss
 };
 
+// tok_begin[r]: row r's first token in the batch's per-token columns; out_begin[r]: in the step's result; row_weight[r]:
+// its tokens' weight (all indexed by batch row).
 Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<int64_t>& tok_begin,
-            const std::vector<double>& row_weight) {
+            const std::vector<int64_t>& out_begin, const std::vector<double>& row_weight) {
   Micro m;
   int64_t T = 0;
   for (int64_t r : rows) T = std::max(T, b.length(r));
@@ -73,6 +77,7 @@ Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<
       m.flat.push_back(i * T + off + t - 1);
       m.targets.push_back(src[t]);
       m.token.push_back(tok_begin[r] + t - b.starts[r]);
+      m.out.push_back(out_begin[r] + t - b.starts[r]);
       m.weight.push_back(row_weight[r]);
     }
   }
@@ -135,13 +140,30 @@ void Batch::Validate(int64_t vocab) const {
   check(old_values, "oldValues");
 }
 
-std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, int64_t budget) {
-  std::vector<int64_t> widths(batch.rows());
-  for (int64_t r = 0; r < batch.rows(); ++r) widths[r] = batch.length(r);
+std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, const std::vector<int64_t>& rows, int64_t budget) {
+  std::vector<int64_t> widths(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) widths[i] = batch.length(rows[i]);
   std::vector<std::vector<int64_t>> out;
-  for (const auto& group : model::WidestFirstGroups(widths, budget, model::ForwardOverhead(budget))) out.emplace_back(group.begin(), group.end());
+  for (const auto& group : model::WidestFirstGroups(widths, budget, model::ForwardOverhead(budget))) {
+    std::vector<int64_t>& micro = out.emplace_back();
+    for (const auto i : group) micro.push_back(rows[i]);
+  }
   return out;
 }
+
+namespace {
+std::vector<int64_t> AllRows(const Batch& batch) {
+  std::vector<int64_t> rows(batch.rows());
+  for (int64_t r = 0; r < batch.rows(); ++r) rows[r] = r;
+  return rows;
+}
+// Per batch row: its first token in the per-token columns (rows + 1 entries).
+std::vector<int64_t> TokenBegin(const Batch& batch) {
+  std::vector<int64_t> begin(batch.rows() + 1, 0);
+  for (int64_t r = 0; r < batch.rows(); ++r) begin[r + 1] = begin[r] + batch.scored(r);
+  return begin;
+}
+}  // namespace
 
 Trainer::Trainer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head)
     : decoder_(std::move(decoder)), adam_(adam), value_head_(value_head) {}
@@ -166,18 +188,38 @@ std::map<std::string, at::Tensor> Trainer::TrainableParameters() {
 }
 
 StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
+  batch.Validate(decoder_->config().vocab_size);
+  return StepRows(batch, AllRows(batch), o);
+}
+
+StepResult Trainer::Step(const StagedBatch& staged, const std::vector<int64_t>& rows, const StepOptions& o) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || rows[i] >= staged.batch.rows()) {
+      Fail("E_ARG", "train step: row " + std::to_string(rows[i]) + " (position " + std::to_string(i) + ") is not a row of the staged batch (" +
+                        std::to_string(staged.batch.rows()) + " rows)");
+    }
+  }
+  return StepRows(staged.batch, rows, o);
+}
+
+StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& selected, const StepOptions& o) {
   const model::DecoderConfig& cfg = decoder_->config();
-  batch.Validate(cfg.vocab_size);
   const bool policy = o.objective == Objective::kPolicy;
   const LossOptions& L = o.loss;
   const bool use_value = policy && L.value_coef > 0;
   const bool use_kl = policy && L.kl != KlType::kNone;
   const bool data_parallel = o.group && o.group->size() > 1;
-  if (batch.rows() == 0 && !data_parallel) Fail("E_ARG", "train step: the batch has no rows");
-  if (policy && batch.rows() > 0 && batch.advantages.empty()) Fail("E_ARG", "train step: the policy loss needs 'advantages'");
-  if (use_kl && batch.rows() > 0 && batch.ref_logprobs.empty()) Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
+  const bool any = !selected.empty();
+  if (!any && !data_parallel) Fail("E_ARG", "train step: the batch has no rows");
+  if (policy && any && batch.advantages.empty()) Fail("E_ARG", "train step: the policy loss needs 'advantages'");
+  const bool reference_pass = use_kl && batch.ref_logprobs.empty();
+  if (reference_pass && any && !o.reference) Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
+  if (reference_pass && o.reference) {
+    if (o.reference->device() != decoder_->device()) Fail("E_ARG", "train step: the reference policy must be on the trained model's device");
+    if (o.reference->config().vocab_size != cfg.vocab_size) Fail("E_ARG", "train step: the reference policy's vocabulary differs from the trained model's");
+  }
   if (use_value && !value_head_) Fail("E_ARG", "train step: valueCoef > 0 needs an optimizer created with valueHead: true");
-  if (use_value && batch.rows() > 0 && (batch.returns.empty() || batch.old_values.empty())) {
+  if (use_value && any && (batch.returns.empty() || batch.old_values.empty())) {
     Fail("E_ARG", "train step: the value loss needs 'returns' and 'oldValues'");
   }
   if (!(L.temperature > 0)) Fail("E_ARG", "train step: temperature must be > 0");
@@ -189,13 +231,16 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
   GradScope scope(params, o.with_grad);
 
   // Aggregation as per-token weights over the whole mini-batch, so micro-batching never changes the loss.
-  const int64_t R = batch.rows();
-  const int64_t N = batch.total_scored();
-  std::vector<int64_t> tok_begin(R + 1, 0);
+  // Indexed by batch row: where each row's tokens are in the per-token columns and in this step's result.
+  const int64_t R = static_cast<int64_t>(selected.size());
+  const std::vector<int64_t> tok_begin = TokenBegin(batch);
+  std::vector<int64_t> out_begin(batch.rows(), 0);
   std::vector<int64_t> scored(R);
-  for (int64_t r = 0; r < R; ++r) {
-    scored[r] = batch.scored(r);
-    tok_begin[r + 1] = tok_begin[r] + scored[r];
+  int64_t N = 0;
+  for (int64_t i = 0; i < R; ++i) {
+    scored[i] = batch.scored(selected[i]);
+    out_begin[selected[i]] = N;
+    N += scored[i];
   }
   const Aggregation aggregation = policy ? L.aggregation : Aggregation::kTokenMean;
   // Rows and scored tokens of the whole mini-batch: this process's, or the sum over the ranks.
@@ -209,7 +254,11 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
     global_tokens = c[1].item<double>();
     if (global_rows == 0) Fail("E_ARG", "train step: the mini-batch has no rows on any rank");
   }
-  const std::vector<double> row_weight = AggregationWeights(scored, aggregation, global_rows, global_tokens);
+  std::vector<double> row_weight(batch.rows(), 0.0);
+  {
+    const std::vector<double> w = AggregationWeights(scored, aggregation, global_rows, global_tokens);
+    for (int64_t i = 0; i < R; ++i) row_weight[selected[i]] = w[i];
+  }
 
   const at::ScalarType score = ScoreDType(decoder_->compute_dtype());
   const auto sopts = at::TensorOptions().dtype(score).device(decoder_->device());
@@ -217,7 +266,9 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
   const std::string head_name = cfg.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
   at::Tensor sums = at::zeros({kSlots}, sopts);
   std::vector<float> logprobs(N);
-  const auto micro = MicroBatches(batch, std::max<int64_t>(1, o.micro_batch_tokens));
+  const auto micro = MicroBatches(batch, selected, std::max<int64_t>(1, o.micro_batch_tokens));
+  std::string ref_head_name;
+  if (reference_pass && o.reference) ref_head_name = o.reference->config().tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
 
   // Logit chunks: small on the CPU (cache-friendly, bounded host memory); larger on a GPU, where tiny matmuls waste it.
   const int64_t chunk_bytes = o.chunk_bytes > 0 ? o.chunk_bytes : decoder_->device().is_cpu() ? (64ll << 20) : (512ll << 20);
@@ -229,12 +280,26 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
   }
 
   for (const auto& rows : micro) {
-    const Micro m = Build(batch, rows, tok_begin, row_weight);
+    const Micro m = Build(batch, rows, tok_begin, out_begin, row_weight);
     if (m.flat.empty()) continue;
     const at::Device dev = decoder_->device();
-    const at::Tensor hidden = decoder_->Hidden(m.ids.to(dev), m.positions.to(dev), m.mask.defined() ? m.mask.to(dev) : m.mask, nullptr, runner);
-    const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, at::tensor(m.flat, at::kLong).to(lopts));
+    const at::Tensor ids = m.ids.to(dev);
+    const at::Tensor positions = m.positions.to(dev);
+    const at::Tensor mask = m.mask.defined() ? m.mask.to(dev) : m.mask;
+    const at::Tensor flat = at::tensor(m.flat, at::kLong).to(lopts);
     const at::Tensor targets = at::tensor(m.targets, at::kLong).to(lopts);
+    // The reference's log-probs of the same tokens, before the policy's forward so that its activations are freed.
+    at::Tensor ref_lp;
+    if (policy && reference_pass) {
+      at::NoGradGuard frozen;
+      const at::Tensor rh = o.reference->Hidden(ids, positions, mask);
+      at::Tensor rhead = o.reference->parameters().at(ref_head_name);
+      if (rhead.scalar_type() != o.reference->compute_dtype()) rhead = rhead.to(o.reference->compute_dtype());
+      ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), rhead, targets, L.temperature, false, chunk_bytes)
+                   .logprobs.to(score);
+    }
+    const at::Tensor hidden = decoder_->Hidden(ids, positions, mask, nullptr, runner);
+    const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, flat);
     at::Tensor head = params.at(head_name);
     if (head.scalar_type() != decoder_->compute_dtype()) head = head.to(decoder_->compute_dtype());
     const bool want_entropy = policy;
@@ -245,7 +310,7 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
     {
       const at::Tensor lp_cpu = lp.detach().to(at::kCPU, at::kFloat).contiguous();
       const float* p = lp_cpu.data_ptr<float>();
-      for (size_t i = 0; i < m.token.size(); ++i) logprobs[m.token[i]] = p[i];
+      for (size_t i = 0; i < m.out.size(); ++i) logprobs[m.out[i]] = p[i];
     }
 
     at::Tensor loss;
@@ -266,7 +331,8 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
       parts[kClipSum] = pg.clipped.to(score).sum();
       parts[kDualSum] = pg.dual.to(score).sum();
       if (use_kl) {
-        const at::Tensor kl_agg = (KlPenalty(lp, Column(batch.ref_logprobs, m.token, sopts), L.kl) * w).sum();
+        const at::Tensor ref = ref_lp.defined() ? ref_lp : Column(batch.ref_logprobs, m.token, sopts);
+        const at::Tensor kl_agg = (KlPenalty(lp, ref, L.kl) * w).sum();
         loss = loss + L.kl_coef * kl_agg;
         parts[kKlAgg] = kl_agg.detach();
       }
@@ -350,14 +416,12 @@ std::vector<float> Trainer::Values(const Batch& batch, int64_t micro_batch_token
   if (!value_head_) Fail("E_ARG", "values: this optimizer has no value head (create it with valueHead: true)");
   EnsureValueHead();
   at::NoGradGuard no_grad;
-  const int64_t R = batch.rows();
-  std::vector<int64_t> tok_begin(R + 1, 0);
-  for (int64_t r = 0; r < R; ++r) tok_begin[r + 1] = tok_begin[r] + batch.scored(r);
-  const std::vector<double> row_weight(R, 0.0);
+  const std::vector<int64_t> tok_begin = TokenBegin(batch);
+  const std::vector<double> row_weight(batch.rows(), 0.0);
   std::vector<float> values(batch.total_scored());
   const at::ScalarType score = ScoreDType(decoder_->compute_dtype());
-  for (const auto& rows : MicroBatches(batch, std::max<int64_t>(1, micro_batch_tokens))) {
-    const Micro m = Build(batch, rows, tok_begin, row_weight);
+  for (const auto& rows : MicroBatches(batch, AllRows(batch), std::max<int64_t>(1, micro_batch_tokens))) {
+    const Micro m = Build(batch, rows, tok_begin, tok_begin, row_weight);
     if (m.flat.empty()) continue;
     const at::Device dev = decoder_->device();
     const at::Tensor hidden = decoder_->Hidden(m.ids.to(dev), m.positions.to(dev), m.mask.defined() ? m.mask.to(dev) : m.mask);
@@ -367,6 +431,24 @@ std::vector<float> Trainer::Values(const Batch& batch, int64_t micro_batch_token
     for (size_t i = 0; i < m.token.size(); ++i) values[m.token[i]] = p[i];
   }
   return values;
+}
+
+void Trainer::Gae(StagedBatch& staged, double gamma, double lambda, int64_t micro_batch_tokens) {
+  Batch& b = staged.batch;
+  if (static_cast<int64_t>(staged.row_returns.size()) != b.rows()) {
+    Fail("E_ARG", "gae: the staged batch carries " + std::to_string(staged.row_returns.size()) + " row returns for " + std::to_string(b.rows()) + " rows");
+  }
+  if (!(gamma >= 0 && gamma <= 1) || !(lambda >= 0 && lambda <= 1)) Fail("E_ARG", "gae: gamma and lambda must be in [0, 1]");
+  std::vector<float> values = Values(b, micro_batch_tokens);
+  std::vector<int64_t> lengths(b.rows());
+  for (int64_t r = 0; r < b.rows(); ++r) lengths[r] = b.scored(r);
+  b.advantages.assign(values.size(), 0.0f);
+  b.returns.assign(values.size(), 0.0f);
+  algo::GaeParams params;
+  params.gamma = gamma;
+  params.lambda = lambda;
+  algo::compute_gae(b.rows(), lengths.data(), staged.row_returns.data(), values.data(), params, b.advantages.data(), b.returns.data());
+  b.old_values = std::move(values);
 }
 
 void Trainer::Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata) {

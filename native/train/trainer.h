@@ -36,31 +36,43 @@ struct Batch {
   void Validate(int64_t vocab) const;
 };
 
+// The iteration's rows staged once in native memory (NativeTrainer.stage): each mini-batch step then names its rows
+// by index, and PPO's values and GAE are computed here, so nothing goes back to JS between the rollout and the update.
+struct StagedBatch {
+  Batch batch;
+  std::vector<float> row_returns;  // per row: the return G that GAE places on the row's last token (PPO)
+};
+
+// The loss and step settings. No defaults here: the binding requires every one of them, and their defaults live
+// once, in the config schema (src/train/config.ts).
 struct LossOptions {
-  double clip_low = 0.2;
-  double clip_high = 0.2;
-  double dual_clip = 3.0;
+  double clip_low = 0;
+  double clip_high = 0;
+  double dual_clip = 0;
   Aggregation aggregation = Aggregation::kTokenMean;
-  double entropy_coef = 0.001;
+  double entropy_coef = 0;
   KlType kl = KlType::kNone;
-  double kl_coef = 0.001;
-  double value_clip = 0.5;
-  double value_coef = 0.0;  // > 0 trains the value head (PPO); needs returns and old values
-  double temperature = 1.0;
+  double kl_coef = 0;
+  double value_clip = 0;
+  double value_coef = 0;  // > 0 trains the value head (PPO); needs returns and old values
+  double temperature = 1;
 };
 
 struct StepOptions {
   Objective objective = Objective::kPolicy;
   LossOptions loss;
-  int64_t micro_batch_tokens = 16384;  // padded tokens per forward/backward
-  double max_grad_norm = 1.0;          // <= 0: no clipping
-  double lr = 1e-6;
+  int64_t micro_batch_tokens = 0;  // padded tokens per forward/backward
+  double max_grad_norm = 0;        // <= 0: no clipping
+  double lr = 0;
   bool update = true;         // false: loss, metrics (and gradients) only, parameters unchanged
   bool with_grad = true;      // false: no backward at all (loss evaluation)
   bool return_grads = false;  // hand the gradients back (tests)
   bool chunked = true;        // chunked log-prob function (false: plain autograd over whole logits)
-  int64_t chunk_bytes = 0;  // logit-chunk budget; 0: 64 MiB on the CPU, 512 MiB on a GPU
+  int64_t chunk_bytes = 0;    // logit-chunk budget; 0: 64 MiB on the CPU, 512 MiB on a GPU
   bool gradient_checkpointing = false;
+  // The frozen reference of the KL loss: its log-probs are computed per micro-batch, without gradient, when the
+  // batch carries no ref_logprobs. Same device as the trained model.
+  std::shared_ptr<model::Decoder> reference;
   // Data parallel: this rank's rows are its share of one global mini-batch. The loss is normalised by the global
   // row and token counts, gradients and metric sums are all-reduced before clipping, so every rank takes the same
   // step as one process given all rows would. A rank may then have no rows of its own.
@@ -73,18 +85,26 @@ struct StepResult {
   std::vector<float> logprobs;  // per scored token, row order (the training forward's own log-probs)
 };
 
-// Groups row indices (longest first, stable) into micro-batches of at most `budget` padded tokens, cut where the
-// padding saved outweighs a fixed per-forward overhead (budget / 64 tokens); a row longer than the budget gets a
-// micro-batch of its own.
-std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, int64_t budget);
+// Groups the given rows of `batch` (longest first, stable) into micro-batches of at most `budget` padded tokens, cut
+// where the padding saved outweighs a fixed per-forward overhead (budget / 64 tokens); a row longer than the budget
+// gets a micro-batch of its own.
+std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, const std::vector<int64_t>& rows, int64_t budget);
 
 class Trainer {
  public:
   Trainer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head);
 
+  // One step over every row of `batch` (validated here).
   StepResult Step(const Batch& batch, const StepOptions& options);
+  // One step over the rows `rows` of a staged batch (validated when it was staged); result log-probs are those rows'
+  // tokens, in the order given.
+  StepResult Step(const StagedBatch& staged, const std::vector<int64_t>& rows, const StepOptions& options);
   // Values (value head) per scored token, without gradient.
   std::vector<float> Values(const Batch& batch, int64_t micro_batch_tokens);
+  // PPO: the value of every scored token of the staged batch, then GAE inside each row with the row's return on its
+  // last token, advantages whitened over the batch (algo/gae.h). Fills the batch's advantages, returns and
+  // old_values columns.
+  void Gae(StagedBatch& staged, double gamma, double lambda, int64_t micro_batch_tokens);
 
   // Optimizer state (and the value head) in one safetensors file.
   void Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata);
@@ -95,6 +115,7 @@ class Trainer {
   const std::shared_ptr<model::Decoder>& decoder() const { return decoder_; }
 
  private:
+  StepResult StepRows(const Batch& batch, const std::vector<int64_t>& rows, const StepOptions& options);
   // The decoder's parameters and the value head's, by name.
   std::map<std::string, at::Tensor> TrainableParameters();
   void EnsureValueHead();

@@ -117,6 +117,14 @@ interface AlgoExports {
   computeAdvantages(columns: NativeAdvantageColumns, params: NativeAdvantageParams, out: NativeAdvantageOutputs): void;
   /** Present only in CUDA builds: the same computation through kernels/advantages.cu. */
   computeAdvantagesCuda?: (columns: NativeAdvantageColumns, params: NativeAdvantageParams, out: NativeAdvantageOutputs) => void;
+  /** GAE (native/algo/gae.cpp, what the trainer runs for PPO): writes one advantage and return per response token. */
+  computeGae(
+    lengths: Int32Array,
+    rowReward: Float32Array,
+    values: Float32Array,
+    params: { gamma: number; lambda: number; whiten?: boolean },
+    out: { advantage: Float32Array; returns: Float32Array },
+  ): void;
 }
 
 // ---- model (native/model/binding.cpp) ------------------------------------------------------------------------------
@@ -291,21 +299,23 @@ export interface NativeTrainBatch {
   oldValues?: Float32Array;
 }
 
+/** Every loss and optimizer field is required (their defaults live in the config schema; src/train/step.ts fills
+ * them in); the flags after them are for tests and diagnostics. */
 export interface NativeTrainStepOptions {
-  objective?: 'policy' | 'sft';
-  clipLow?: number;
-  clipHigh?: number;
-  dualClip?: number;
-  aggregation?: string;
-  entropyCoef?: number;
-  klType?: string;
-  klCoef?: number;
-  valueClip?: number;
-  valueCoef?: number;
-  temperature?: number;
-  microBatchTokens?: number;
-  maxGradNorm?: number;
-  lr?: number;
+  objective: 'policy' | 'sft';
+  clipLow: number;
+  clipHigh: number;
+  dualClip: number;
+  aggregation: string;
+  entropyCoef: number;
+  klType: string;
+  klCoef: number;
+  valueClip: number;
+  valueCoef: number;
+  temperature: number;
+  microBatchTokens: number;
+  maxGradNorm: number;
+  lr: number;
   update?: boolean;
   withGrad?: boolean;
   returnGrads?: boolean;
@@ -314,6 +324,8 @@ export interface NativeTrainStepOptions {
   gradientCheckpointing?: boolean;
   /** Data parallel: this rank's rows are its share of one global mini-batch (native/distributed). */
   group?: NativeDistGroup;
+  /** KL without refLogprobs in the batch: the frozen model whose log-probs the step computes (same device). */
+  reference?: NativeModel;
 }
 
 /** The metrics Trainer::Step reports (native/train/trainer.cpp); which are present depends on the step's options. */
@@ -362,6 +374,12 @@ export interface NativeTrainer extends Handle<'NativeTrainer'> {
   readonly stepCount: number;
   readonly hasValueHead: boolean;
   step(batch: NativeTrainBatch, options: NativeTrainStepOptions): Promise<NativeTrainStepResult>;
+  /** Copies the iteration's rows (and PPO's per-row returns) into native memory once; replaces the staged batch. */
+  stage(batch: NativeTrainBatch, rowReturns?: Float32Array): Promise<void>;
+  /** One step over the staged batch's rows at these indices. */
+  stepStaged(rows: Int32Array, options: NativeTrainStepOptions): Promise<NativeTrainStepResult>;
+  /** PPO: values and GAE over the staged batch; fills its advantages, returns and oldValues. */
+  gae(gamma: number, lambda: number, microBatchTokens: number): Promise<void>;
   values(batch: NativeTrainBatch, microBatchTokens: number): Promise<Float32Array>;
   save(path: string, metadata: Record<string, string>): Promise<void>;
   load(path: string): Promise<void>;

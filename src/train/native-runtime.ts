@@ -4,7 +4,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineClient } from '../engine/client.js';
 import { LamerError, hasCode } from '../errors.js';
-import { computeGae } from '../algo/gae.js';
 import { Policy } from '../model/policy.js';
 import { presetCheckpoint } from '../model/presets.js';
 import { resolveDevice } from '../model/device.js';
@@ -12,7 +11,7 @@ import { METHOD_SPECS } from '../eval/methods.js';
 import { Rng } from '../util/rng.js';
 import type { TrainerConfig } from './config.js';
 import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
-import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig, type TrainRow } from './step.js';
+import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig, trainBatch } from './step.js';
 import { writeDirAtomic } from './checkpoint.js';
 import type { DistContext } from './distributed.js';
 
@@ -108,17 +107,21 @@ class NativeRuntime implements PolicyRuntime {
     const optimizer = this.#rlOptimizer();
     const options = stepOptionsFromConfig(config);
     if (config.loss.kl.type !== 'none') options.reference = await this.#referencePolicy();
-    const n = batch.promptIds.length;
-    const order = Array.from({ length: n }, (_, i) => i);
-    const perToken = METHOD_SPECS[config.method].critic ? await this.#gae(optimizer, batch, config) : undefined;
     const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0, lr: NaN };
-    // Rows with no response tokens carry no gradient.
-    const usable = order.filter((i) => batch.responseIds[i].length > 0);
+    // The rows with response tokens (the others carry no gradient), in columns, copied into native memory once; each
+    // mini-batch step below names its rows by index. PPO's values and GAE are computed there too.
+    const critic = METHOD_SPECS[config.method].critic;
+    if (critic && !batch.rowReturns) throw new LamerError('E_ARG', 'ppo update: the batch carries no row returns');
+    const { batch: columns, rows } = trainBatch(batch);
+    await optimizer.stage(columns);
+    if (critic) await optimizer.gae({ gamma: config.advantage.gaeGamma, lambda: config.advantage.gaeLambda, microBatchTokens: config.optim.microBatchTokens });
+    const usable = rows.map((_, j) => j);
     // Data parallel: every rank places its rows in the iteration's global row order (by group), shuffles the global
     // positions as one process would, and trains on its own rows of each global mini-batch (gradients summed over
     // the ranks): the same mini-batches, and the same steps, as one process given every rank's rows.
     const dist = this.#dist;
-    const global = dist ? await globalRowOrder(dist, usable, batch.groups) : undefined;
+    const groups = batch.groups ? Int32Array.from(rows, (i) => batch.groups![i]) : undefined;
+    const global = dist ? await globalRowOrder(dist, usable, groups) : undefined;
     const positions = global ? Array.from({ length: global.total }, (_, g) => g) : usable;
     if (dist) options.group = dist.native;
     for (let epoch = 0; epoch < config.optim.epochs; epoch++) {
@@ -127,15 +130,8 @@ class NativeRuntime implements PolicyRuntime {
       for (let start = 0; start < positions.length; start += config.optim.miniBatchRows) {
         const picked = positions.slice(start, start + config.optim.miniBatchRows);
         const mine = global ? picked.flatMap((g) => (global.local.has(g) ? [global.local.get(g)!] : [])) : picked;
-        const rows: TrainRow[] = mine.map((i) => ({
-          prompt: batch.promptIds[i],
-          response: batch.responseIds[i],
-          advantage: perToken ? perToken.advantage[i] : batch.advantages[i],
-          oldLogprobs: batch.oldLogprobs[i],
-          ...(perToken ? { returns: perToken.returns[i], oldValues: perToken.values[i] } : {}),
-        }));
         try {
-          const m = await optimizer.trainStep(rows, options);
+          const m = await optimizer.stagedStep(Int32Array.from(mine), options);
           if (!Number.isFinite(m.loss)) {
             totals.skipped++;
             continue;
@@ -167,42 +163,6 @@ class NativeRuntime implements PolicyRuntime {
       tokens: totals.tokens,
       ...(Number.isFinite(totals.lr) ? { lr: totals.lr } : {}),
     };
-  }
-
-  /**
-   * PPO (SPEC §4): the critic's value of every response token, GAE inside each response with the row's return G on
-   * its last token, advantages whitened over the batch. Per row (empty for rows without response tokens).
-   */
-  async #gae(optimizer: Optimizer, batch: UpdateBatch, config: TrainerConfig): Promise<{ advantage: Float32Array[]; returns: Float32Array[]; values: Float32Array[] }> {
-    if (!batch.rowReturns) throw new LamerError('E_ARG', 'ppo update: the batch carries no row returns');
-    const n = batch.promptIds.length;
-    const idx = Array.from({ length: n }, (_, i) => i).filter((i) => batch.responseIds[i].length > 0);
-    const values = await optimizer.values(idx.map((i) => ({ prompt: batch.promptIds[i], response: batch.responseIds[i] })), { microBatchTokens: config.optim.microBatchTokens });
-    const lengths = Int32Array.from(idx, (i) => batch.responseIds[i].length);
-    const packed = new Float32Array(lengths.reduce((a, b) => a + b, 0));
-    let k = 0;
-    for (const v of values) {
-      packed.set(v, k);
-      k += v.length;
-    }
-    const gae = computeGae({
-      rowReward: Float32Array.from(idx, (i) => batch.rowReturns![i]),
-      values: packed,
-      responseLengths: lengths,
-      gamma: config.advantage.gaeGamma,
-      lambda: config.advantage.gaeLambda,
-    });
-    const empty = (): Float32Array[] => Array.from({ length: n }, () => new Float32Array(0));
-    const out = { advantage: empty(), returns: empty(), values: empty() };
-    k = 0;
-    idx.forEach((i, j) => {
-      const len = lengths[j];
-      out.advantage[i] = gae.advantage.subarray(k, k + len);
-      out.returns[i] = gae.returns.subarray(k, k + len);
-      out.values[i] = packed.subarray(k, k + len);
-      k += len;
-    });
-    return out;
   }
 
   async supervised(batch: SupervisedBatch, config: TrainerConfig): Promise<{ loss: number; tokens: number }> {

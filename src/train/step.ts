@@ -10,7 +10,8 @@ import { Tensor } from '../tensor.js';
 import { configSchema, type TrainerConfig } from './config.js';
 import { METHOD_SPECS } from '../eval/methods.js';
 import { addon } from '../native/addon.js';
-import type { NativeDistGroup, NativeTrainBatch, NativeTrainer, NativeTrainMetrics, NativeTrainStepOptions } from '../native/types.js';
+import { expandToTokens } from '../algo/tokens.js';
+import type { NativeDistGroup, NativeModel, NativeTrainBatch, NativeTrainer, NativeTrainMetrics, NativeTrainStepOptions } from '../native/types.js';
 
 export type Aggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean';
 export type KlType = 'none' | 'low_var_kl' | 'kl' | 'mse';
@@ -30,6 +31,15 @@ export interface TrainRow {
   /** PPO: value targets and the values at rollout time, one per response token. */
   returns?: ArrayLike<number>;
   oldValues?: ArrayLike<number>;
+}
+
+/**
+ * An iteration's rows in columns, built once after a rollout (`trainBatch` below): row r is
+ * ids[sum(lengths[..r]) ..][..lengths[r]], its first starts[r] ids the prompt; per-token columns hold one value per
+ * response token, rows concatenated. `rowReturns` (one per row) is what PPO's GAE places on a row's last token.
+ */
+export interface TrainBatch extends NativeTrainBatch {
+  rowReturns?: Float32Array;
 }
 
 /** A supervised row: cross-entropy on the response tokens only. */
@@ -62,7 +72,7 @@ export interface StepOptions extends PolicyLossOptions {
   microBatchTokens?: number;
   /** Learning rate of this step; default: the optimizer's schedule at its current step. */
   lr?: number;
-  /** Frozen reference policy for the KL loss, used when rows carry no refLogprobs. */
+  /** Frozen reference policy for the KL loss, used when rows carry no refLogprobs (same device as the policy). */
   reference?: Policy;
   /** Logit-chunk size of the log-prob computation in bytes (default 64 MiB on the CPU, 512 MiB on a GPU). */
   chunkBytes?: number;
@@ -163,6 +173,10 @@ function column(rows: readonly TrainRow[], pick: (r: TrainRow) => ArrayLike<numb
   const present = rows.filter((r) => pick(r) !== undefined).length;
   if (present === 0) return undefined;
   if (present !== rows.length) throw new LamerError('E_ARG', `train rows: '${name}' is given for ${present} of ${rows.length} rows; give it for all or none`);
+  // One value per row (GiGPO, GRPO advantages): the same value over the row's response tokens.
+  if (rows.every((r) => typeof pick(r) === 'number')) {
+    return expandToTokens(Float32Array.from(rows, (r) => pick(r) as number), Int32Array.from(rows, (r) => r.response.length));
+  }
   const out = new Float32Array(total);
   let k = 0;
   rows.forEach((r, i) => {
@@ -172,7 +186,7 @@ function column(rows: readonly TrainRow[], pick: (r: TrainRow) => ArrayLike<numb
       out.fill(v, k, k + n);
     } else {
       if (v.length !== n) throw new LamerError('E_ARG', `train row ${i}: '${name}' has ${v.length} values for ${n} response tokens`);
-      for (let t = 0; t < n; t++) out[k + t] = v[t];
+      out.set(v, k);
     }
     k += n;
   });
@@ -215,7 +229,28 @@ export function packRows(rows: readonly (TrainRow | SftRow)[]): NativeTrainBatch
   return batch;
 }
 
-function lossOptions(o: PolicyLossOptions): NativeTrainStepOptions {
+/**
+ * The columns of an iteration's rows that have response tokens (rows without any carry no gradient): one copy of the
+ * tokens, advantages spread over each row's response tokens. `rows` maps a batch row to its index in `update`.
+ */
+export function trainBatch(update: {
+  promptIds: readonly ArrayLike<number>[];
+  responseIds: readonly ArrayLike<number>[];
+  advantages: ArrayLike<number>;
+  oldLogprobs: readonly ArrayLike<number>[];
+  rowReturns?: ArrayLike<number>;
+}): { batch: TrainBatch; rows: number[] } {
+  const rows: number[] = [];
+  for (let i = 0; i < update.promptIds.length; i++) if (update.responseIds[i].length > 0) rows.push(i);
+  const batch: TrainBatch = packRows(
+    rows.map((i) => ({ prompt: update.promptIds[i], response: update.responseIds[i], advantage: update.advantages[i], oldLogprobs: update.oldLogprobs[i] })),
+  );
+  const returns = update.rowReturns;
+  if (returns) batch.rowReturns = Float32Array.from(rows, (i) => returns[i]);
+  return { batch, rows };
+}
+
+function lossOptions(o: PolicyLossOptions): Omit<NativeTrainStepOptions, 'objective' | 'microBatchTokens' | 'maxGradNorm' | 'lr'> {
   return {
     clipLow: o.clipLow ?? LOSS.clipLow,
     clipHigh: o.clipHigh ?? LOSS.clipHigh,
@@ -312,22 +347,20 @@ export class Optimizer {
     return lrAt(this.stepCount, this.options);
   }
 
-  async #referenceLogprobs(rows: readonly TrainRow[], o: StepOptions): Promise<readonly TrainRow[]> {
+  /** KL without log-probs on the rows: the reference policy's handle goes to the native step, which scores the same
+   * tokens with it (no gradient) micro-batch by micro-batch. */
+  #reference(rows: readonly TrainRow[] | undefined, o: StepOptions): NativeModel | undefined {
     const type = o.kl?.type ?? 'none';
-    if (type === 'none' || rows.every((r) => r.refLogprobs !== undefined)) return rows;
+    if (type === 'none' || (rows && rows.length > 0 && rows.every((r) => r.refLogprobs !== undefined))) return undefined;
     if (!o.reference) {
       throw new LamerError('E_ARG', `kl loss '${type}' needs refLogprobs on every row or a frozen 'reference' policy`);
     }
-    // Policy.logprobs runs without gradient (inference mode) on the reference's own executor.
-    const ref = await o.reference.logprobs(
-      { prompts: rows.map((r) => r.prompt), completions: rows.map((r) => r.response) },
-      { temperature: o.temperature ?? 1 },
-    );
-    return rows.map((r, i) => (r.refLogprobs !== undefined ? r : { ...r, refLogprobs: ref[i] }));
+    return o.reference.native;
   }
 
-  #stepOptions(o: StepOptions): NativeTrainStepOptions {
+  #stepOptions(o: StepOptions, objective: 'policy' | 'sft', reference?: NativeModel): NativeTrainStepOptions {
     return {
+      objective,
       ...lossOptions(o),
       microBatchTokens: o.microBatchTokens ?? DEFAULTS.microBatchTokens,
       chunkBytes: o.chunkBytes,
@@ -335,6 +368,7 @@ export class Optimizer {
       maxGradNorm: this.options.gradClip,
       lr: o.lr ?? this.lr,
       ...(o.group ? { group: o.group } : {}),
+      ...(reference ? { reference } : {}),
     };
   }
 
@@ -342,15 +376,36 @@ export class Optimizer {
    * as one mini-batch. */
   async trainStep(rows: readonly TrainRow[], options: StepOptions = {}): Promise<TrainMetrics> {
     if (rows.length === 0 && !(options.group && options.group.size > 1)) throw new LamerError('E_ARG', 'trainStep: no rows');
-    const full = await this.#referenceLogprobs(rows, options);
-    const r = await this.#handle.step(packRows(full), { objective: 'policy', ...this.#stepOptions(options) });
+    const r = await this.#handle.step(packRows(rows), this.#stepOptions(options, 'policy', this.#reference(rows, options)));
+    return updateMetrics(r.metrics);
+  }
+
+  /**
+   * Copies an iteration's rows into native memory once (validated there); `stagedStep` then trains on rows of it by
+   * index, and `gae` computes PPO's values and advantages over it, without the rows coming back to JS. Staging again
+   * replaces the batch.
+   */
+  async stage(batch: TrainBatch): Promise<void> {
+    const { rowReturns, ...columns } = batch;
+    await this.#handle.stage(columns, rowReturns);
+  }
+
+  /** PPO (SPEC §4) over the staged batch: the value head's value of every response token, GAE inside each row with
+   * its return on the last token, advantages whitened over the batch. They replace the batch's advantages. */
+  async gae(options: { gamma: number; lambda: number; microBatchTokens?: number }): Promise<void> {
+    await this.#handle.gae(options.gamma, options.lambda, options.microBatchTokens ?? DEFAULTS.microBatchTokens);
+  }
+
+  /** One optimizer step, as trainStep, over the rows `rows` (indices) of the staged batch. */
+  async stagedStep(rows: Int32Array, options: StepOptions = {}): Promise<TrainMetrics> {
+    const r = await this.#handle.stepStaged(rows, this.#stepOptions(options, 'policy', this.#reference(undefined, options)));
     return updateMetrics(r.metrics);
   }
 
   /** One optimizer step of cross-entropy on the response tokens (token-mean over the mini-batch): warm starts. */
   async sftStep(rows: readonly SftRow[], options: Pick<StepOptions, 'microBatchTokens' | 'lr' | 'chunkBytes' | 'gradientCheckpointing' | 'group'> = {}): Promise<TrainMetrics> {
     if (rows.length === 0 && !(options.group && options.group.size > 1)) throw new LamerError('E_ARG', 'sftStep: no rows');
-    const r = await this.#handle.step(packRows(rows), { objective: 'sft', ...this.#stepOptions(options) });
+    const r = await this.#handle.step(packRows(rows), this.#stepOptions(options, 'sft'));
     return updateMetrics(r.metrics);
   }
 
@@ -360,11 +415,10 @@ export class Optimizer {
     options: StepOptions & { objective?: 'policy' | 'sft'; grad?: boolean; chunked?: boolean } = {},
   ): Promise<LossAndGrad> {
     const objective = options.objective ?? 'policy';
-    const full = objective === 'policy' ? await this.#referenceLogprobs(rows as readonly TrainRow[], options) : rows;
     const grad = options.grad ?? true;
-    const r = await this.#handle.step(packRows(full), {
-      objective,
-      ...this.#stepOptions(options),
+    const reference = objective === 'policy' ? this.#reference(rows as readonly TrainRow[], options) : undefined;
+    const r = await this.#handle.step(packRows(rows), {
+      ...this.#stepOptions(options, objective, reference),
       chunked: options.chunked ?? true,
       update: false,
       withGrad: grad,

@@ -3,6 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { computeGae, expandToTokens, similarityRatio } from '../../src/algo/index.js';
+import { addon } from '../../src/native/addon.js';
+import { hasCode } from '../../src/errors.js';
 
 describe('GAE', () => {
   // Row 0: three tokens, values [0.5, 0.25, 0], reward 1 on the last token. Row 1: one token, value 0.5, reward 2.
@@ -37,6 +39,47 @@ describe('GAE', () => {
 
   it('rejects mismatched lengths with E_ROWS', () => {
     expect(() => computeGae({ ...input, values: new Float32Array(3) })).toThrow(/values has 3/);
+  });
+});
+
+describe('GAE, native (what the trainer runs) against this TypeScript reference', () => {
+  it('gives the same advantages and returns on random batches', () => {
+    let seed = 7;
+    const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    for (let trial = 0; trial < 40; trial++) {
+      const rows = 1 + Math.floor(rand() * 12);
+      // Some rows without tokens, some of one token, most longer.
+      const lengths = Int32Array.from({ length: rows }, () => (rand() < 0.15 ? Math.floor(rand() * 2) : 1 + Math.floor(rand() * 30)));
+      const total = lengths.reduce((a, b) => a + b, 0);
+      const rowReward = Float32Array.from({ length: rows }, () => 4 * rand() - 2);
+      const values = Float32Array.from({ length: total }, () => 2 * rand() - 1);
+      const gamma = trial % 4 === 0 ? 1 : rand();
+      const lambda = trial % 3 === 0 ? 1 : rand();
+      const whiten = trial % 5 !== 0;
+      const ref = computeGae({ rowReward, values, responseLengths: lengths, gamma, lambda, whiten });
+      const out = { advantage: new Float32Array(total), returns: new Float32Array(total) };
+      addon().computeGae(lengths, rowReward, values, { gamma, lambda, whiten }, out);
+      expect(out.returns).toEqual(ref.returns);
+      expect(out.advantage).toEqual(ref.advantage);
+    }
+  });
+
+  it('rejects mismatched lengths and out-of-range parameters with E_ROWS', () => {
+    const lengths = Int32Array.from([2, 1]);
+    const reward = Float32Array.from([1, 0]);
+    const ok = { advantage: new Float32Array(3), returns: new Float32Array(3) };
+    const code = (f: () => void) => {
+      try {
+        f();
+        return 'none';
+      } catch (e) {
+        return hasCode(e, 'E_ROWS') ? 'E_ROWS' : String(e);
+      }
+    };
+    expect(code(() => addon().computeGae(lengths, reward, new Float32Array(2), { gamma: 1, lambda: 1 }, ok))).toBe('E_ROWS');
+    expect(code(() => addon().computeGae(lengths, reward, new Float32Array(3), { gamma: 1.5, lambda: 1 }, ok))).toBe('E_ROWS');
+    expect(code(() => addon().computeGae(lengths, reward, new Float32Array(3), { gamma: 1, lambda: 1 }, { advantage: new Float32Array(2), returns: new Float32Array(3) }))).toBe('E_ROWS');
+    expect(code(() => addon().computeGae(Int32Array.from([2, -1]), reward, new Float32Array(1), { gamma: 1, lambda: 1 }, ok))).toBe('E_ROWS');
   });
 });
 

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { Policy } from '../../src/model/policy.js';
-import { Optimizer, lrAt, trainStep, type TrainRow } from '../../src/train/step.js';
+import { Optimizer, lrAt, trainBatch, trainStep, type TrainRow } from '../../src/train/step.js';
+import { computeGae } from '../../src/algo/gae.js';
 import * as lamer from '../../src/index.js';
 import { hasCode } from '../../src/errors.js';
 import { maxParamDiff, randomIds, rng, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
@@ -277,5 +278,108 @@ describe('trainStep(policy, rows)', () => {
       (err: unknown) => err,
     );
     expect(hasCode(e, 'E_ARG')).toBe(true);
+  });
+});
+
+describe('staged batch (what the trainer runs: the iteration staged once, mini-batches by row index)', () => {
+  it('a step over staged rows equals trainStep over the same rows, exactly', async () => {
+    await using a = await tinyPolicy(9, { vocab: 64, hidden: 32 });
+    await using b = await tinyPolicy(9, { vocab: 64, hidden: 32 });
+    const rows = await splitRows(a, 31);
+    using optA = Optimizer.create(a, { lr: 1e-3 });
+    using optB = Optimizer.create(b, { lr: 1e-3 });
+    const { batch, rows: kept } = trainBatch({
+      promptIds: rows.map((r) => Int32Array.from(r.prompt)),
+      responseIds: rows.map((r) => Int32Array.from(r.response)),
+      advantages: Float32Array.from(rows, (r) => r.advantage as number),
+      oldLogprobs: rows.map((r) => Float32Array.from(r.oldLogprobs!)),
+    });
+    expect(kept).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    await optA.stage(batch);
+    const before = snapshot(a);
+    for (const pick of [[5, 2, 7], [0, 1, 3, 4, 6]]) {
+      const ma = await optA.stagedStep(Int32Array.from(pick), { entropyCoef: 0.01, microBatchTokens: 40 });
+      const mb = await optB.trainStep(pick.map((i) => rows[i]), { entropyCoef: 0.01, microBatchTokens: 40 });
+      expect(ma.loss).toBe(mb.loss);
+      expect(ma.tokens).toBe(mb.tokens);
+    }
+    expect(maxParamDiff(before, snapshot(a))).toBeGreaterThan(1e-4);
+    expect(maxParamDiff(snapshot(a), snapshot(b))).toBe(0);
+  });
+
+  it('rows without response tokens are left out of the batch', () => {
+    const { batch, rows } = trainBatch({
+      promptIds: [Int32Array.from([1, 2]), Int32Array.from([3]), Int32Array.from([4])],
+      responseIds: [Int32Array.from([5]), new Int32Array(0), Int32Array.from([6, 7])],
+      advantages: Float32Array.from([0.5, 9, -1]),
+      oldLogprobs: [Float32Array.from([-1]), new Float32Array(0), Float32Array.from([-2, -3])],
+      rowReturns: Float32Array.from([1, 2, 3]),
+    });
+    expect(rows).toEqual([0, 2]);
+    expect(Array.from(batch.ids)).toEqual([1, 2, 5, 4, 6, 7]);
+    expect(Array.from(batch.lengths)).toEqual([3, 3]);
+    expect(Array.from(batch.starts)).toEqual([2, 1]);
+    expect(Array.from(batch.advantages!)).toEqual([0.5, -1, -1]);
+    expect(Array.from(batch.oldLogprobs!)).toEqual([-1, -2, -3]);
+    expect(Array.from(batch.rowReturns!)).toEqual([1, 3]);
+  });
+
+  it('PPO: native values and GAE over the staged batch equal the value head plus the TypeScript GAE', async () => {
+    await using a = await tinyPolicy(10, { vocab: 64, hidden: 32 });
+    await using b = await tinyPolicy(10, { vocab: 64, hidden: 32 });
+    const rows = await splitRows(a, 41);
+    using optA = Optimizer.create(a, { lr: 1e-3, valueHead: true });
+    using optB = Optimizer.create(b, { lr: 1e-3, valueHead: true });
+    const returns = Float32Array.from(rows, (_, i) => (i % 2 ? 1 : -0.5));
+    const ppo = { entropyCoef: 0.01, valueCoef: 0.5, microBatchTokens: 64 };
+    // A first step so the value head is no longer zero and GAE sees real values.
+    const warm = rows.map((r) => ({ ...r, returns: Array(r.response.length).fill(1), oldValues: Array(r.response.length).fill(0) }));
+    await optA.trainStep(warm, ppo);
+    await optB.trainStep(warm, ppo);
+    const { batch } = trainBatch({
+      promptIds: rows.map((r) => Int32Array.from(r.prompt)),
+      responseIds: rows.map((r) => Int32Array.from(r.response)),
+      advantages: new Float32Array(rows.length),
+      oldLogprobs: rows.map((r) => Float32Array.from(r.oldLogprobs!)),
+      rowReturns: returns,
+    });
+    await optA.stage(batch);
+    await optA.gae({ gamma: 0.99, lambda: 0.9, microBatchTokens: 64 });
+    const values = await optB.values(rows, { microBatchTokens: 64 });
+    expect(values.some((v) => v.some((x) => Math.abs(x) > 1e-4))).toBe(true);
+    const lengths = Int32Array.from(rows, (r) => r.response.length);
+    const packed = Float32Array.from(values.flatMap((v) => Array.from(v)));
+    const gae = computeGae({ rowReward: returns, values: packed, responseLengths: lengths, gamma: 0.99, lambda: 0.9 });
+    let k = 0;
+    const withGae = rows.map((r, i) => {
+      const n = lengths[i];
+      const row = { ...r, advantage: gae.advantage.subarray(k, k + n), returns: gae.returns.subarray(k, k + n), oldValues: packed.subarray(k, k + n) };
+      k += n;
+      return row;
+    });
+    const ma = await optA.stagedStep(Int32Array.from([0, 1, 2, 3, 4, 5, 6, 7]), ppo);
+    const mb = await optB.trainStep(withGae, ppo);
+    expect(ma.valueLoss).toBeGreaterThan(0);
+    expect(ma.loss).toBe(mb.loss);
+    expect(maxParamDiff(snapshot(a), snapshot(b))).toBe(0);
+  });
+
+  it('bad staged calls are coded errors', async () => {
+    await using policy = await tinyPolicy(11, { vocab: 64, hidden: 32 });
+    using opt = Optimizer.create(policy, { lr: 1e-3 });
+    const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (hasCode(e, 'E_ARG') ? 'E_ARG' : String(e)));
+    expect(await code(opt.stagedStep(Int32Array.from([0])))).toBe('E_ARG'); // nothing staged
+    const rows = await splitRows(policy, 3);
+    const { batch } = trainBatch({
+      promptIds: rows.map((r) => Int32Array.from(r.prompt)),
+      responseIds: rows.map((r) => Int32Array.from(r.response)),
+      advantages: new Float32Array(rows.length),
+      oldLogprobs: rows.map((r) => Float32Array.from(r.oldLogprobs!)),
+    });
+    await opt.stage(batch);
+    expect(await code(opt.stagedStep(Int32Array.from([8])))).toBe('E_ARG'); // past the last row
+    expect(await code(opt.stagedStep(Int32Array.from([-1])))).toBe('E_ARG');
+    expect(await code(opt.gae({ gamma: 1, lambda: 1 }))).toBe('E_ARG'); // no row returns staged
+    expect(await code(opt.stage({ ...batch, ids: batch.ids.map(() => 999) }))).toBe('E_ARG'); // outside the vocabulary
   });
 });
