@@ -5,6 +5,27 @@
 
 namespace lamer::model {
 
+LeftPadded LeftPad(const std::vector<std::pair<const int64_t*, int64_t>>& rows) {
+  LeftPadded b;
+  for (const auto& [data, len] : rows) b.width = std::max(b.width, len);
+  const int64_t B = static_cast<int64_t>(rows.size());
+  b.ids = at::zeros({B, b.width}, at::kLong);
+  b.mask = at::zeros({B, b.width}, at::kLong);
+  auto ids = b.ids.accessor<int64_t, 2>();
+  auto mask = b.mask.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < B; ++r) {
+    const auto& [data, len] = rows[r];
+    const int64_t off = b.width - len;
+    b.padded = b.padded || off > 0;
+    for (int64_t t = 0; t < len; ++t) {
+      ids[r][off + t] = data[t];
+      mask[r][off + t] = 1;
+    }
+  }
+  b.positions = (b.mask.cumsum(1) - 1).clamp_min(0);
+  return b;
+}
+
 std::vector<std::vector<size_t>> WidestFirstGroups(const std::vector<int64_t>& widths, int64_t budget, double overhead) {
   std::vector<size_t> order;
   for (size_t i = 0; i < widths.size(); ++i) {

@@ -11,31 +11,12 @@ namespace lamer::model {
 
 namespace {
 
-struct PaddedBatch {
-  at::Tensor ids, mask, positions;  // [B, T]
-  int64_t T = 0;
-};
-
-// Left-pads `seqs[index[..]]` into one batch; positions count real tokens only (cumsum(mask) - 1), so a padded row
-// sees the same positions as it would alone.
-PaddedBatch LeftPad(const std::vector<std::vector<int64_t>>& seqs, const std::vector<size_t>& index) {
-  PaddedBatch b;
-  for (size_t j : index) b.T = std::max<int64_t>(b.T, static_cast<int64_t>(seqs[j].size()));
-  const int64_t B = static_cast<int64_t>(index.size());
-  b.ids = at::zeros({B, b.T}, at::kLong);
-  b.mask = at::zeros({B, b.T}, at::kLong);
-  auto ids = b.ids.accessor<int64_t, 2>();
-  auto mask = b.mask.accessor<int64_t, 2>();
-  for (int64_t r = 0; r < B; ++r) {
-    const auto& s = seqs[index[r]];
-    const int64_t off = b.T - static_cast<int64_t>(s.size());
-    for (size_t t = 0; t < s.size(); ++t) {
-      ids[r][off + t] = s[t];
-      mask[r][off + t] = 1;
-    }
-  }
-  b.positions = (b.mask.cumsum(1) - 1).clamp_min(0);
-  return b;
+// Left-pads `seqs[index[..]]` into one batch.
+LeftPadded Pad(const std::vector<std::vector<int64_t>>& seqs, const std::vector<size_t>& index) {
+  std::vector<std::pair<const int64_t*, int64_t>> rows;
+  rows.reserve(index.size());
+  for (size_t j : index) rows.emplace_back(seqs[j].data(), static_cast<int64_t>(seqs[j].size()));
+  return LeftPad(rows);
 }
 
 // Groups sequence indices (longest first, empty ones left out) into micro-batches of padded rows.
@@ -52,16 +33,16 @@ std::vector<std::vector<float>> SequenceLogprobs(Decoder& d, const std::vector<s
   c10::InferenceMode guard;
   std::vector<std::vector<float>> result(seqs.size());
   for (const auto& index : MicroBatches(seqs, budget)) {
-    const PaddedBatch b = LeftPad(seqs, index);
+    const LeftPadded b = Pad(seqs, index);
     const at::Tensor hidden = d.Hidden(b.ids, b.positions, b.mask);
     const int64_t H = hidden.size(-1);
     // The hidden state at padded column c predicts the token at column c + 1.
     std::vector<int64_t> rows, targets;
     for (size_t r = 0; r < index.size(); ++r) {
       const auto& s = seqs[index[r]];
-      const int64_t off = b.T - static_cast<int64_t>(s.size());
+      const int64_t off = b.width - static_cast<int64_t>(s.size());
       for (int64_t t = starts[index[r]]; t < static_cast<int64_t>(s.size()); ++t) {
-        rows.push_back(static_cast<int64_t>(r) * b.T + off + t - 1);
+        rows.push_back(static_cast<int64_t>(r) * b.width + off + t - 1);
         targets.push_back(s[t]);
       }
     }
@@ -83,7 +64,7 @@ at::Tensor SequenceLogits(Decoder& d, const std::vector<std::vector<int64_t>>& s
   c10::InferenceMode guard;
   std::vector<size_t> index(seqs.size());
   std::iota(index.begin(), index.end(), 0);
-  const PaddedBatch b = LeftPad(seqs, index);
+  const LeftPadded b = Pad(seqs, index);
   return d.Logits(d.Hidden(b.ids, b.positions, b.mask)).to(at::kCPU).contiguous();
 }
 

@@ -57,35 +57,28 @@ struct Micro {
 Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<int64_t>& tok_begin,
             const std::vector<int64_t>& out_begin, const std::vector<double>& row_weight) {
   Micro m;
-  int64_t T = 0;
-  for (int64_t r : rows) T = std::max(T, b.length(r));
-  const int64_t B = static_cast<int64_t>(rows.size());
-  m.ids = at::zeros({B, T}, at::kLong);
-  m.mask = at::zeros({B, T}, at::kLong);
-  auto ids = m.ids.accessor<int64_t, 2>();
-  auto mask = m.mask.accessor<int64_t, 2>();
-  for (int64_t i = 0; i < B; ++i) {
+  std::vector<std::pair<const int64_t*, int64_t>> spans;
+  spans.reserve(rows.size());
+  for (int64_t r : rows) spans.emplace_back(b.ids.data() + b.row_begin[r], b.length(r));
+  model::LeftPadded padded = model::LeftPad(spans);
+  const int64_t T = padded.width;
+  for (size_t i = 0; i < rows.size(); ++i) {
     const int64_t r = rows[i];
     const int64_t len = b.length(r);
     const int64_t off = T - len;
     const int64_t* src = b.ids.data() + b.row_begin[r];
-    for (int64_t t = 0; t < len; ++t) {
-      ids[i][off + t] = src[t];
-      mask[i][off + t] = 1;
-    }
     for (int64_t t = b.starts[r]; t < len; ++t) {
-      m.flat.push_back(i * T + off + t - 1);
+      m.flat.push_back(static_cast<int64_t>(i) * T + off + t - 1);
       m.targets.push_back(src[t]);
       m.token.push_back(tok_begin[r] + t - b.starts[r]);
       m.out.push_back(out_begin[r] + t - b.starts[r]);
       m.weight.push_back(row_weight[r]);
     }
   }
-  m.positions = (m.mask.cumsum(1) - 1).clamp_min(0);
+  m.ids = padded.ids;
+  m.positions = padded.positions;
   // Rows of one length need no padding mask: the decoder then runs plain causal attention (a faster kernel).
-  bool padded = false;
-  for (int64_t r : rows) padded = padded || b.length(r) != T;
-  if (!padded) m.mask = at::Tensor();
+  if (padded.padded) m.mask = padded.mask;
   return m;
 }
 
