@@ -98,6 +98,9 @@ class Decoder {
   at::Tensor TokenLogprobs(const at::Tensor& hidden, const at::Tensor& targets, double temperature,
                            int64_t chunk_bytes = 256ll << 20);
 
+  // The output head's weight [vocab, hidden] (the embedding when tied), in compute dtype.
+  at::Tensor LmHeadWeight();
+
   // Releases the parameters (dispose).
   void Clear();
 
@@ -106,7 +109,6 @@ class Decoder {
   at::Tensor W(const std::string& name);
   at::Tensor RmsNorm(const at::Tensor& x, const std::string& weight);
   at::Tensor Linear(const at::Tensor& x, const std::string& prefix, bool bias);
-  at::Tensor LmHeadWeight();
   // cos and sin [B, T, head_dim] for positions [B, T].
   std::pair<at::Tensor, at::Tensor> Rope(const at::Tensor& position_ids);
 

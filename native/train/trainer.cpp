@@ -186,11 +186,15 @@ StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
 }
 
 StepResult Trainer::Step(const StagedBatch& staged, const std::vector<int64_t>& rows, const StepOptions& o) {
+  // Each row at most once: the step keeps per-row offsets and weights by batch row.
+  std::vector<bool> seen(staged.batch.rows(), false);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] < 0 || rows[i] >= staged.batch.rows()) {
       Fail("E_ARG", "train step: row " + std::to_string(rows[i]) + " (position " + std::to_string(i) + ") is not a row of the staged batch (" +
                         std::to_string(staged.batch.rows()) + " rows)");
     }
+    if (seen[rows[i]]) Fail("E_ARG", "train step: row " + std::to_string(rows[i]) + " is named twice");
+    seen[rows[i]] = true;
   }
   return StepRows(staged.batch, rows, o);
 }
@@ -260,8 +264,6 @@ StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& sel
   at::Tensor sums = at::zeros({kSlots}, sopts);
   std::vector<float> logprobs(N);
   const auto micro = MicroBatches(batch, selected, std::max<int64_t>(1, o.micro_batch_tokens));
-  std::string ref_head_name;
-  if (reference_pass && o.reference) ref_head_name = o.reference->config().tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
 
   // Logit chunks: small on the CPU (cache-friendly, bounded host memory); larger on a GPU, where tiny matmuls waste it.
   const int64_t chunk_bytes = o.chunk_bytes > 0 ? o.chunk_bytes : decoder_->device().is_cpu() ? (64ll << 20) : (512ll << 20);
@@ -286,9 +288,7 @@ StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& sel
     if (policy && reference_pass) {
       at::NoGradGuard frozen;
       const at::Tensor rh = o.reference->Hidden(ids, positions, mask);
-      at::Tensor rhead = o.reference->parameters().at(ref_head_name);
-      if (rhead.scalar_type() != o.reference->compute_dtype()) rhead = rhead.to(o.reference->compute_dtype());
-      ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), rhead, targets, L.temperature, false, chunk_bytes)
+      ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), o.reference->LmHeadWeight(), targets, L.temperature, false, chunk_bytes)
                    .logprobs.to(score);
     }
     const at::Tensor hidden = decoder_->Hidden(ids, positions, mask, nullptr, runner);

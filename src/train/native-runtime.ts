@@ -120,8 +120,8 @@ class NativeRuntime implements PolicyRuntime {
     // positions as one process would, and trains on its own rows of each global mini-batch (gradients summed over
     // the ranks): the same mini-batches, and the same steps, as one process given every rank's rows.
     const dist = this.#dist;
-    const groups = batch.groups ? Int32Array.from(rows, (i) => batch.groups![i]) : undefined;
-    const global = dist ? await globalRowOrder(dist, usable, groups) : undefined;
+    const groups = batch.groups;
+    const global = dist ? await globalRowOrder(dist, usable, groups && Int32Array.from(rows, (i) => groups[i])) : undefined;
     const positions = global ? Array.from({ length: global.total }, (_, g) => g) : usable;
     if (dist) options.group = dist.native;
     for (let epoch = 0; epoch < config.optim.epochs; epoch++) {

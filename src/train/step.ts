@@ -10,7 +10,6 @@ import { Tensor } from '../tensor.js';
 import { configSchema, type TrainerConfig } from './config.js';
 import { METHOD_SPECS } from '../eval/methods.js';
 import { addon } from '../native/addon.js';
-import { expandToTokens } from '../algo/tokens.js';
 import type { NativeDistGroup, NativeModel, NativeTrainBatch, NativeTrainer, NativeTrainMetrics, NativeTrainStepOptions } from '../native/types.js';
 
 export type Aggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean';
@@ -173,10 +172,6 @@ function column(rows: readonly TrainRow[], pick: (r: TrainRow) => ArrayLike<numb
   const present = rows.filter((r) => pick(r) !== undefined).length;
   if (present === 0) return undefined;
   if (present !== rows.length) throw new LamerError('E_ARG', `train rows: '${name}' is given for ${present} of ${rows.length} rows; give it for all or none`);
-  // One value per row (GiGPO, GRPO advantages): the same value over the row's response tokens.
-  if (rows.every((r) => typeof pick(r) === 'number')) {
-    return expandToTokens(Float32Array.from(rows, (r) => pick(r) as number), Int32Array.from(rows, (r) => r.response.length));
-  }
   const out = new Float32Array(total);
   let k = 0;
   rows.forEach((r, i) => {
@@ -231,7 +226,7 @@ export function packRows(rows: readonly (TrainRow | SftRow)[]): NativeTrainBatch
 
 /**
  * The columns of an iteration's rows that have response tokens (rows without any carry no gradient): one copy of the
- * tokens, advantages spread over each row's response tokens. `rows` maps a batch row to its index in `update`.
+ * tokens, advantages spread over each row's response tokens (packRows). `rows` maps a batch row to its index in `update`.
  */
 export function trainBatch(update: {
   promptIds: readonly ArrayLike<number>[];

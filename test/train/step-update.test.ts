@@ -379,6 +379,7 @@ describe('staged batch (what the trainer runs: the iteration staged once, mini-b
     await opt.stage(batch);
     expect(await code(opt.stagedStep(Int32Array.from([8])))).toBe('E_ARG'); // past the last row
     expect(await code(opt.stagedStep(Int32Array.from([-1])))).toBe('E_ARG');
+    expect(await code(opt.stagedStep(Int32Array.from([2, 2])))).toBe('E_ARG'); // a row named twice
     expect(await code(opt.gae({ gamma: 1, lambda: 1 }))).toBe('E_ARG'); // no row returns staged
     expect(await code(opt.stage({ ...batch, ids: batch.ids.map(() => 999) }))).toBe('E_ARG'); // outside the vocabulary
   });
