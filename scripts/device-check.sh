@@ -2,7 +2,8 @@
 # The GPU checks of the engine in one run, for a machine with a CUDA GPU (for the project's lent device machine:
 # `bash .device/run 'bash scripts/device-check.sh'` after ../shared/device/pack): the CUDA graph tests (graphs equal eager
 # decoding, log-probs against the model, a train step seen by the next replay), then the GPU engine bench beside
-# transformers. Logs and the bench's JSON go to $OUT (default /tmp/lamer-device-check). About 6-8 minutes on one H200.
+# transformers. Logs and the bench's JSON go to $OUT (default /tmp/lamer-device-check). Not yet run on a GPU: how long
+# it takes there is unmeasured.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/lamer-device-check}

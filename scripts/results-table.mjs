@@ -11,6 +11,7 @@ import { register } from 'tsx/esm/api';
 register();
 const { compareRuns } = await import('../src/eval/across-runs.ts');
 const { readRunEvaluation } = await import('../src/cli/commands/compare.ts');
+const { describeTaskSet } = await import('../src/eval/evaluate.ts');
 
 const args = process.argv.slice(2);
 const as = [];
@@ -35,7 +36,6 @@ const pct = (x) => (100 * x).toFixed(1);
 const signed = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
 const interval = (i) => (i ? `${signed(i.mean)} (${signed(i.low)} to ${signed(i.high)})` : '-');
 const level = (i) => (i ? `${pct(i.mean)} (${pct(i.low)} to ${pct(i.high)})` : '-');
-const tasks = [...new Set(c.runs.map((r) => r.tasks))].join('/');
 const seeds = c.runs.map((r) => r.seed ?? r.run).join(', ');
 
 // Reflections right, summed over the seeds, for the methods that reflect.
@@ -50,7 +50,11 @@ for (const r of runs) {
   }
 }
 
-console.log(`${c.runs.length} seeds (${seeds}), ${tasks} distinct held-out tasks each (the same tasks in every seed); mean over the seeds, 95% t-interval on ${c.runs.length - 1} d.o.f.\n`);
+// compareRuns refuses runs whose records name different task lists, so "the same tasks" is checked, not assumed.
+console.log(
+  `${c.runs.length} seeds (${seeds}), each scored on the same ${describeTaskSet(c.taskSet)} (task hash ${c.taskSet.hash.slice(0, 12)}); ` +
+    `mean over the seeds, 95% t-interval on ${c.runs.length - 1} d.o.f.\n`,
+);
 console.log(`| method | pass@1 / pass@2 / pass@${n} | pass@${n} (95% CI over seeds) | reflections right |`);
 console.log('|---|---|---|---|');
 for (const m of c.methods) {

@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'E_IO' // a file could not be read or written
   | 'E_INTERRUPTED' // stopped by a signal (SIGINT, SIGTERM) or an abort before it finished
   | 'E_EXISTS' // a run folder already holds a run (resume it, name the new one otherwise, or force)
+  | 'E_LOCKED' // a run folder is claimed by another running process (its lock names the holder)
+  | 'E_TASKS' // records of evaluations on different task lists (or without a record of their tasks) were to be paired
   | 'E_DIST'; // distributed training: a rank died or stopped answering, a collective timed out, a bad rendezvous
 
 export class LamerError extends Error {

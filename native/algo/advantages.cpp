@@ -1,6 +1,6 @@
 // CPU kernel of returns and advantages. It repeats the TS reference's arithmetic in the same order (sums in row
-// order, the same recursions, double precision throughout), so the two agree to the last bit on the CPU and the
-// property tests can hold them to 1e-5 even for extreme rewards, where std + eps amplifies rounding differences.
+// order, the same recursions, double precision throughout), so the property tests can hold the two to 1e-5 even for
+// extreme rewards, where std + eps amplifies rounding differences.
 #include "advantages.h"
 
 #include <cmath>

@@ -5,6 +5,7 @@
 
 import { LamerError } from '../errors.js';
 import { compareMethods, formatInterval, type CompareOptions, type Interval, type PairedComparison } from './compare.js';
+import { describeTaskSet, type TaskSet } from './evaluate.js';
 
 /**
  * P(T <= t) for Student's t with an integer number of degrees of freedom, from the finite series in
@@ -90,7 +91,7 @@ export interface RunEvaluation {
   run: string;
   /** The run's seed, where known. */
   seed?: number;
-  results: ReadonlyArray<{ method: string; passAtK: readonly number[]; tasks: number; firstWin?: readonly number[] }>;
+  results: ReadonlyArray<{ method: string; passAtK: readonly number[]; tasks: number; firstWin?: readonly number[]; taskSet?: TaskSet }>;
 }
 
 export interface MethodAcrossRuns {
@@ -117,6 +118,8 @@ export interface PairAcrossRuns {
 
 export interface RunsComparison {
   runs: Array<{ run: string; seed?: number; tasks: number }>;
+  /** The tasks every method of every run was scored on. */
+  taskSet: TaskSet;
   episodes: number;
   methods: MethodAcrossRuns[];
   /** `a` (default: the first method of the first run) against each other method present in every run. */
@@ -133,6 +136,33 @@ export interface CompareRunsOptions extends CompareOptions {
 }
 
 /**
+ * The task list every evaluation of every run scored (SPEC §11: records say what they scored, and comparisons refuse
+ * records of different task lists): seeds pair only when they were scored on the same tasks.
+ */
+function commonTaskSet(runs: readonly RunEvaluation[]): TaskSet {
+  const first = runs[0];
+  const firstSet = first.results[0].taskSet;
+  for (const r of runs) {
+    for (const m of r.results) {
+      if (!m.taskSet) {
+        throw new LamerError(
+          'E_TASKS',
+          `compareRuns: run ${r.run} does not record which tasks ${m.method} was scored on (an evaluation of an earlier build); evaluate it again with this build to compare it`,
+        );
+      }
+      if (m.taskSet.hash !== firstSet!.hash) {
+        throw new LamerError(
+          'E_TASKS',
+          `compareRuns: run ${r.run} scored ${m.method} on ${describeTaskSet(m.taskSet)} (task hash ${m.taskSet.hash.slice(0, 12)}), run ${first.run} ` +
+            `scored ${first.results[0].method} on ${describeTaskSet(firstSet!)} (${firstSet!.hash.slice(0, 12)}): runs are compared only on the same tasks`,
+        );
+      }
+    }
+  }
+  return firstSet!;
+}
+
+/**
  * Compares methods over several runs: per method its pass@k in each run and on average; per pair (a against every
  * other method that every run evaluated) the paired bootstrap inside each run and the t-interval across runs.
  */
@@ -144,6 +174,7 @@ export function compareRuns(runs: readonly RunEvaluation[], options: CompareRuns
       throw new LamerError('E_ARG', `compareRuns: run ${JSON.stringify(r?.run)} has no evaluated methods`);
     }
   }
+  const taskSet = commonTaskSet(runs);
   const episodes = runs[0].results[0].passAtK.length;
   for (const r of runs) {
     for (const m of r.results) {
@@ -176,7 +207,7 @@ export function compareRuns(runs: readonly RunEvaluation[], options: CompareRuns
           throw new LamerError('E_ARG', `compareRuns: run ${r.run} has no per-task outcomes (firstWin) for ${ra.firstWin ? b : a}; re-run its evaluation with this build`);
         }
         const bootstrap = { resamples: options.resamples, seed: r.seed ?? options.seed ?? 0 };
-        const comparison = compareMethods({ method: a, firstWin: ra.firstWin }, { method: b, firstWin: rb.firstWin }, episodes, bootstrap);
+        const comparison = compareMethods({ method: a, firstWin: ra.firstWin, taskSet: ra.taskSet }, { method: b, firstWin: rb.firstWin, taskSet: rb.taskSet }, episodes, bootstrap);
         return { run: r.run, ...(r.seed !== undefined ? { seed: r.seed } : {}), comparison };
       });
       const passAtN = across(perRun.map((p) => p.comparison.passAtN.mean));
@@ -185,6 +216,7 @@ export function compareRuns(runs: readonly RunEvaluation[], options: CompareRuns
     });
   return {
     runs: runs.map((r) => ({ run: r.run, ...(r.seed !== undefined ? { seed: r.seed } : {}), tasks: find(r, a).tasks })),
+    taskSet,
     episodes,
     methods: methodRows,
     pairs,
@@ -207,8 +239,7 @@ export function formatRunsComparison(c: RunsComparison): string {
   const n = c.episodes;
   const label = (r: { run: string; seed?: number }) => (r.seed !== undefined ? `${r.run} (seed ${r.seed})` : r.run);
   const out: string[] = [];
-  const tasks = [...new Set(c.runs.map((r) => r.tasks))].join('/');
-  out.push(`pass@k in % over ${c.runs.length} run${c.runs.length === 1 ? '' : 's'} (${tasks} held-out tasks each)`);
+  out.push(`pass@k in % over ${c.runs.length} run${c.runs.length === 1 ? '' : 's'}, each on the same ${describeTaskSet(c.taskSet)} (task hash ${c.taskSet.hash.slice(0, 12)})`);
   const header = ['method', 'run', ...Array.from({ length: n }, (_, k) => `pass@${k + 1}`)];
   const rows: string[][] = [header];
   for (const m of c.methods) {

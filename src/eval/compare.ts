@@ -5,6 +5,7 @@
 
 import { LamerError } from '../errors.js';
 import { Rng } from '../util/rng.js';
+import { describeTaskSet, type TaskSet } from './evaluate.js';
 
 export interface Interval {
   /** Difference a - b in fractions (points / 100). */
@@ -17,6 +18,8 @@ export interface PairedComparison {
   a: string;
   b: string;
   tasks: number;
+  /** The tasks both were scored on (absent when the records name none). */
+  taskSet?: TaskSet;
   /** N: the pass@N compared. */
   episodes: number;
   /** pass@N(a) - pass@N(b). */
@@ -44,11 +47,18 @@ function check(name: string, firstWin: readonly number[], episodes: number): voi
  * win on task i, -1 when every attempt failed), which must come from the same tasks in the same order.
  */
 export function compareMethods(
-  a: { method: string; firstWin: readonly number[] },
-  b: { method: string; firstWin: readonly number[] },
+  a: { method: string; firstWin: readonly number[]; taskSet?: TaskSet },
+  b: { method: string; firstWin: readonly number[]; taskSet?: TaskSet },
   episodes: number,
   options: CompareOptions = {},
 ): PairedComparison {
+  if (a.taskSet && b.taskSet && a.taskSet.hash !== b.taskSet.hash) {
+    throw new LamerError(
+      'E_TASKS',
+      `compareMethods: ${a.method} was scored on ${describeTaskSet(a.taskSet)} (task hash ${a.taskSet.hash.slice(0, 12)}) and ${b.method} on ` +
+        `${describeTaskSet(b.taskSet)} (${b.taskSet.hash.slice(0, 12)}); a paired comparison needs both on the same tasks`,
+    );
+  }
   if (!Number.isInteger(episodes) || episodes < 1) throw new LamerError('E_ARG', `compareMethods: episodes must be a positive integer, found ${episodes}`);
   check(a.method, a.firstWin, episodes);
   check(b.method, b.firstWin, episodes);
@@ -90,6 +100,7 @@ export function compareMethods(
     a: a.method,
     b: b.method,
     tasks: n,
+    ...(a.taskSet ? { taskSet: a.taskSet } : {}),
     episodes,
     passAtN: interval(passMeans, mean(dPass)),
     gain: interval(gainMeans, mean(dGain)),
@@ -102,7 +113,7 @@ export function compareMethods(
  * per-task outcomes, or with a different task count, is left out.
  */
 export function compareWithFirst(
-  results: ReadonlyArray<{ method: string; firstWin?: readonly number[] }>,
+  results: ReadonlyArray<{ method: string; firstWin?: readonly number[]; taskSet?: TaskSet }>,
   episodes: number,
   options: CompareOptions = {},
 ): PairedComparison[] {
@@ -110,7 +121,7 @@ export function compareWithFirst(
   const out: PairedComparison[] = [];
   for (const other of others) {
     if (!first.firstWin || !other.firstWin || first.firstWin.length !== other.firstWin.length) continue;
-    out.push(compareMethods({ method: first.method, firstWin: first.firstWin }, { method: other.method, firstWin: other.firstWin }, episodes, options));
+    out.push(compareMethods({ ...first, firstWin: first.firstWin }, { ...other, firstWin: other.firstWin }, episodes, options));
   }
   return out;
 }
@@ -127,6 +138,6 @@ export function formatComparison(c: PairedComparison): string {
   return [
     line(`pass@${c.episodes}`, c.passAtN),
     line(`gain pass@1->${c.episodes}`, c.gain),
-    `(paired bootstrap over the ${c.tasks} held-out tasks, ${c.resamples} resamples)`,
+    `(paired bootstrap over the ${c.taskSet ? describeTaskSet(c.taskSet) : `${c.tasks} tasks`}, ${c.resamples} resamples)`,
   ].join('\n');
 }

@@ -4,7 +4,8 @@
 // task space does not score the same board twice as if it were two.
 
 import type { MemoryMode } from '../agent/memory.js';
-import { SELECT_SEEDS, TRAIN_SEEDS, seedSplitOf, taskSeed } from '../envs/common/seeds.js';
+import { EVAL_SEEDS, SELECT_SEEDS, TRAIN_SEEDS, seedSplitOf, taskSeed } from '../envs/common/seeds.js';
+import { distinctTaskSeeds, taskListHash, type TaskListHash } from '../envs/common/task-lists.js';
 import type { PromptStyle } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { EVAL_SAMPLING, type PolicySource, type SamplingOptions } from '../rollout/policy.js';
@@ -26,6 +27,11 @@ export interface EvaluateOptions {
    * rollout or demonstration draws (SELECT_SEED_INDEX), for choosing defaults on tasks other than the evaluation's.
    */
   split?: EvalSplit;
+  /**
+   * With a task count: the index of the first task in the split's sequence of distinct tasks (default 0), so that a
+   * set of tasks nothing else has scored can be drawn (e.g. a confirmation set far from the first tasks).
+   */
+  offset?: number;
   method: Method;
   /** N: episodes (attempts) per task. Default 3. */
   episodes?: number;
@@ -63,6 +69,36 @@ export type ReflectionSource = 'model' | 'expert';
 /** Which tasks an evaluation scores: held-out ones, or training-split ones for model selection (SPEC §11). */
 export type EvalSplit = 'eval' | 'select';
 
+/** What an evaluation scored: which split, which tasks of it, and a content hash of the task list (SPEC §11). */
+export interface TaskSet extends TaskListHash {
+  split: EvalSplit;
+  /** Index of the first task in the split's sequence of distinct tasks; null for an explicit list of seeds. */
+  offset: number | null;
+  count: number;
+}
+
+/** "held-out tasks 0-255 (development set)", "model-selection tasks 0-127", "held-out tasks 4096-4607". */
+export function describeTaskSet(set: Pick<TaskSet, 'split' | 'offset' | 'count'>): string {
+  const kind = set.split === 'select' ? 'model-selection' : 'held-out';
+  if (set.offset === null) return `${set.count} ${kind} tasks (given seeds)`;
+  const range = `${kind} tasks ${set.offset}-${set.offset + set.count - 1}`;
+  // The first evaluation tasks are what every evaluation scores by default, and so what choices have been made on.
+  return set.split === 'eval' && set.offset === 0 ? `${range} (development set)` : range;
+}
+
+/** A task set read from a record (eval.json, metrics.jsonl) if it is well formed, else undefined. */
+export function readTaskSet(value: unknown): TaskSet | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const t = value as Record<string, unknown>;
+  const count = t.count;
+  const offset = t.offset;
+  if (t.split !== 'eval' && t.split !== 'select') return undefined;
+  if (!(offset === null || (Number.isInteger(offset) && (offset as number) >= 0))) return undefined;
+  if (!Number.isInteger(count) || (count as number) < 1) return undefined;
+  if (typeof t.hash !== 'string' || !/^[0-9a-f]{64}$/.test(t.hash) || (t.by !== 'content' && t.by !== 'seed')) return undefined;
+  return { split: t.split, offset: offset as number | null, count: count as number, hash: t.hash, by: t.by };
+}
+
 /**
  * Index in the training split of the first model-selection task (SELECT_SEEDS). Where the environment splits content
  * (MineSweeper), these seeds draw model-selection content only, which neither the evaluation nor the demonstrations
@@ -85,6 +121,8 @@ export interface EvalResult {
   reflectionChecks: ReflectionChecks;
   /** Who wrote the reflections. */
   reflections: ReflectionSource;
+  /** The tasks scored: split, first task, count and content hash. */
+  taskSet: TaskSet;
   /** Per trial, in task order: every prompt and response, and the reflections (for reading, not for scoring). */
   transcripts: TrialTranscript[];
 }
@@ -120,48 +158,30 @@ export function countReflectionChecks(trials: ReadonlyArray<{ reflectionsCorrect
   return { checked, correct };
 }
 
-/** Evaluation seeds scanned per task wanted before a task space is declared too small for the count. */
-const SCAN_PER_TASK = 100;
-
 /**
- * Evaluation task seeds: for a count, the first `count` seeds of the evaluation split, skipping a seed whose task repeats
- * an earlier one by content when `env` makes environments that name it (Environment.taskKey); or the given seeds after
- * checking their split.
+ * Evaluation task seeds: for a count, tasks [offset, offset + count) of the split's sequence of distinct tasks (a seed
+ * whose task repeats an earlier one by content is skipped where `env` makes environments that name it,
+ * Environment.taskKey), so sets at disjoint offsets share no task; or the given seeds after checking their split.
  */
-export function evalTaskSeeds(tasks: number | readonly number[], env?: EnvFactory, split: EvalSplit = 'eval'): number[] {
+export function evalTaskSeeds(tasks: number | readonly number[], env?: EnvFactory, split: EvalSplit = 'eval', offset = 0): number[] {
   if (split !== 'eval' && split !== 'select') {
     throw new LamerError('E_ARG', `evaluate option split: expected eval or select, found ${JSON.stringify(split)}`);
   }
-  const nth = (i: number): number => (split === 'eval' ? taskSeed('eval', i) : taskSeed('train', SELECT_SEED_INDEX + i));
-  if (split === 'select' && typeof tasks !== 'number') {
+  if (typeof tasks !== 'number' && split === 'select') {
     throw new LamerError('E_ARG', 'evaluate option tasks: the select split takes a task count, not seeds');
   }
   if (typeof tasks === 'number') {
     if (!Number.isInteger(tasks) || tasks < 1) {
       throw new LamerError('E_ARG', `evaluate option tasks: expected a positive task count, found ${tasks}`);
     }
-    const probe = env?.();
-    if (!probe?.taskKey) return Array.from({ length: tasks }, (_, i) => nth(i));
-    const seen = new Set<string>();
-    const seeds: number[] = [];
-    const scan = Math.max(10_000, SCAN_PER_TASK * tasks);
-    for (let i = 0; i < scan && seeds.length < tasks; i++) {
-      const seed = nth(i);
-      probe.reset(seed);
-      const key = probe.taskKey();
-      if (seen.has(key)) continue;
-      seen.add(key);
-      seeds.push(seed);
+    if (!Number.isInteger(offset) || offset < 0) {
+      throw new LamerError('E_ARG', `evaluate option offset: expected the index of the first task (an integer >= 0), found ${offset}`);
     }
-    if (seeds.length < tasks) {
-      throw new LamerError(
-        'E_ARG',
-        `evaluate option tasks: ${tasks} distinct ${split === 'eval' ? 'held-out' : 'model-selection'} tasks wanted, but the first ${scan} ${split === 'eval' ? 'evaluation' : 'model-selection'} seeds of ${probe.name} give only ` +
-          `${seeds.length}; evaluate fewer tasks or use a larger task space (e.g. a larger board)`,
-      );
-    }
-    return seeds;
+    const nth = (i: number): number => (split === 'eval' ? taskSeed('eval', i) : taskSeed('train', SELECT_SEED_INDEX + i));
+    const length = split === 'eval' ? EVAL_SEEDS.end - EVAL_SEEDS.start : SELECT_SEEDS.end - SELECT_SEEDS.start;
+    return distinctTaskSeeds(nth, tasks, env, { offset, length, what: `evaluate option tasks: ${split === 'eval' ? 'held-out' : 'model-selection'}` });
   }
+  if (offset !== 0) throw new LamerError('E_ARG', 'evaluate option offset: explicit seeds take no offset');
   if (!Array.isArray(tasks) || tasks.length === 0) {
     throw new LamerError('E_ARG', 'evaluate option tasks: expected a task count or a non-empty array of seeds');
   }
@@ -189,7 +209,10 @@ function evalPolicy(options: EvaluateOptions, reflections: ReflectionSource): Po
 /** Runs one trial per evaluation task with the method's trial mode and reports pass@1..N. */
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const mode = evalTrialMode(options.method);
-  const seeds = evalTaskSeeds(options.tasks, options.env, options.split);
+  const split = options.split ?? 'eval';
+  const offset = options.offset ?? 0;
+  const seeds = evalTaskSeeds(options.tasks, options.env, split, offset);
+  const taskSet: TaskSet = { split, offset: typeof options.tasks === 'number' ? offset : null, count: seeds.length, ...taskListHash(seeds, options.env) };
   const reflections = options.reflections ?? 'model';
   if (reflections !== 'model' && reflections !== 'expert') {
     throw new LamerError('E_ARG', `evaluate option reflections: expected model or expert, found ${JSON.stringify(reflections)}`);
@@ -261,6 +284,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     stats,
     reflectionChecks: countReflectionChecks(trials),
     reflections,
+    taskSet,
     transcripts,
   };
 }

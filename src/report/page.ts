@@ -2,7 +2,7 @@
 // across-seed summary (mean difference with a t-interval over the seeds' own differences, SPEC §11). Every value read
 // from a file is escaped.
 import { compareWithFirst, formatInterval } from '../eval/compare.js';
-import { formatCheckedShare } from '../eval/evaluate.js';
+import { describeTaskSet, formatCheckedShare } from '../eval/evaluate.js';
 import type { RunsComparison } from '../eval/across-runs.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from '../train/events.js';
 import { byMethodOrder, escapeHtml, lineChart, methodColor, type ChartOptions, type Series } from './charts.js';
@@ -52,13 +52,15 @@ export function renderSection(title: string, events: TrainerEvent[], note = ''):
         )
         .join('')}</table>`
     : '<p>No evaluation yet.</p>';
-  // Methods evaluated on the same held-out tasks (same environment, count and N): the first against each other one.
-  const paired = latest.filter((e) => e.env === latest[0]?.env && e.tasks === latest[0].tasks && e.passAtK.length === latest[0].passAtK.length);
+  // Methods evaluated on the same tasks (same environment, N and recorded task list): the first against each other one.
+  const paired = latest.filter(
+    (e) => e.env === latest[0]?.env && e.tasks === latest[0].tasks && e.passAtK.length === latest[0].passAtK.length && e.taskSet?.hash === latest[0].taskSet?.hash,
+  );
   const comparisons = paired.length > 1 ? compareWithFirst(paired, paired[0].passAtK.length) : [];
   const comparison = comparisons.length
     ? `<table><tr><th>difference</th><th>pass@${comparisons[0].episodes} (95% CI)</th><th>gain pass@1-&gt;${comparisons[0].episodes} (95% CI)</th></tr>${comparisons
         .map((c) => `<tr><td>${escapeHtml(c.a)} - ${escapeHtml(c.b)}</td><td>${escapeHtml(formatInterval(c.passAtN))}</td><td>${escapeHtml(formatInterval(c.gain))}</td></tr>`)
-        .join('')}</table><p>Points, paired bootstrap over the ${escapeHtml(comparisons[0].tasks)} held-out tasks of this run (${escapeHtml(comparisons[0].resamples)} resamples, seed 0).</p>`
+        .join('')}</table><p>Points, paired bootstrap over the ${escapeHtml(comparisons[0].taskSet ? describeTaskSet(comparisons[0].taskSet) : `${comparisons[0].tasks} tasks`)} of this run (${escapeHtml(comparisons[0].resamples)} resamples, seed 0).</p>`
     : '';
 
   const charts: string[] = [];
@@ -76,7 +78,8 @@ export function renderSection(title: string, events: TrainerEvent[], note = ''):
         points: ev.filter((e) => e.passAtK.length > k).map((e) => [e.iteration, 100 * e.passAtK[k]] as [number, number]),
       }));
     });
-    charts.push(lineChart('pass@k on held-out tasks (%)', passSeries, { yLabel: '%', yMin: 0, yMax: 100, integerX: true }));
+    const scored = evals.at(-1)?.taskSet;
+    charts.push(lineChart(`pass@k on ${scored ? describeTaskSet(scored) : 'the evaluation tasks'} (%)`, passSeries, { yLabel: '%', yMin: 0, yMax: 100, integerX: true }));
   }
   for (const c of ITERATION_CHARTS) {
     const series: Series[] = methods.map((m) => ({
@@ -132,9 +135,8 @@ export function renderSeedSummary(name: string, c: RunsComparison): string {
           .join('')}</tr>`,
     )
     .join('');
-  const tasks = [...new Set(c.runs.map((r) => r.tasks))].join('/');
   return `<section class="summary"><h2>${escapeHtml(name)}: ${c.runs.length} seeds</h2>
-<p>Mean over the seeds, with a 95% Student-t interval on ${c.runs.length - 1} degrees of freedom over the seeds' own figures (${escapeHtml(tasks)} held-out tasks per seed).</p>
+<p>Mean over the seeds, with a 95% Student-t interval on ${c.runs.length - 1} degrees of freedom over the seeds' own figures (every seed on the same ${escapeHtml(describeTaskSet(c.taskSet))}).</p>
 <table><tr><th>method</th>${Array.from({ length: n }, (_, k) => `<th>pass@${k + 1}</th>`).join('')}<th>pass@${n} across seeds (95% CI)</th>${seeds.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr>${methodRows}</table>
 <table><tr><th>difference</th><th>pass@${n} (95% CI)</th><th>gain pass@1-&gt;${n} (95% CI)</th>${seeds.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr>${pairRows}</table>
 </section>`;

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { LamerError } from '../errors.js';
+import { readTaskSet } from '../eval/evaluate.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from '../train/events.js';
 
 export interface ReadMetrics {
@@ -32,6 +33,8 @@ function wellFormed(value: unknown): TrainerEvent | null {
     if (!isString(e.method) || !isNumber(e.iteration) || !isString(e.env) || !isNumber(e.tasks)) return null;
     if (!Array.isArray(e.passAtK) || e.passAtK.length === 0 || !e.passAtK.every(isNumber)) return null;
     const out: EvalEvent = { type: 'eval', method: e.method, iteration: e.iteration, env: e.env, tasks: e.tasks, passAtK: e.passAtK as number[] };
+    const taskSet = readTaskSet(e.taskSet);
+    if (taskSet && taskSet.count === e.tasks) out.taskSet = taskSet;
     if (Array.isArray(e.firstWin) && e.firstWin.length === e.tasks && e.firstWin.every((x) => Number.isInteger(x))) out.firstWin = e.firstWin as number[];
     const checks = e.reflectionChecks as Record<string, unknown> | undefined;
     if (checks && isNumber(checks.checked) && isNumber(checks.correct)) out.reflectionChecks = { checked: checks.checked, correct: checks.correct };

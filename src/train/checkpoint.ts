@@ -4,6 +4,7 @@ import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, 
 import { basename, dirname, join } from 'node:path';
 import { LamerError } from '../errors.js';
 import { makeDirs, writeFileAtomic } from '../util/fs.js';
+import { processAlive } from '../util/process.js';
 
 export { writeFileAtomic };
 
@@ -90,16 +91,6 @@ export function latestCheckpoint(checkpointsDir: string): string | undefined {
   return all.length ? join(checkpointsDir, all[all.length - 1]) : undefined;
 }
 
-/** True when the process `pid` is alive (ours included). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the temporary files and folders that atomic writes of this process or of a process no longer running left
  * in `dir` and its subfolders (`depth` levels): `.NAME.tmp-PID` folders and `NAME.tmp-PID-TIME` files of writes cut
@@ -111,7 +102,7 @@ export function removeStaleTemporaries(dir: string, depth = 2): number {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     const m = /\.tmp-(\d+)(?:-\d+)?$/.exec(entry.name);
-    if (m && (Number(m[1]) === process.pid || !alive(Number(m[1])))) {
+    if (m && (Number(m[1]) === process.pid || !processAlive(Number(m[1])))) {
       rmSync(path, { recursive: true, force: true });
       removed++;
     } else if (entry.isDirectory() && depth > 0) {

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { LamerError } from '../errors.js';
 import { readRegularFile } from '../util/fs.js';
 
-import { METHODS } from '../eval/methods.js';
+import { METHODS, TRAINED_METHODS } from '../eval/methods.js';
+import { TASK_BLOCKS, TASK_BLOCK_SIZE } from '../envs/common/seeds.js';
 
 const positiveInt = z.number().int().positive();
 const unitInterval = z.number().min(0).max(1);
@@ -21,10 +22,10 @@ const modelSchema = z
       .object({
         preset: z.enum(['tiny', 'small']).default('small').describe('size of the created model: tiny or small (hidden 256, 4 layers)'),
         tokenizer: z.enum(['compact', 'qwen3']).default('compact').describe('compact (one token per grid cell, for models trained from scratch) or qwen3'),
-        seed: z.number().int().nonnegative().default(0).describe("seed of the created model's random weights"),
+        seed: z.number().int().nonnegative().nullable().default(null).describe("seed of the created model's random weights (null: the run seed)"),
       })
       .strict()
-      .default({ preset: 'small', tokenizer: 'compact', seed: 0 }).describe('the model created when no path is given'),
+      .default({ preset: 'small', tokenizer: 'compact', seed: null }).describe('the model created when no path is given'),
     /** `auto`: CUDA when the addon has CUDA and sees a GPU, else the CPU (the run's first log line says which). */
     device: z.string().regex(/^(auto|cpu|cuda(:\d+)?)$/, "expected 'auto', 'cpu', 'cuda' or 'cuda:N'").default('auto').describe('auto (CUDA when the addon has it and sees a GPU), cpu, cuda or cuda:N'),
     dtype: z.enum(['float32', 'bfloat16']).default('float32').describe('compute dtype of the forward'),
@@ -65,6 +66,11 @@ const rolloutSchema = z
     topK: z.number().int().nonnegative().default(0).describe('top-k cut of training rollouts (0: none)'),
     maxPromptTokens: positiveInt.default(2048).describe('longest prompt, in tokens'),
     maxResponseTokens: positiveInt.default(1024).describe('longest response, in tokens'),
+    /**
+     * Which block of training tasks the iterations draw, in order (iteration i plays the block's tasks
+     * (i - 1) x tasksPerIteration onwards); two blocks share no task seed. null: the run seed.
+     */
+    taskSeed: z.number().int().nonnegative().nullable().default(null).describe('block of training tasks the iterations draw (null: the run seed); two blocks share no task'),
     /** Generation slots run together by the engine (continuous batching). */
     slots: positiveInt.default(64).describe('rows the generation engine decodes together'),
   })
@@ -146,6 +152,12 @@ const evalSchema = z
      * training rollout or demonstration draws, on which settings are compared before they become defaults (SPEC §11).
      */
     split: z.enum(['eval', 'select']).default('eval').describe('eval: held-out tasks; select: training-split tasks no rollout draws, for choosing settings'),
+    /**
+     * Index of the first task scored in the split's sequence of distinct tasks. 0 scores the first `tasks` (the
+     * development set, which every evaluation scores by default); a set that nothing else has scored (a confirmation
+     * set) starts far beyond it. Sets of one split at disjoint ranges share no task.
+     */
+    offset: z.number().int().nonnegative().default(0).describe("index of the first task scored in the split's sequence of distinct tasks (0: the development set)"),
   })
   .strict();
 
@@ -186,6 +198,12 @@ const sftSchema = z
      * from scratch must learn to copy the mine and the safe cells out of the trajectory exactly.
      */
     reflectionWeight: z.number().int().positive().default(3).describe('times each reflection row is repeated'),
+    /**
+     * Which block of training tasks the demonstrations are played on (its first distinct tasks by content, one per
+     * trialsPerTask trials); two blocks share no task seed, and no block shares one with the iterations'. null: the
+     * run seed.
+     */
+    taskSeed: z.number().int().nonnegative().nullable().default(null).describe('block of training tasks the demonstrations are played on (null: the run seed)'),
     lr: z.number().positive().default(1e-3).describe('learning rate of the warm start'),
     batchRows: positiveInt.default(32).describe('rows per warm-start step'),
   })
@@ -202,7 +220,12 @@ export const configSchema = z
       })
       .default('run')
       .describe("the run folder's name (runsDir/name)"),
-    seed: z.number().int().nonnegative().default(0).describe('seed of the run (tasks, sampling, shuffles)'),
+    /**
+     * A seed varies what a replication varies (SPEC §11): the model's initial weights (model.init.seed), the
+     * demonstration tasks (sft.taskSeed), the training tasks (rollout.taskSeed), sampling and shuffles, except where
+     * the config pins one of those fields. The evaluation tasks are the same for every seed, so seeds pair.
+     */
+    seed: z.number().int().nonnegative().default(0).describe('seed of the run: initial weights, demonstration and training tasks (where not pinned), sampling, shuffles; not the evaluation tasks'),
     /** Where runs are written; the run folder is `${runsDir}/${name}`. */
     runsDir: z.string().min(1).default('runs').describe('where run folders are written'),
     method: z.enum(METHODS).default('lamer').describe('lamer, gigpo, grpo, ppo, reflexion, react, zero-shot, random or random-memory'),
@@ -245,10 +268,54 @@ function getPath(obj: unknown, path: readonly PropertyKey[]): unknown {
   return cur;
 }
 
+/** What the run seed decides where the config leaves a field null. */
+export interface RunSeeds {
+  /** Seed of a created model's weights (model.init.seed). */
+  init: number;
+  /** Block of training tasks of the iterations (rollout.taskSeed). */
+  rolloutTasks: number;
+  /** Block of training tasks of the demonstrations (sft.taskSeed). */
+  demonstrationTasks: number;
+}
+
+export function runSeeds(c: TrainerConfig): RunSeeds {
+  return { init: c.model.init.seed ?? c.seed, rolloutTasks: c.rollout.taskSeed ?? c.seed, demonstrationTasks: c.sft.taskSeed ?? c.seed };
+}
+
+/** The task blocks a config uses must exist and hold its tasks: a run that would fail after its warm start fails here. */
+function checkTaskBlocks(c: TrainerConfig): string[] {
+  const seeds = runSeeds(c);
+  const problems: string[] = [];
+  const block = (field: string, value: number) => {
+    if (value < TASK_BLOCKS) return;
+    const pinned = field === 'rollout.taskSeed' ? c.rollout.taskSeed : c.sft.taskSeed;
+    problems.push(
+      pinned === null
+        ? `field 'seed': ${c.seed} also picks the run's block of ${field === 'rollout.taskSeed' ? 'training' : 'demonstration'} tasks (${field}), and there are ${TASK_BLOCKS}; use a seed below ${TASK_BLOCKS} or pin ${field} to a block in [0, ${TASK_BLOCKS})`
+        : `field '${field}': expected a block in [0, ${TASK_BLOCKS}); found ${value}`,
+    );
+  };
+  const trains = TRAINED_METHODS.includes(c.method) || (c.compare ?? []).some((m) => TRAINED_METHODS.includes(m));
+  if (trains) {
+    block('rollout.taskSeed', seeds.rolloutTasks);
+    if (c.train.iterations * c.rollout.tasksPerIteration > TASK_BLOCK_SIZE) {
+      problems.push(
+        `fields 'train.iterations' x 'rollout.tasksPerIteration': ${c.train.iterations} x ${c.rollout.tasksPerIteration} tasks is more than a block of training tasks holds (${TASK_BLOCK_SIZE})`,
+      );
+    }
+  }
+  if (c.sft.trials > 0) block('sft.taskSeed', seeds.demonstrationTasks);
+  return problems;
+}
+
 /** Validates a config object; the error names every wrong field, what was expected and what was found. */
 export function validateConfig(input: unknown, source = 'config'): TrainerConfig {
   const r = configSchema.safeParse(input);
-  if (r.success) return r.data;
+  if (r.success) {
+    const problems = checkTaskBlocks(r.data);
+    if (problems.length > 0) throw new LamerError('E_CONFIG', `${source}: ${problems.join('; ')}`);
+    return r.data;
+  }
   const lines = r.error.issues.map((issue) => {
     const field = issue.path.length ? issue.path.join('.') : '(top level)';
     if (issue.code === 'unrecognized_keys') {

@@ -8,13 +8,14 @@ import { createEnv } from '../envs/registry.js';
 import { MineSweeperEnv } from '../envs/minesweeper/env.js';
 import { MineSweeperLogicPlayer, type LogicGuess } from '../envs/minesweeper/expert.js';
 import { extractAction } from '../envs/common/tags.js';
-import { taskSeed } from '../envs/common/seeds.js';
+import { TASK_BLOCK_SIZE, blockTaskSeed } from '../envs/common/seeds.js';
+import { distinctTaskSeeds } from '../envs/common/task-lists.js';
 import type { Environment } from '../envs/types.js';
 import { runRollout } from '../rollout/runner.js';
 import { scriptedPolicy, scriptedResult } from '../rollout/scripted.js';
 import type { GenerateRequest, GenerateResult, PolicyClient, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
 import { deriveSeed } from '../rollout/trial.js';
-import type { TrainerConfig } from './config.js';
+import { runSeeds, type TrainerConfig } from './config.js';
 import { LamerError } from '../errors.js';
 
 /** Marks the random moves of noisy experts, so they are left out of the demonstrations. */
@@ -63,13 +64,15 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
 export async function collectDemonstrations(config: TrainerConfig, signal?: AbortSignal): Promise<Demonstrations> {
   const trialsPerTask = Math.min(config.sft.trialsPerTask ?? config.rollout.groupSize, config.sft.trials);
   const taskCount = Math.max(1, Math.ceil(config.sft.trials / trialsPerTask));
-  // Seeds far into the training split, so demonstrations and RL iterations use different tasks.
-  const tasks = Array.from({ length: taskCount }, (_, i) => taskSeed('train', 500_000_000 + i));
   if (config.env.name === 'custom') {
     throw new LamerError('E_CONFIG', 'the supervised warm start needs a built-in environment (its scripted players); set sft.trials=0 for a custom one');
   }
   const envName = config.env.name;
   const env = (): Environment => createEnv(envName, config.env.options as never);
+  // The first distinct tasks (by content, where the environment names it) of the run's demonstration block: a block
+  // of its own, so demonstrations and RL iterations use different tasks and two seeds different demonstrations.
+  const block = runSeeds(config).demonstrationTasks;
+  const tasks = distinctTaskSeeds((i) => blockTaskSeed('demonstration', block, i), taskCount, env, { length: TASK_BLOCK_SIZE, what: 'demonstration' });
   const batch = await runRollout({
     policy: demoPolicy(config),
     env,

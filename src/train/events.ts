@@ -1,6 +1,6 @@
 // The typed events a training run produces. `Trainer.run()` yields them; the run folder's metrics.jsonl holds one
 // per line; `lamer report` draws them.
-import type { ReflectionChecks } from '../eval/evaluate.js';
+import type { ReflectionChecks, TaskSet } from '../eval/evaluate.js';
 
 export interface IterationEvent {
   type: 'iteration';
@@ -47,6 +47,11 @@ export interface EvalEvent {
   iteration: number;
   env: string;
   tasks: number;
+  /**
+   * What was scored: the split, the first task, the count and a content hash of the task list. Every evaluation this
+   * build runs records it; a record without it (an earlier build's) cannot be paired with another.
+   */
+  taskSet?: TaskSet;
   /** pass@1..pass@N, fractions in [0, 1]. */
   passAtK: number[];
   byType?: Record<string, number[]>;

@@ -10,7 +10,8 @@ import { formatPassAtKTable } from '../eval/table.js';
 import { CHANCE_METHODS, TRAINED_METHODS, isChanceMethod, type Method } from '../eval/methods.js';
 import { validateConfig, type TrainerConfig } from './config.js';
 import { readableJson } from '../util/json.js';
-import { LamerError } from '../errors.js';
+import { LamerError, hasCode } from '../errors.js';
+import { LOCK_FILE, claimRunFolder, type RunFolderClaim } from './run-lock.js';
 import { listCheckpoints, removeStaleTemporaries, writeFileAtomic } from './checkpoint.js';
 import type { EvalEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
@@ -77,32 +78,53 @@ export async function runJob(config: TrainerConfig, options: JobOptions): Promis
   const runDir = resolve(config.runsDir, config.name);
   const dist = options.dist && options.dist.size > 1 ? options.dist : undefined;
   const main = dist?.isMain ?? true;
-  // Rank 0 looks at the folder (and may replace it); every rank follows what it found.
-  let existing = main ? existingRun(runDir) : undefined;
-  if (dist) existing = (await dist.gather(existing ?? null))[0] ?? undefined;
-  if (existing === 'finished' && options.resume) {
-    // Nothing to continue: the results as they are, and no file touched.
-    (options.log ?? ((l: string) => process.stderr.write(l + '\n')))(`[job] ${runDir} has finished already (eval.json); nothing to resume`);
-    return { runDir, ...summarize(readFinished(runDir), config) };
-  }
-  if (existing && !options.resume) {
-    if (!options.force) {
-      throw new LamerError(
-        'E_EXISTS',
-        `${runDir} already holds a ${existing} run; continue it with --resume, give this one another name with --name NAME, or replace it with --force`,
-      );
-    }
-    if (main) rmSync(runDir, { recursive: true, force: true });
-  }
+  const log = options.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  // Rank 0 claims the folder before anything is read or written in it (one writer per run folder), and every rank
+  // stops when it could not.
+  let claim: RunFolderClaim | undefined;
+  let refused: string | null = null;
   if (main) {
-    makeDirs(runDir);
-    removeStaleTemporaries(runDir, 1);
+    try {
+      claim = claimRunFolder(runDir);
+    } catch (e) {
+      if (!dist || !hasCode(e, 'E_LOCKED')) throw e;
+      refused = (e as Error).message;
+    }
   }
-  await dist?.barrier();
+  if (dist) refused = (await dist.gather(refused))[0];
+  if (refused !== null) throw new LamerError('E_LOCKED', refused);
+  if (claim?.tookOver) log(`[job] ${runDir}: took over the lock of process ${claim.tookOver.pid} (${claim.tookOver.command}), which is no longer running`);
   try {
-    return await runJobIn(runDir, config, options);
+    // Rank 0 looks at the folder (and may replace it); every rank follows what it found.
+    let existing = main ? existingRun(runDir) : undefined;
+    if (dist) existing = (await dist.gather(existing ?? null))[0] ?? undefined;
+    if (existing === 'finished' && options.resume) {
+      // Nothing to continue: the results as they are, and no file touched.
+      log(`[job] ${runDir} has finished already (eval.json); nothing to resume`);
+      return { runDir, ...summarize(readFinished(runDir), config) };
+    }
+    if (existing && !options.resume) {
+      if (!options.force) {
+        throw new LamerError(
+          'E_EXISTS',
+          `${runDir} already holds a ${existing} run; continue it with --resume, give this one another name with --name NAME, or replace it with --force`,
+        );
+      }
+      // Everything but the lock this job holds.
+      if (main) for (const entry of readdirSync(runDir)) if (entry !== LOCK_FILE) rmSync(join(runDir, entry), { recursive: true, force: true });
+    }
+    if (main) {
+      makeDirs(runDir);
+      removeStaleTemporaries(runDir, 1);
+    }
+    await dist?.barrier();
+    try {
+      return await runJobIn(runDir, config, options);
+    } finally {
+      if (main) removeStaleTemporaries(runDir, 1);
+    }
   } finally {
-    if (main) removeStaleTemporaries(runDir, 1);
+    claim?.release();
   }
 }
 
@@ -111,6 +133,8 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
   const main = dist?.isMain ?? true;
   const log = main ? (options.log ?? ((l: string) => process.stderr.write(l + '\n'))) : () => {};
   const results: EvalSummary[] = [];
+  // The job's resolved config beside its results (a single run's Trainer writes the same file itself).
+  if (main && config.compare) writeFileAtomic(join(runDir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
   if (!config.compare) {
     const r = await runOne(config, options);
     if (r) results.push(r);

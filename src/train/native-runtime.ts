@@ -9,7 +9,7 @@ import { presetCheckpoint } from '../model/presets.js';
 import { resolveDevice } from '../model/device.js';
 import { METHOD_SPECS } from '../eval/methods.js';
 import { Rng } from '../util/rng.js';
-import type { TrainerConfig } from './config.js';
+import { runSeeds, type TrainerConfig } from './config.js';
 import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
 import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig, trainBatch } from './step.js';
 import { writeDirAtomic } from './checkpoint.js';
@@ -25,7 +25,7 @@ async function openPolicy(config: TrainerConfig, dir?: string): Promise<Policy> 
   if (path) return Policy.load(path, options);
   const { init } = config.model;
   const preset = await presetCheckpoint(init.preset, init.tokenizer);
-  return Policy.init(preset.config, { ...options, seed: init.seed, assets: preset.assets });
+  return Policy.init(preset.config, { ...options, seed: runSeeds(config).init, assets: preset.assets });
 }
 
 class NativeRuntime implements PolicyRuntime {

@@ -6,7 +6,7 @@ import { makeDirs } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { computeAdvantages } from '../algo/index.js';
 import { createEnv } from '../envs/registry.js';
-import { taskSeed } from '../envs/common/seeds.js';
+import { blockTaskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { countReflectionChecks, evaluate, formatCheckedShare } from '../eval/evaluate.js';
@@ -16,11 +16,12 @@ import { runRollout, type RolloutBatch } from '../rollout/runner.js';
 import { deriveSeed } from '../rollout/trial.js';
 import { Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
-import { validateConfig, type TrainerConfig, type TrainerConfigInput } from './config.js';
+import { runSeeds, validateConfig, type TrainerConfig, type TrainerConfigInput } from './config.js';
 import { checkpointName, cleanInterruptedCheckpoints, latestCheckpoint, removeStaleTemporaries, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
 import { collectDemonstrations } from './demonstrations.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
+import { claimRunFolder } from './run-lock.js';
 import type { DistContext } from './distributed.js';
 import type { PolicyRuntime, UpdateMetrics } from './runtime.js';
 
@@ -254,6 +255,7 @@ export class Trainer {
       env: this.#env(true),
       tasks: c.eval.tasks,
       split: c.eval.split,
+      offset: c.eval.offset,
       method: c.method,
       episodes: c.trial.episodes,
       memoryMode: c.trial.memory,
@@ -278,6 +280,7 @@ export class Trainer {
       iteration,
       env: result.env,
       tasks: result.tasks,
+      taskSet: result.taskSet,
       passAtK: result.passAtK,
       byType: result.byType,
       firstWin: result.trials.map((t) => t.wonEpisode),
@@ -292,7 +295,8 @@ export class Trainer {
     const t0 = performance.now();
     runtime.resetCaches?.();
     const shape = trainRolloutShape(c.method, c.trial.episodes, c.rollout.groupSize);
-    const allTasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) => taskSeed('train', (iteration - 1) * c.rollout.tasksPerIteration + j));
+    const block = runSeeds(c).rolloutTasks;
+    const allTasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) => blockTaskSeed('rollout', block, (iteration - 1) * c.rollout.tasksPerIteration + j));
     // Data parallel: this rank's tasks (each task's whole group), under their indices in the whole list.
     const dist = this.#options.dist;
     const mine = dist && dist.size > 1 ? dist.shard(allTasks.length) : undefined;
@@ -399,15 +403,22 @@ export class Trainer {
 
   /** Trains (or, for prompting baselines, only evaluates), yielding events as they happen. */
   async *run(options: RunOptions = {}): AsyncGenerator<TrainerEvent> {
-    // Temporary files of atomic writes cut short by a kill are removed when a run starts and when it ends.
-    if (this.#main) {
-      makeDirs(this.runDir);
-      removeStaleTemporaries(this.runDir);
-    }
+    // The run claims its folder first (one writer per run folder; inside a job's folder, the job holds it). Temporary
+    // files of atomic writes cut short by a kill are removed when a run starts and when it ends.
+    const claim = this.#main ? claimRunFolder(this.runDir) : undefined;
+    if (claim?.tookOver) this.#log(`[${this.config.method}] ${this.runDir}: took over the lock of process ${claim.tookOver.pid}, which is no longer running`);
     try {
-      yield* this.#run(options);
+      if (this.#main) {
+        makeDirs(this.runDir);
+        removeStaleTemporaries(this.runDir);
+      }
+      try {
+        yield* this.#run(options);
+      } finally {
+        if (this.#main) removeStaleTemporaries(this.runDir);
+      }
     } finally {
-      if (this.#main) removeStaleTemporaries(this.runDir);
+      claim?.release();
     }
   }
 

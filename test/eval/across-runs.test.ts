@@ -5,6 +5,8 @@ import { compareRuns, formatRunsComparison, runsInterval, studentTCdf, studentTQ
 import { compareMethods } from '../../src/eval/compare.js';
 import { hasCode } from '../../src/errors.js';
 import { Rng } from '../../src/util/rng.js';
+import type { TaskSet } from '../../src/eval/evaluate.js';
+import { createHash } from 'node:crypto';
 
 describe('Student t', () => {
   it('quantiles match a printed t table', () => {
@@ -70,6 +72,11 @@ describe('runsInterval', () => {
   });
 });
 
+/** The record of a task list (what eval.json holds), with a hash made of `tag`. */
+function taskSet(tasks: number, tag = 'tasks'): TaskSet {
+  return { split: 'eval', offset: 0, count: tasks, hash: createHash('sha256').update(tag).digest('hex'), by: 'content' };
+}
+
 /** A run's eval.json results for methods with given first-win probabilities per attempt. */
 function run(name: string, seed: number, probs: Record<string, number[]>, tasks = 120): RunEvaluation {
   const rng = new Rng(seed);
@@ -83,7 +90,7 @@ function run(name: string, seed: number, probs: Record<string, number[]>, tasks 
         return -1;
       });
       const passAtK = [0, 1, 2].map((k) => firstWin.filter((w) => w >= 0 && w <= k).length / tasks);
-      return { method, passAtK, tasks, firstWin };
+      return { method, passAtK, tasks, firstWin, taskSet: taskSet(tasks) };
     }),
   };
 }
@@ -100,7 +107,7 @@ describe('compareRuns', () => {
     const pair = c.pairs[0];
     const direct = runs.map((r) => {
       const [a, b] = [r.results[0], r.results[1]];
-      return compareMethods({ method: 'lamer', firstWin: a.firstWin! }, { method: 'gigpo', firstWin: b.firstWin! }, 3, { seed: r.seed });
+      return compareMethods({ method: 'lamer', firstWin: a.firstWin!, taskSet: a.taskSet }, { method: 'gigpo', firstWin: b.firstWin! }, 3, { seed: r.seed });
     });
     pair.perRun.forEach((p, i) => expect(p.comparison).toEqual(direct[i]));
     // The across-run figures from the per-run means, by hand.
@@ -119,6 +126,32 @@ describe('compareRuns', () => {
     expect(text).toContain('lamer - gigpo, per run');
     expect(text).toContain('across 4 runs (t, 3 d.o.f.)');
     expect(text).toContain('r0 (seed 0)');
+    expect(text).toContain('each on the same held-out tasks 0-119 (development set)');
+  });
+
+  it('refuses, naming the runs, to pair runs scored on different task lists or runs that do not record theirs', () => {
+    const other = { ...runs[2], results: runs[2].results.map((r) => ({ ...r, taskSet: taskSet(120, 'other tasks') })) };
+    const unrecorded = { ...runs[3], results: runs[3].results.map(({ taskSet: _t, ...r }) => r) };
+    for (const [bad, named] of [[other, /run r2 scored lamer on held-out tasks 0-119 .* run r0 scored lamer/], [unrecorded, /run r3 does not record/]] as const) {
+      try {
+        compareRuns([runs[0], runs[1], bad]);
+        expect.unreachable();
+      } catch (e) {
+        expect(hasCode(e, 'E_TASKS'), String(e)).toBe(true);
+        expect((e as Error).message).toMatch(named);
+      }
+    }
+    // Inside one run too: two methods of one eval.json scored on different tasks.
+    const mixed = { ...runs[0], results: [runs[0].results[0], { ...runs[0].results[1], taskSet: taskSet(120, 'other tasks') }] };
+    expect(() => compareRuns([mixed])).toThrow(/run r0 scored gigpo/);
+    // And one paired comparison.
+    const [a, b] = [runs[0].results[0], other.results[1]];
+    try {
+      compareMethods({ method: 'lamer', firstWin: a.firstWin!, taskSet: a.taskSet }, { method: 'gigpo', firstWin: b.firstWin!, taskSet: b.taskSet }, 3);
+      expect.unreachable();
+    } catch (e) {
+      expect(hasCode(e, 'E_TASKS')).toBe(true);
+    }
   });
 
   it('compares a chosen method with the others, keeps only methods every run has, and gives no interval for one run', () => {

@@ -145,7 +145,7 @@ describe('held out by content', () => {
       expect.unreachable();
     } catch (e) {
       expect(hasCode(e, 'E_ARG')).toBe(true);
-      expect((e as Error).message).toMatch(/60 distinct held-out tasks wanted/);
+      expect((e as Error).message).toMatch(/held-out tasks: 60 distinct tasks wanted from task 0 on/);
     }
   });
 });

@@ -16,10 +16,15 @@ function iteration(method: string, i: number, reward: number) {
   } as const;
 }
 
+/** The record of the first `count` held-out tasks (any fixed hash: every evaluation here scored the same list). */
+function taskSet(count: number, hash = 'ab'.repeat(32)) {
+  return { split: 'eval', offset: 0, count, hash, by: 'content' } as const;
+}
+
 function evaluation(method: string, it: number, firstWin: number[]): EvalEvent {
   const n = 3;
   const passAtK = Array.from({ length: n }, (_, k) => firstWin.filter((w) => w >= 0 && w <= k).length / firstWin.length);
-  return { type: 'eval', method, iteration: it, env: 'minesweeper', tasks: firstWin.length, passAtK, firstWin };
+  return { type: 'eval', method, iteration: it, env: 'minesweeper', tasks: firstWin.length, taskSet: taskSet(firstWin.length), passAtK, firstWin };
 }
 
 function writeRun(dir: string, events: object[], extraLines: string[] = []): void {
@@ -34,7 +39,7 @@ function writeJob(dir: string, seed: number, wins: Record<string, number[]>): vo
     const ev = evaluation(method, 2, firstWin);
     writeRun(join(dir, method), [iteration(method, 1, 0.1), iteration(method, 2, 0.3), evaluation(method, 1, firstWin.map(() => -1)), ev]);
     writeFileSync(join(dir, method, 'config.json'), JSON.stringify({ seed, method }));
-    results.push({ method, env: ev.env, tasks: ev.tasks, passAtK: ev.passAtK, firstWin });
+    results.push({ method, env: ev.env, tasks: ev.tasks, taskSet: ev.taskSet, passAtK: ev.passAtK, firstWin });
   }
   writeFileSync(join(dir, 'eval.json'), JSON.stringify(results));
 }
@@ -108,7 +113,7 @@ describe('lamer report pages', () => {
     expect(sections[0]).toContain('lamer: 2 iterations, 2 evaluations; gigpo: 2 iterations, 2 evaluations');
     expect(sections[2]).toContain('1 line(s) of metrics.jsonl could not be read');
     // Charts: pass@k (two evaluations each), and the iteration metrics including loss, KL, clip fraction, grad norm, lr.
-    for (const title of ['pass@k on held-out tasks (%)', 'loss', 'approximate KL to the rollout policy', 'clip fraction', 'gradient norm (before clipping)', 'learning rate']) {
+    for (const title of ['pass@k on held-out tasks 0-3 (development set) (%)', 'loss', 'approximate KL to the rollout policy', 'clip fraction', 'gradient norm (before clipping)', 'learning rate']) {
       expect(sections[0]).toContain(`>${title}</text>`);
     }
     // LaMer has one colour on the whole page, GiGPO another.
@@ -158,11 +163,11 @@ describe('lamer report pages', () => {
   it('pairs the latest evaluations on the same tasks and shows how many reflections were right', () => {
     // 8 tasks: lamer wins 4 (two of them at the third attempt), gigpo wins 2 (both at the first).
     const lamer: TrainerEvent = {
-      type: 'eval', method: 'lamer', iteration: 6, env: 'minesweeper', tasks: 8, passAtK: [0.25, 0.25, 0.5],
+      type: 'eval', method: 'lamer', iteration: 6, env: 'minesweeper', tasks: 8, taskSet: taskSet(8), passAtK: [0.25, 0.25, 0.5],
       firstWin: [0, 2, -1, 2, 0, -1, -1, -1], reflectionChecks: { checked: 10, correct: 3 },
     };
     const gigpo: TrainerEvent = {
-      type: 'eval', method: 'gigpo', iteration: 6, env: 'minesweeper', tasks: 8, passAtK: [0.25, 0.25, 0.25],
+      type: 'eval', method: 'gigpo', iteration: 6, env: 'minesweeper', tasks: 8, taskSet: taskSet(8), passAtK: [0.25, 0.25, 0.25],
       firstWin: [0, -1, -1, -1, 0, -1, -1, -1],
     };
     // Given in the other order, LaMer still comes first.
@@ -172,11 +177,13 @@ describe('lamer report pages', () => {
     const row = /<td>lamer - gigpo<\/td><td>([^<]*)<\/td><td>([^<]*)<\/td>/.exec(html)!;
     expect(row[1]).toMatch(/^\+25\.0 \([-+]\d+\.\d to [-+]\d+\.\d\)$/);
     expect(row[2]).toMatch(/^\+25\.0 /);
-    expect(html).toContain('paired bootstrap over the 8 held-out tasks');
+    expect(html).toContain('paired bootstrap over the held-out tasks 0-7 (development set)');
     // With one evaluation each, pass@k is the table alone (no chart of loose dots).
-    expect(html).not.toContain('pass@k on held-out tasks (%)');
-    // Evaluations on different task sets are not paired.
+    expect(html).not.toContain('pass@k on held-out');
+    // Evaluations on different task sets are not paired: another count, or the same count of other tasks.
     expect(renderReport('x', [lamer, { ...gigpo, tasks: 16 }])).not.toContain('paired bootstrap');
+    expect(renderReport('x', [lamer, { ...gigpo, taskSet: taskSet(8, 'cd'.repeat(32)) }])).not.toContain('paired bootstrap');
+    expect(renderReport('x', [lamer, gigpo])).toContain('paired bootstrap');
     expect(renderReport('x', [])).toContain('No evaluation yet');
   });
 

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { compareRuns, formatRunsComparison, type RunEvaluation } from '../../eval/across-runs.js';
+import { readTaskSet } from '../../eval/evaluate.js';
 import { LamerError } from '../../errors.js';
 import { writeFileAtomic } from '../../train/checkpoint.js';
 import { ensureParentDir } from '../../util/fs.js';
@@ -16,8 +17,10 @@ const usage = `usage: lamer compare RUN_DIR... [--a METHOD] [--resamples N] [--j
 
 Reads RUN_DIR/eval.json of each run (the final evaluation of every method; a comparison job writes it) and prints:
 pass@k per method and run with the mean over runs; for METHOD (default: each run's first method) against every other
-method that all runs evaluated, the paired bootstrap over each run's held-out tasks, and across runs the mean of the
+method that all runs evaluated, the paired bootstrap over each run's tasks, and across runs the mean of the
 runs' differences (pass@N and the gain pass@1->N) with a 95% Student-t interval on runs - 1 degrees of freedom.
+Every run must have been scored on the same tasks (eval.json records each evaluation's split, first task, count and
+task hash); runs scored on different tasks, or without that record, stop it with E_TASKS.
   --a          the method compared with the others
   --resamples  bootstrap resamples per run (default 2000)
   --json       also write the comparison as JSON`;
@@ -37,9 +40,16 @@ export function readRunEvaluation(dir: string): RunEvaluation {
   if (!Array.isArray(results) || results.length === 0 || results.some((r) => typeof r?.method !== 'string' || !Array.isArray(r.passAtK))) {
     throw new LamerError('E_ARG', `${path}: expected a non-empty list of evaluations with method and passAtK`);
   }
-  // A comparison job keeps each method's resolved config in its subfolder; a single run keeps it in the folder itself.
+  // What each evaluation scored, as recorded (a malformed record counts as none, which comparisons refuse).
+  results = results.map((r) => {
+    const { taskSet, ...rest } = r;
+    const read = readTaskSet(taskSet);
+    return read ? { ...rest, taskSet: read } : rest;
+  });
+  // A comparison job keeps its resolved config in its folder (and each method's in its subfolder); a single run keeps
+  // it in the folder itself.
   let seed: number | undefined;
-  for (const config of [join(dir, results[0].method, 'config.json'), join(dir, 'config.json')]) {
+  for (const config of [join(dir, 'config.json'), join(dir, results[0].method, 'config.json')]) {
     if (!existsSync(config)) continue;
     const value = (JSON.parse(readFileSync(config, 'utf8')) as { seed?: unknown }).seed;
     if (typeof value === 'number') {

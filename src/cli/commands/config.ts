@@ -1,6 +1,6 @@
 // `lamer config show`: the resolved config (a named config or file, with --set overrides applied) as YAML, each field
 // with its meaning and default from the config schema, so the fields are discoverable without reading the source.
-import { configSchema, loadConfig } from '../../train/config.js';
+import { configSchema, loadConfig, runSeeds } from '../../train/config.js';
 import { parseCommandLine } from '../args.js';
 import type { Command } from '../command.js';
 
@@ -58,9 +58,16 @@ function render(schema: ZodLike, value: Record<string, unknown>, indent: string,
 
 /** The resolved config as commented YAML. */
 export function showConfig(nameOrPath: string, overrides: readonly string[]): string {
-  const config = loadConfig(nameOrPath, overrides) as unknown as Record<string, unknown>;
+  const config = loadConfig(nameOrPath, overrides);
   const out: string[] = [`# resolved from ${nameOrPath}${overrides.length ? ` with --set ${overrides.join(' ')}` : ''}`];
-  render(configSchema as unknown as ZodLike, config, '', out);
+  // What the run seed decides here (SPEC §11: a seed varies what a replication varies), field by field.
+  const seeds = runSeeds(config);
+  const decided = (field: string, value: number | null, derived: number) => `${field} ${derived}${value === null ? ' (from the seed)' : ' (pinned)'}`;
+  out.push(
+    `# seed ${config.seed}: ${decided('model.init.seed', config.model.init.seed, seeds.init)}, ${decided('rollout.taskSeed', config.rollout.taskSeed, seeds.rolloutTasks)}, ` +
+      `${decided('sft.taskSeed', config.sft.taskSeed, seeds.demonstrationTasks)}, and the sampling and shuffles; the evaluation tasks are the same for every seed`,
+  );
+  render(configSchema as unknown as ZodLike, config as unknown as Record<string, unknown>, '', out);
   return out.join('\n') + '\n';
 }
 

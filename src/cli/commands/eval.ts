@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison } from '../../eval/compare.js';
-import { formatReflectionChecks } from '../../eval/evaluate.js';
+import { describeTaskSet, formatReflectionChecks } from '../../eval/evaluate.js';
 import { evalTrialMode, isChanceMethod, isMethod, type Method } from '../../eval/methods.js';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { loadConfig } from '../../train/config.js';
@@ -18,7 +18,7 @@ import { transcriptJsonLines, type TrialTranscript } from '../../eval/transcript
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
-const usage = `usage: lamer eval [--model DIR] [--config NAME|FILE] [--method M ...] [--tasks N] [--split eval|select] [--expert-reflections] [--set FIELD=VALUE ...] [--json FILE]
+const usage = `usage: lamer eval [--model DIR] [--config NAME|FILE] [--method M ...] [--tasks N] [--split eval|select] [--offset I] [--expert-reflections] [--set FIELD=VALUE ...] [--json FILE]
 
 Evaluates the checkpoint in DIR on held-out tasks (seeds disjoint from training) with each method's trial mode:
 lamer and reflexion reflect between attempts; gigpo, grpo, ppo, react and zero-shot get N independent attempts.
@@ -33,6 +33,9 @@ Prints pass@1..pass@N (and per task type where the environment has types).
   --tasks    number of held-out tasks (default: config eval.tasks)
   --split    eval (default): the held-out tasks; select: as many distinct training-split tasks that no training
              rollout or demonstration draws, where settings are compared before they become defaults
+  --offset   index of the first task scored in the split's sequence of distinct tasks (default: config eval.offset,
+             0: the first tasks, the development set); a set far beyond the tasks used so far is one nothing has
+             scored (a confirmation set)
   --expert-reflections
              also evaluate each reflecting method with the environment's scripted expert writing the
              reflections (the model still plays): how well the model acts on memory that is right
@@ -70,6 +73,7 @@ export const command: Command = {
       method: { type: 'string', multiple: true },
       tasks: { type: 'string' },
       split: { type: 'string' },
+      offset: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
       json: { type: 'string' },
       transcripts: { type: 'string' },
@@ -85,6 +89,7 @@ export const command: Command = {
     if (values.model) overrides.push(`model.path=${values.model}`);
     if (values.tasks) overrides.push(`eval.tasks=${values.tasks}`);
     if (values.split) overrides.push(`eval.split=${values.split}`);
+    if (values.offset) overrides.push(`eval.offset=${values.offset}`);
     const base = loadConfig(values.config!, overrides);
     const methods = values.method?.length ? values.method : [base.method];
     // Unknown names are left to the config's validation, which says what is allowed.
@@ -129,6 +134,9 @@ export const command: Command = {
     const labelled = results.map((r) => ({ ...r, method: r.reflections === 'expert' ? `${r.method} (expert reflections)` : r.method }));
     await dist?.close();
     if (!main) return 0;
+    // What was scored, from the records (every method of this call scored the same tasks).
+    const scored = results[0]?.taskSet;
+    if (scored) print(`pass@k on ${describeTaskSet(scored)} (task hash ${scored.hash.slice(0, 12)})`);
     print(formatPassAtKTable(labelled.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
     // Every method ran on the same held-out tasks: the first against each other one, paired by task.
     for (const c of compareWithFirst(labelled, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));

@@ -3,6 +3,7 @@
 import { LamerError } from '../../errors.js';
 import { join } from 'node:path';
 import { compareRuns, formatRunsComparison } from '../../eval/across-runs.js';
+import { describeTaskSet } from '../../eval/evaluate.js';
 import { loadConfig } from '../../train/config.js';
 import { runJob } from '../../train/job.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
@@ -15,7 +16,7 @@ import { launchLocalRanks } from '../launch.js';
 const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--seeds LIST] [--name NAME] [--resume | --force] [--nproc N] [--quiet]
 
 Trains with the config (default: configs/default.yaml, which warm-starts a small model, trains LaMer and GiGPO at
-an equal episode budget on MineSweeper 4x4 and evaluates both, the frozen warm start with reflections and the chance
+an equal episode budget on MineSweeper 5x5 and evaluates both, the frozen warm start with reflections and the chance
 rows on held-out tasks). Writes the run folder (runs/NAME): config.json, metrics.jsonl, checkpoints/, eval.json.
   --config   a name in configs/ (e.g. minesweeper-lamer) or a path to a YAML file
   --set      override a field, e.g. --set optim.lr=1e-5 --set rollout.groupSize=4 (repeatable)
@@ -101,7 +102,7 @@ export const command: Command = {
     try {
       for (const config of jobs) {
         if (seeds) print(`\n[train] seed ${config.seed}: runs into ${join(config.runsDir, config.name)}`);
-        const { runDir, table } = await runJob(config, {
+        const { runDir, table, results } = await runJob(config, {
           runtime: createNativeRuntime,
           resume: values.resume,
           force: values.force,
@@ -110,7 +111,8 @@ export const command: Command = {
           dist,
         });
         runDirs.push(runDir);
-        print(`\n${config.env.name}: pass@k on ${config.eval.tasks} held-out tasks${seeds ? ` (seed ${config.seed})` : ''}${dist ? ` (${dist.size} processes)` : ''}\n${table}`);
+        const scored = results[0]?.taskSet ? describeTaskSet(results[0].taskSet) : `${config.eval.tasks} tasks`;
+        print(`\n${config.env.name}: pass@k on ${scored}${seeds ? ` (seed ${config.seed})` : ''}${dist ? ` (${dist.size} processes)` : ''}\n${table}`);
         print(
           `run folder: ${runDir} (eval.json, metrics.jsonl, transcripts.jsonl of the last evaluation${config.compare ? ' in each method\'s folder' : ''}; ` +
             `\`lamer report ${runDir}\` draws the charts)`,

@@ -73,3 +73,28 @@ export function contentSplit(content: string): ContentSplit {
   if (h >>> 31 === 1) return 'eval';
   return ((h >>> 29) & 3) === 0 ? 'select' : 'train';
 }
+
+/**
+ * Task blocks of the training split: a run seed S draws its iterations' tasks from block S of the rollout blocks
+ * (training-split indices from S x TASK_BLOCK_SIZE) and its demonstrations from block S of the demonstration blocks
+ * (from DEMO_TASKS_START + S x TASK_BLOCK_SIZE), so two seeds share neither (SPEC §11: a seed varies the data).
+ * Both sets of blocks stay below the model-selection seeds.
+ */
+export const TASK_BLOCK_SIZE = 2 ** 20;
+/** Blocks of each kind: task blocks (rollout.taskSeed, sft.taskSeed) are integers in [0, TASK_BLOCKS). */
+export const TASK_BLOCKS = 256;
+/** Index in the training split of the first demonstration block. */
+export const DEMO_TASKS_START = 500_000_000;
+
+export type TaskBlockKind = 'rollout' | 'demonstration';
+
+/** The training-split seed of the index-th task of a block. */
+export function blockTaskSeed(kind: TaskBlockKind, block: number, index: number): number {
+  if (!Number.isInteger(block) || block < 0 || block >= TASK_BLOCKS) {
+    throw new LamerError('E_ENV', `task block ${block}: expected an integer in [0, ${TASK_BLOCKS})`);
+  }
+  if (!Number.isInteger(index) || index < 0 || index >= TASK_BLOCK_SIZE) {
+    throw new LamerError('E_ENV', `task ${index} of a ${kind} block: a block holds ${TASK_BLOCK_SIZE} tasks (indices 0 to ${TASK_BLOCK_SIZE - 1})`);
+  }
+  return taskSeed('train', (kind === 'demonstration' ? DEMO_TASKS_START : 0) + block * TASK_BLOCK_SIZE + index);
+}
