@@ -101,7 +101,7 @@ export async function runJob(config: TrainerConfig, options: JobOptions): Promis
     if (existing === 'finished' && options.resume) {
       // Nothing to continue: the results as they are, and no file touched.
       log(`[job] ${runDir} has finished already (eval.json); nothing to resume`);
-      return { runDir, ...summarize(readFinished(runDir), config) };
+      return { runDir, ...summarizeEvaluations(readFinished(runDir), config) };
     }
     if (existing && !options.resume) {
       if (!options.force) {
@@ -176,7 +176,7 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
       if (r) results.push(r);
     }
   }
-  const summary = summarize(results, config);
+  const summary = summarizeEvaluations(results, config);
   if (main) {
     writeFileAtomic(join(runDir, 'eval.json'), readableJson(results));
     if (summary.comparisons.length > 0) writeFileAtomic(join(runDir, 'compare.json'), readableJson(summary.comparisons));
@@ -185,7 +185,7 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
 }
 
 /** The pass@k table and the paired comparisons of a job's final evaluations. */
-function summarize(results: EvalSummary[], config: TrainerConfig): Omit<JobResult, 'runDir'> {
+export function summarizeEvaluations(results: EvalSummary[], config: TrainerConfig): Omit<JobResult, 'runDir'> {
   const comparisons = compareWithFirst(results, config.trial.episodes, { seed: config.seed });
   const table = [
     formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks }))),

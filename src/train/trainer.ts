@@ -55,7 +55,8 @@ interface TrainerState {
   seed: number;
 }
 
-const STATE_FILE = 'trainer.json';
+/** The trainer's state in a checkpoint: iteration, method, seed. */
+export const STATE_FILE = 'trainer.json';
 /** The latest evaluation's transcripts, one JSON line per trial (method, iteration, task, episodes). */
 export const TRANSCRIPTS_FILE = 'transcripts.jsonl';
 /** Steps whose mean loss decides when the warm start's reflection-only phase has done its work (sft.reflectUntilLoss). */

@@ -70,7 +70,7 @@ describe('lamer train --nproc', () => {
     const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', timeout: 180_000 });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/\[launch\] 2 processes on 127\.0\.0\.1:\d+/);
-    expect(r.stdout).toMatch(/pass@k on 6 held-out tasks \(2 processes\)/);
+    expect(r.stdout).toMatch(/pass@k on held-out tasks 0-5 \(development set\) \(2 processes\)/);
     // Printed once (rank 0), not once per rank.
     expect(r.stdout.match(/pass@k on/g)).toHaveLength(1);
     const events = readFileSync(join(dir, 'n2', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; worldSize?: number });

@@ -11,6 +11,8 @@ import { ensureParentDir } from '../../util/fs.js';
 import { readableJson } from '../../util/json.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
 import { evalSummary } from '../../train/job.js';
+import { rescoreJob } from '../../train/rescore.js';
+import { LamerError } from '../../errors.js';
 import { Trainer } from '../../train/trainer.js';
 import { joinRunGroup } from '../../train/distributed.js';
 import type { EvalEvent } from '../../train/events.js';
@@ -19,6 +21,7 @@ import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 
 const usage = `usage: lamer eval [--model DIR] [--config NAME|FILE] [--method M ...] [--tasks N] [--split eval|select] [--offset I] [--expert-reflections] [--set FIELD=VALUE ...] [--json FILE]
+       lamer eval --run JOB_DIR --out DIR [--tasks N] [--split eval|select] [--offset I] [--force]
 
 Evaluates the checkpoint in DIR on held-out tasks (seeds disjoint from training) with each method's trial mode:
 lamer and reflexion reflect between attempts; gigpo, grpo, ppo, react and zero-shot get N independent attempts.
@@ -42,7 +45,13 @@ Prints pass@1..pass@N (and per task type where the environment has types).
   --json     also write the results as JSON
   --transcripts
              write every trial as one JSON line: method, task, each episode's prompts, responses and rewards,
-             and the reflection written after it`;
+             and the reflection written after it
+  --run      re-score a finished comparison job (e.g. runs/default-seed0) on other tasks, its models unchanged:
+             each method's final model (a trained method's last checkpoint, the warm start for reflexion, none
+             for the chance rows) evaluated with that method's own config and sampling seed; the results go to
+             --out as a job folder of their own (config.json, eval.json, compare.json, transcripts), which
+             \`lamer compare\` reads like any job's
+  --out      where --run writes (refused if it holds results, unless --force)`;
 
 /** The config.json a training run saved beside the checkpoint folder `model` (runs/NAME/checkpoints/ckpt-N). */
 export function runConfigBeside(model: string): string | undefined {
@@ -79,8 +88,12 @@ export const command: Command = {
       transcripts: { type: 'string' },
       'expert-reflections': { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
+      run: { type: 'string' },
+      out: { type: 'string' },
+      force: { type: 'boolean', default: false },
     });
     if (!values) return 2;
+    if (values.run !== undefined || values.out !== undefined) return rescore(values);
     // A run's checkpoint is evaluated with the run's own config unless --config says otherwise.
     const saved = values.config === undefined && values.model ? runConfigBeside(values.model) : undefined;
     values.config ??= saved ?? 'default';
@@ -152,3 +165,37 @@ export const command: Command = {
     return 0;
   },
 };
+
+/** `lamer eval --run JOB --out DIR`: a finished job's models scored on other tasks (src/train/rescore.ts). */
+async function rescore(values: { run?: string; out?: string; tasks?: string; split?: string; offset?: string; force?: boolean; quiet?: boolean; model?: string; method?: string[]; config?: string; set?: string[]; json?: string; transcripts?: string }): Promise<number> {
+  const conflicting = (['model', 'method', 'config', 'json', 'transcripts'] as const).filter((k) => values[k] !== undefined && !(Array.isArray(values[k]) && values[k].length === 0));
+  if (!values.run || !values.out || conflicting.length > 0 || (values.set?.length ?? 0) > 0) {
+    console.error(
+      `lamer eval: --run JOB_DIR and --out DIR go together${conflicting.length || values.set?.length ? `, without ${[...conflicting, ...(values.set?.length ? ['set'] : [])].map((k) => `--${k}`).join(', ')} (the job's own models and configs are scored)` : ''}\n\n${usage}`,
+    );
+    return 2;
+  }
+  const number = (flag: string, text: string | undefined, min: number): number | undefined => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min) throw new LamerError('E_ARG', `lamer eval: --${flag} expects an integer of at least ${min}, found ${JSON.stringify(text)}`);
+    return n;
+  };
+  if (values.split !== undefined && values.split !== 'eval' && values.split !== 'select') {
+    console.error(`lamer eval: --split expects eval or select, found ${JSON.stringify(values.split)}\n\n${usage}`);
+    return 2;
+  }
+  const result = await rescoreJob(values.run, {
+    out: values.out,
+    tasks: number('tasks', values.tasks, 1),
+    offset: number('offset', values.offset, 0),
+    ...(values.split ? { split: values.split as 'eval' | 'select' } : {}),
+    force: values.force,
+    progress: !values.quiet,
+  });
+  const scored = result.results[0]?.taskSet;
+  if (scored) console.log(`pass@k on ${describeTaskSet(scored)} (task hash ${scored.hash.slice(0, 12)})`);
+  console.log(result.table);
+  console.log(`wrote ${result.runDir} (eval.json, compare.json, each method's transcripts.jsonl)`);
+  return 0;
+}
