@@ -1333,7 +1333,7 @@ function snapshot(dir) {
   return out;
 }
 
-async function probePaths(base) {
+async function probePaths() {
   const t = tally();
   const boxes = join(work, 'paths');
   mkdirSync(boxes);
@@ -1419,7 +1419,7 @@ try {
     ['cli', 'bad configs and CLI calls', () => probeCli(base)],
     ['tensor', 'tensor-API abuses', () => probeTensor()],
     ['env', 'adversarial agent responses', () => probeEnv()],
-    ['paths', 'path tricks', () => probePaths(base)],
+    ['paths', 'path tricks', () => probePaths()],
   ];
   for (const [key, label, fn] of plan) {
     if (!only.includes(key)) continue;

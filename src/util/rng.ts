@@ -28,7 +28,7 @@ export class Rng {
     this.s1 = v;
     [st, v] = splitmix32(st);
     this.s2 = v;
-    [st, v] = splitmix32(st);
+    [, v] = splitmix32(st);
     this.s3 = v | 1;
   }
 

@@ -38,11 +38,6 @@ describe('native kernel == TS reference', () => {
   it('a table with one huge group and many clusters (hash growth) agrees too', () => {
     const rng = new Rng(7);
     const n = 50_000;
-    const group = new Int32Array(n);
-    const trial = Int32Array.from({ length: n }, (_, i) => Math.floor(i / 5));
-    const turn = Int32Array.from({ length: n }, (_, i) => i % 5);
-    const reward = Float32Array.from({ length: n }, () => rng.next() * 2 - 1);
-    const anchor = Array.from({ length: n }, () => `s${rng.int(20_000)}`);
     const t = rowTableFromColumns({
       group: new Int32Array(n), // one group of 10,000 trials
       trial: Int32Array.from({ length: n }, (_, i) => Math.floor(i / 5)),

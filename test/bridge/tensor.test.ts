@@ -202,7 +202,7 @@ describe('executor', () => {
   it('the event loop keeps ticking while a native op runs for about 2 seconds', async () => {
     // Size a matmul to take ~2 s on this machine.
     let n = 512;
-    let seconds = 0;
+    let seconds: number;
     for (;;) {
       using a = Tensor.randn([n, n], { seed: 3 });
       const t0 = performance.now();

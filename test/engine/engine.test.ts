@@ -480,7 +480,7 @@ describe('lamer generate', () => {
     const dir = tempDir('gen');
     const out: string[] = [];
     const err: string[] = [];
-    let second = '';
+    let second: string;
     const log = console.log;
     const error = console.error;
     const write = process.stdout.write.bind(process.stdout);

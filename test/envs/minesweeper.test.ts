@@ -155,7 +155,12 @@ function fewestClicks(env: MineSweeperEnv): number {
       seen.add(i);
       while (stack.length) {
         const j = stack.pop() as number;
-        for (const k of around(j)) if (!seen.has(k) && !mines[k] && count(k) === 0) (seen.add(k), stack.push(k));
+        for (const k of around(j)) {
+          if (!seen.has(k) && !mines[k] && count(k) === 0) {
+            seen.add(k);
+            stack.push(k);
+          }
+        }
       }
     } else if (!around(i).some((j) => !mines[j] && count(j) === 0)) {
       clicks++;

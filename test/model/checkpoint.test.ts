@@ -362,11 +362,11 @@ describe('1,000 random corruptions of a valid file: each rejected with E_CHECKPO
       }
       const path = join(dir, 'fuzz.safetensors');
       writeFileSync(path, buf);
-      let got: NativeSafetensorsContents | null = null;
+      let got: NativeSafetensorsContents;
       try {
         got = addon().safetensorsRead(path);
       } catch (e) {
-        if (!hasCode(e, 'E_CHECKPOINT')) throw new Error(`corruption ${k} (kind ${kind}) raised ${(e as { code?: string }).code}: ${(e as Error).message}`);
+        if (!hasCode(e, 'E_CHECKPOINT')) throw new Error(`corruption ${k} (kind ${kind}) raised ${(e as { code?: string }).code}: ${(e as Error).message}`, { cause: e });
         rejected++;
         continue;
       }
@@ -410,7 +410,7 @@ describe('1,000 random corruptions of a valid file: each rejected with E_CHECKPO
         expect(lp[0].length).toBe(2);
         loaded++;
       } catch (e) {
-        if (!hasCode(e, 'E_CHECKPOINT')) throw new Error(`corruption ${k} raised ${(e as { code?: string }).code}: ${(e as Error).message}`);
+        if (!hasCode(e, 'E_CHECKPOINT')) throw new Error(`corruption ${k} raised ${(e as { code?: string }).code}: ${(e as Error).message}`, { cause: e });
       }
     }
     expect(loaded).toBeGreaterThan(50);

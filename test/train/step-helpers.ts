@@ -113,7 +113,7 @@ export function referenceLoss(rows: TrainRow[], logprobs: number[][], entropy: n
   let approx = 0;
   const agg = (perToken: number[][]): number => {
     let total = 0;
-    perToken.forEach((v, i) => {
+    perToken.forEach((v) => {
       const sum = v.reduce((a, b) => a + b, 0);
       if (o.aggregation === 'token-mean') total += sum / N;
       else if (o.aggregation === 'seq-mean-token-sum') total += sum / R;
