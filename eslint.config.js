@@ -26,9 +26,18 @@ export default tseslint.config(
       'import-x/no-cycle': 'error',
       'import-x/no-restricted-paths': [
         'error',
-        { zones: FLOORS.slice(0, -1).map((floor, i) => ({ target: path(floor), from: FLOORS.slice(i + 1).map(path), message: `src/${floor} is below these floors (${FLOORS.join(' < ')})` })) },
+        {
+          zones: FLOORS.slice(0, -1).map((floor, i) => ({
+            target: path(floor),
+            from: FLOORS.slice(i + 1).map(path),
+            message: `src/${floor} is below these floors (${FLOORS.join(' < ')})`,
+          })),
+        },
       ],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
   {

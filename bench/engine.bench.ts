@@ -73,9 +73,7 @@ async function engineRun(
     if (Number.isNaN(first)) first = performance.now();
   };
   const t0 = performance.now();
-  const out: EngineResult[] = await Promise.all(
-    prompts.map((p) => engine.generate({ promptIds: p, maxNewTokens, temperature: 0, stopIds: [], onTokens })),
-  );
+  const out: EngineResult[] = await Promise.all(prompts.map((p) => engine.generate({ promptIds: p, maxNewTokens, temperature: 0, stopIds: [], onTokens })));
   const end = performance.now();
   const seconds = (end - t0) / 1000;
   // Tokens 3..NEW come from NEW - 2 decode steps after the first call.
@@ -156,7 +154,6 @@ function agreement(a: number[][], b: number[][]): number {
   return same / total;
 }
 
-
 /** The Python with CUDA torch and transformers for the GPU entries: the project's .venv when it has CUDA, else python3. */
 function gpuPython(): string | null {
   for (const candidate of [python, 'python3']) {
@@ -230,7 +227,10 @@ async function gpuBench(): Promise<BenchResult[]> {
     const common = { python: py, maxNew: GPU_NEW, device: 'cuda', dtype: 'bfloat16', repeats: 2 };
     const hfEager = transformersRun(dir, prompts, 0, { ...common, cache_implementation: 'dynamic', warmups: 1 });
     const hfStatic = transformersRun(dir, prompts, 0, { ...common, cache_implementation: 'static', warmups: 2 });
-    for (const [name, hf] of [['eager', hfEager], ['static cache', hfStatic]] as const) {
+    for (const [name, hf] of [
+      ['eager', hfEager],
+      ['static cache', hfStatic],
+    ] as const) {
       if (!hf) continue;
       if (hf.newTokens !== tokens) throw new Error(`transformers generated ${hf.newTokens} tokens, expected ${tokens}`);
       rows.push(

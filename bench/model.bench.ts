@@ -54,9 +54,12 @@ async function checkpoint100MB(): Promise<string> {
 }
 
 function checkpointMB(dir: string): number {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.safetensors'))
-    .reduce((s, f) => s + statSync(join(dir, f)).size, 0) / 2 ** 20;
+  return (
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.safetensors'))
+      .reduce((s, f) => s + statSync(join(dir, f)).size, 0) /
+    2 ** 20
+  );
 }
 
 interface LoadMeasure {
@@ -68,7 +71,20 @@ interface LoadMeasure {
 /** One load + one forward in this (fresh) process; memory figures are deltas from before the load. */
 async function measureLoad(dir: string, dtype: 'float32' | 'bfloat16'): Promise<LoadMeasure> {
   // Load the addon and warm up torch first, so its own startup is not counted as the checkpoint's.
-  const warm = await Policy.init(parseModelConfig({ model_type: 'qwen3', vocab_size: 8, hidden_size: 8, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 4, eos_token_id: 0 }), { seed: 0 });
+  const warm = await Policy.init(
+    parseModelConfig({
+      model_type: 'qwen3',
+      vocab_size: 8,
+      hidden_size: 8,
+      intermediate_size: 8,
+      num_hidden_layers: 1,
+      num_attention_heads: 2,
+      num_key_value_heads: 1,
+      head_dim: 4,
+      eos_token_id: 0,
+    }),
+    { seed: 0 },
+  );
   await warm.logprobs([[1, 2, 3]]);
   warm.dispose();
   const before = rss();

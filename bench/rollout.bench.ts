@@ -53,10 +53,7 @@ interface EngineShape {
   staticBatching: boolean;
 }
 
-async function timedRollout(
-  method: 'lamer' | 'gigpo',
-  shapeOfEngine: EngineShape,
-): Promise<{ ms: number; engine: BatchedEngineStats; batch: RolloutBatch }> {
+async function timedRollout(method: 'lamer' | 'gigpo', shapeOfEngine: EngineShape): Promise<{ ms: number; engine: BatchedEngineStats; batch: RolloutBatch }> {
   const shape = trainRolloutShape(method, EPISODES, GROUP);
   const engine = simulateBatchedEngine(scriptedPolicy({ noise: NOISE, seed: 7 }), {
     stepMs: () => STEP_MS,

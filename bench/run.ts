@@ -50,7 +50,9 @@ function formatValue(v: number): string {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const dir = dirname(fileURLToPath(import.meta.url));
-  const files = readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.bench.ts'))
+    .sort();
   const results: BenchResult[] = [];
   for (const f of files) {
     const mod = (await import(pathToFileURL(join(dir, f)).href)) as { benches?: Bench[] };

@@ -82,10 +82,14 @@ async function trainThroughput(): Promise<BenchResult[]> {
           entropy_coef: 0.001,
         }),
       );
-      execFileSync(python, [join(root, 'scripts', 'py', 'train_reference.py'), '--model', join(dir, 'model'), '--input', join(dir, 'in.json'), '--out', join(dir, 'out.json')], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error', HF_HUB_OFFLINE: '1' },
-      });
+      execFileSync(
+        python,
+        [join(root, 'scripts', 'py', 'train_reference.py'), '--model', join(dir, 'model'), '--input', join(dir, 'in.json'), '--out', join(dir, 'out.json')],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error', HF_HUB_OFFLINE: '1' },
+        },
+      );
       return (JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')) as { seconds: number[] }).seconds;
     };
     // Without the Python reference (scripts/pyenv.sh makes .venv), only this project's figure.
@@ -219,7 +223,9 @@ async function updatePaths(): Promise<BenchResult[]> {
   const perMiniBatch = async (): Promise<number> => {
     const t0 = performance.now();
     for (let s = 0; s < UPDATE_ROWS; s += UPDATE_MINI_BATCH) {
-      const rows: TrainRow[] = order.slice(s, s + UPDATE_MINI_BATCH).map((i) => ({ prompt: promptIds[i], response: responseIds[i], advantage: advantages[i], oldLogprobs: oldLogprobs[i] }));
+      const rows: TrainRow[] = order
+        .slice(s, s + UPDATE_MINI_BATCH)
+        .map((i) => ({ prompt: promptIds[i], response: responseIds[i], advantage: advantages[i], oldLogprobs: oldLogprobs[i] }));
       await optA.trainStep(rows, options);
     }
     return (performance.now() - t0) / 1000;

@@ -115,7 +115,9 @@ async function jobWarmStart(base: TrainerConfig, dir: string): Promise<string> {
     if (!existsSync(join(path, 'config.json'))) throw new Error(`LAMER_BENCH_WARM_START=${given}: no checkpoint there (config.json missing)`);
     return path;
   }
-  process.stderr.write(`  warm start as npm run train makes it: up to ${base.sft.reflectSteps + base.sft.steps} supervised steps (set LAMER_BENCH_WARM_START to reuse one)\n`);
+  process.stderr.write(
+    `  warm start as npm run train makes it: up to ${base.sft.reflectSteps + base.sft.steps} supervised steps (set LAMER_BENCH_WARM_START to reuse one)\n`,
+  );
   const trainer = new Trainer({ ...base, compare: undefined, method: 'lamer', runsDir: dir, name: 'warm' }, { progress: false, log: () => {} });
   const runtime = await createNativeRuntime(trainer.config, trainer.runDir);
   try {

@@ -20,9 +20,7 @@ function cachedTorchDir() {
 }
 const torchDir = process.env.LAMER_TORCH_DIR ?? process.env.Torch_DIR ?? cachedTorchDir();
 if (!torchDir || !existsSync(join(torchDir, 'TorchConfig.cmake'))) {
-  console.error(
-    '[build] no libtorch: run `npm run setup` (it finds or fetches libtorch), or set Torch_DIR to the folder holding TorchConfig.cmake',
-  );
+  console.error('[build] no libtorch: run `npm run setup` (it finds or fetches libtorch), or set Torch_DIR to the folder holding TorchConfig.cmake');
   process.exit(1);
 }
 const cmakeJs = join(root, 'node_modules', 'cmake-js', 'bin', 'cmake-js');

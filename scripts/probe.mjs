@@ -71,7 +71,6 @@ const short = (s, n = 160) => {
 // Worker mode: `probe.mjs --worker KIND CASES_FILE FROM` runs cases FROM.. of a JSON file in this process and prints
 // `S i` before and `R i JSON` after each, so the parent knows which case a dead or stuck child was on.
 
-
 // --- checkpoint worker: load a folder, then use it (encode, log-probs, chat template, decode).
 const workCheckpoint = {
   async setup() {
@@ -128,7 +127,7 @@ function describeValue(v) {
     }
   }
   if (ArrayBuffer.isView(v)) return `${v.constructor.name}(${v.length})`;
-  return typeof v === 'bigint' ? `${v}n` : JSON.stringify(v) ?? String(v);
+  return typeof v === 'bigint' ? `${v}n` : (JSON.stringify(v) ?? String(v));
 }
 
 // --- env worker: each case is `steps` adversarial calls, each timed, from reset(seed); an episode that ends (or a
@@ -163,7 +162,18 @@ const workEnv = {
       out.tried++;
       const finding = (what, extra = {}) =>
         out.findings.length < 5 &&
-        out.findings.push({ what, env: c.env, seed, step: played.length, call: reflect ? 'parseReflection' : 'step', kind, length: text.length, head: text.slice(0, 120), ms: Math.round(ms), ...extra });
+        out.findings.push({
+          what,
+          env: c.env,
+          seed,
+          step: played.length,
+          call: reflect ? 'parseReflection' : 'step',
+          kind,
+          length: text.length,
+          head: text.slice(0, 120),
+          ms: Math.round(ms),
+          ...extra,
+        });
       if (err) {
         if (errorCode(err)) {
           out.coded++;
@@ -223,8 +233,57 @@ function wellFormed(r, reflect) {
   );
 }
 
-const TAGS = ['<action>', '</action>', '<ACTION>', '</Action>', '<action >', '<remark>', '</remark>', '<', '>', '</', '<action></action>', '<think>', '</think>'];
-const WORDS = ['up', 'down', 'left', 'right', 'search[', ']', 'click[', 'go to', 'take', 'from', 'put', 'in/on', '(', ')', ',', 'buy now', 'next >', '< prev', 'look', 'inventory', '-1', '0', '99', '1e308', 'NaN', '\n', ' ', 'open', 'flag', 'reveal', 'Infinity', '__proto__', 'constructor', 'toString'];
+const TAGS = [
+  '<action>',
+  '</action>',
+  '<ACTION>',
+  '</Action>',
+  '<action >',
+  '<remark>',
+  '</remark>',
+  '<',
+  '>',
+  '</',
+  '<action></action>',
+  '<think>',
+  '</think>',
+];
+const WORDS = [
+  'up',
+  'down',
+  'left',
+  'right',
+  'search[',
+  ']',
+  'click[',
+  'go to',
+  'take',
+  'from',
+  'put',
+  'in/on',
+  '(',
+  ')',
+  ',',
+  'buy now',
+  'next >',
+  '< prev',
+  'look',
+  'inventory',
+  '-1',
+  '0',
+  '99',
+  '1e308',
+  'NaN',
+  '\n',
+  ' ',
+  'open',
+  'flag',
+  'reveal',
+  'Infinity',
+  '__proto__',
+  'constructor',
+  'toString',
+];
 
 function randText(r, n, lo = 32, span = 95) {
   const a = new Array(n);
@@ -237,9 +296,11 @@ function randUnicode(r, n) {
   for (let i = 0; i < n; i++) {
     const k = r.int(5);
     if (k === 0) s += String.fromCharCode(r.int(0x20));
-    else if (k === 1) s += String.fromCharCode(0xd800 + r.int(0x800)); // lone surrogates
+    else if (k === 1)
+      s += String.fromCharCode(0xd800 + r.int(0x800)); // lone surrogates
     else if (k === 2) s += String.fromCodePoint(0x1f600 + r.int(80));
-    else if (k === 3) s += String.fromCharCode(0x300 + r.int(0x70)); // combining marks
+    else if (k === 3)
+      s += String.fromCharCode(0x300 + r.int(0x70)); // combining marks
     else s += String.fromCharCode(0x80 + r.int(0x3000));
   }
   return s;
@@ -272,7 +333,28 @@ function adversarialResponse(r, env) {
     case 16: {
       // A rambling command: a search or a click with a long argument, a move with a long object name.
       const n = 100 + r.int(5000);
-      const words = ['red', 'shirt', 'men', 'women', 'size', 'xl', 'under', '$', '30', 'dollars', 'cotton', 'pack', 'of', 'the', 'to', 'drawer', 'apple', '1', 'countertop', 'with'];
+      const words = [
+        'red',
+        'shirt',
+        'men',
+        'women',
+        'size',
+        'xl',
+        'under',
+        '$',
+        '30',
+        'dollars',
+        'cotton',
+        'pack',
+        'of',
+        'the',
+        'to',
+        'drawer',
+        'apple',
+        '1',
+        'countertop',
+        'with',
+      ];
       const arg = Array.from({ length: n }, () => r.pick(words)).join(' ');
       const verb = r.pick(['search[%]', 'click[%]', 'go to %', 'take % from countertop 1', 'put % in/on drawer 1', 'open %', 'use %']);
       return { kind: `long-command(${verb}, ${n} words)`, text: `<action>${verb.replace('%', arg)}</action>` };
@@ -296,7 +378,24 @@ function adversarialResponse(r, env) {
       return { kind: 'blank', text: r.pick(['', ' ', '\n\n', '\t', '<action>', '</action>', '\u0000', '\uFEFF', '\u202E']) };
     case 7: {
       const n = 10_000 + r.int(90_000);
-      const unit = r.pick(['<action>', '<action', '</action>', '<', '(', '[', 'search[', 'click[', 'go to ', '<remark>', '9', ' ', '\n', 'a', '\\', '<action><action>']);
+      const unit = r.pick([
+        '<action>',
+        '<action',
+        '</action>',
+        '<',
+        '(',
+        '[',
+        'search[',
+        'click[',
+        'go to ',
+        '<remark>',
+        '9',
+        ' ',
+        '\n',
+        'a',
+        '\\',
+        '<action><action>',
+      ]);
       const close = r.int(2) ? '</action>' : '';
       return { kind: `repeat(${JSON.stringify(unit)}, ${n})${close ? '+close' : ''}`, text: unit.repeat(n) + close };
     }
@@ -306,7 +405,18 @@ function adversarialResponse(r, env) {
       return { kind: `action-of-repeat(${JSON.stringify(unit)}, ${n})`, text: `<action>${unit.repeat(n)}</action>` };
     }
     case 9: {
-      const inner = r.pick(['-99999999999999999999, 1e308', `${'9'.repeat(400)}, 2`, '1e309, -0', 'NaN, NaN', '0x10, 0b11', '2, 3'.repeat(200), '(1,2),(3,4)', '1,2,3,4,5,6', '-1, -1', '4294967296, 4294967297']);
+      const inner = r.pick([
+        '-99999999999999999999, 1e308',
+        `${'9'.repeat(400)}, 2`,
+        '1e309, -0',
+        'NaN, NaN',
+        '0x10, 0b11',
+        '2, 3'.repeat(200),
+        '(1,2),(3,4)',
+        '1,2,3,4,5,6',
+        '-1, -1',
+        '4294967296, 4294967297',
+      ]);
       return { kind: 'numbers', text: `<action>${r.pick(['open', 'flag', 'reveal', 'click', ''])} ${inner}</action>` };
     }
     case 10: {
@@ -316,10 +426,27 @@ function adversarialResponse(r, env) {
     case 11:
       return { kind: 'huge-random', text: randText(r, 200_000 + r.int(800_000)) };
     case 12:
-      return { kind: 'json-ish', text: r.pick(['{"action": "up"}', '[[[[[[[[]]]]]]]]', '{"__proto__": {"x": 1}}', 'null', 'undefined', '<action>{"a":1}</action>', '<action>constructor</action>', '<action>__proto__</action>', '<action>toString</action>', '<action>hasOwnProperty</action>']) };
+      return {
+        kind: 'json-ish',
+        text: r.pick([
+          '{"action": "up"}',
+          '[[[[[[[[]]]]]]]]',
+          '{"__proto__": {"x": 1}}',
+          'null',
+          'undefined',
+          '<action>{"a":1}</action>',
+          '<action>constructor</action>',
+          '<action>__proto__</action>',
+          '<action>toString</action>',
+          '<action>hasOwnProperty</action>',
+        ]),
+      };
     case 13: {
       const a = r.pick(admissible());
-      return { kind: 'many-actions', text: Array.from({ length: 1 + r.int(500) }, () => `<action>${r.int(3) ? a : r.pick(WORDS)}</action>`).join(r.pick(['', '\n', ' '])) };
+      return {
+        kind: 'many-actions',
+        text: Array.from({ length: 1 + r.int(500) }, () => `<action>${r.int(3) ? a : r.pick(WORDS)}</action>`).join(r.pick(['', '\n', ' '])),
+      };
     }
     case 14: {
       const n = 1000 + r.int(50_000);
@@ -366,7 +493,9 @@ const option = (name, fallback) => {
 const known = new Set(['--quick', '--only', '--jobs', '--seed', '--verbose', '--keep']);
 for (let i = 0; i < args.length; i++) {
   if (!known.has(args[i])) {
-    console.error(`probe: unknown argument '${args[i]}'\nusage: node scripts/probe.mjs [--quick] [--only checkpoints,cli,tensor,env,paths] [--jobs N] [--seed N] [--verbose] [--keep]`);
+    console.error(
+      `probe: unknown argument '${args[i]}'\nusage: node scripts/probe.mjs [--quick] [--only checkpoints,cli,tensor,env,paths] [--jobs N] [--seed N] [--verbose] [--keep]`,
+    );
     process.exit(2);
   }
   if (['--only', '--jobs', '--seed'].includes(args[i])) i++;
@@ -519,7 +648,8 @@ async function runWorkers(kind, cases, { caseTimeoutMs, shards = JOBS }) {
         if (!why) break;
         if (!began && ++deadStarts >= 2) {
           // The worker cannot start at all: every remaining case is recorded with why.
-          for (let i = from; i < group.length; i++) results[group[i].i] = { died: true, why: `worker did not start: ${why}`, stderr: short(r.err.slice(-600), 400) };
+          for (let i = from; i < group.length; i++)
+            results[group[i].i] = { died: true, why: `worker did not start: ${why}`, stderr: short(r.err.slice(-600), 400) };
           break;
         }
         if (began) deadStarts = 0;
@@ -646,17 +776,23 @@ function checkpointMutations(base, r) {
     ['data_offsets past the end', (c) => (c[firstTensor].data_offsets = [data.length - 10, data.length + vocab * 256 - 10])],
     ['data_offsets [0, 2^60]', (c) => (c[firstTensor].data_offsets = [0, 2 ** 60])],
     ['data_offsets negative', (c) => (c[firstTensor].data_offsets = [-256, vocab * 256 - 256])],
-    ['data_offsets overlapping the next tensor', (c) => {
-      const [a, b] = c[firstTensor].data_offsets;
-      c[firstTensor].data_offsets = [a + 256, b + 256];
-    }],
+    [
+      'data_offsets overlapping the next tensor',
+      (c) => {
+        const [a, b] = c[firstTensor].data_offsets;
+        c[firstTensor].data_offsets = [a + 256, b + 256];
+      },
+    ],
     ['a tensor removed', (c) => delete c[firstTensor]],
-    ['a tensor renamed', (c) => {
-      c['model.embed_tokens.weight_x'] = c[firstTensor];
-      delete c[firstTensor];
-    }],
+    [
+      'a tensor renamed',
+      (c) => {
+        c['model.embed_tokens.weight_x'] = c[firstTensor];
+        delete c[firstTensor];
+      },
+    ],
     ['an extra tensor of shape [1e9, 1e9]', (c) => (c['model.extra.weight'] = { dtype: 'F32', shape: [1e9, 1e9], data_offsets: [0, 4] })],
-    ['an extra tensor sharing the first tensor\'s bytes', (c) => (c['model.extra.weight'] = { dtype: 'F32', shape: [1], data_offsets: [0, 4] })],
+    ["an extra tensor sharing the first tensor's bytes", (c) => (c['model.extra.weight'] = { dtype: 'F32', shape: [1], data_offsets: [0, 4] })],
     ['__metadata__ with more keys (valid)', (c) => (c.__metadata__ = { format: 'pt', note: 'x'.repeat(1000) })],
     ['__metadata__ a number', (c) => (c.__metadata__ = 5)],
   ];
@@ -703,7 +839,12 @@ function checkpointMutations(base, r) {
       add('bad-json', `${file}: ${desc}`, expect, put(file, text));
     }
   }
-  add('bad-json', 'config.json: 5 MB of whitespace around the object', 'either', put('config.json', ' '.repeat(2_500_000) + texts['config.json'] + ' '.repeat(2_500_000)));
+  add(
+    'bad-json',
+    'config.json: 5 MB of whitespace around the object',
+    'either',
+    put('config.json', ' '.repeat(2_500_000) + texts['config.json'] + ' '.repeat(2_500_000)),
+  );
 
   // config.json values: absurd, negative, huge, wrong types (path, value, expectation).
   const cfg = [
@@ -803,11 +944,32 @@ function checkpointMutations(base, r) {
     ['model.type "Unknown"', (j) => (j.model.type = 'Unknown'), 'invalid'],
     ['merges [[1, 2]]', (j) => (j.model.merges = [[1, 2]]), 'either'],
     ['merges of unknown tokens', (j) => (j.model.merges = [['zzz', 'yyy'], ...j.model.merges]), 'either'],
-    ['pre_tokenizer Split on a catastrophic pattern (a+)+$', (j) => (j.pre_tokenizer = { type: 'Split', pattern: { Regex: '(a+)+$' }, behavior: 'Isolated', invert: false }), 'invalid'],
-    ['pre_tokenizer Split on an invalid regex', (j) => (j.pre_tokenizer = { type: 'Split', pattern: { Regex: '([' }, behavior: 'Isolated', invert: false }), 'invalid'],
+    [
+      'pre_tokenizer Split on a catastrophic pattern (a+)+$',
+      (j) => (j.pre_tokenizer = { type: 'Split', pattern: { Regex: '(a+)+$' }, behavior: 'Isolated', invert: false }),
+      'invalid',
+    ],
+    [
+      'pre_tokenizer Split on an invalid regex',
+      (j) => (j.pre_tokenizer = { type: 'Split', pattern: { Regex: '([' }, behavior: 'Isolated', invert: false }),
+      'invalid',
+    ],
     ['normalizer of unknown type', (j) => (j.normalizer = { type: 'Bogus' }), 'invalid'],
     ['added_tokens not an array', (j) => (j.added_tokens = 5), 'invalid'],
-    ['100,000 added tokens (ids reusing those of the vocabulary)', (j) => (j.added_tokens = Array.from({ length: 100_000 }, (_, i) => ({ id: i % vocab, content: `<t${i}>`, special: true, single_word: false, lstrip: false, rstrip: false, normalized: false }))), 'either'],
+    [
+      '100,000 added tokens (ids reusing those of the vocabulary)',
+      (j) =>
+        (j.added_tokens = Array.from({ length: 100_000 }, (_, i) => ({
+          id: i % vocab,
+          content: `<t${i}>`,
+          special: true,
+          single_word: false,
+          lstrip: false,
+          rstrip: false,
+          normalized: false,
+        }))),
+      'either',
+    ],
   ]) {
     add('tokenizer', `tokenizer.json: ${desc}`, expect, editJson('tokenizer.json', edit));
   }
@@ -863,7 +1025,12 @@ function checkpointMutations(base, r) {
   for (const [desc, file, target, expect] of [
     ['model.safetensors -> a text file outside the folder', 'model.safetensors', join(outside, 'passwd'), 'invalid'],
     ['config.json -> a text file outside the folder', 'config.json', join(outside, 'passwd'), 'invalid'],
-    ['model.safetensors -> a valid copy outside the folder (as in the Hugging Face cache)', 'model.safetensors', join(outside, 'model.safetensors'), 'harmless'],
+    [
+      'model.safetensors -> a valid copy outside the folder (as in the Hugging Face cache)',
+      'model.safetensors',
+      join(outside, 'model.safetensors'),
+      'harmless',
+    ],
     ['config.json -> a valid copy outside the folder', 'config.json', join(outside, 'config.json'), 'harmless'],
     ['model.safetensors -> /dev/zero', 'model.safetensors', '/dev/zero', 'invalid'],
     ['config.json -> /dev/zero', 'config.json', '/dev/zero', 'invalid'],
@@ -1000,7 +1167,12 @@ async function probeCli(base) {
   const fifo = join(dir, 'fifo.yaml');
   execFileSync('mkfifo', [fifo]);
   const laughs = ['a: &a [x, x, x, x, x, x, x, x, x]'];
-  for (let i = 1; i < 9; i++) laughs.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(', ')}]`);
+  for (let i = 1; i < 9; i++)
+    laughs.push(
+      `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+        .fill(`*${String.fromCharCode(96 + i)}`)
+        .join(', ')}]`,
+    );
   const ids = file('ids.jsonl', '{"ids": [1, 2, 3]}\n');
   const badIds = file('bad-ids.jsonl', `{"ids": [1, ${99999}, 3]}\n{"ids": [-1, 2]}\n`);
   const notJson = file('not-json.jsonl', '{"ids": [1, 2\n');
@@ -1125,13 +1297,24 @@ async function probeCli(base) {
     ['top-level', ['help', 'bogus']],
   ];
   const r = rng(SEED * 31 + 2);
-  const chosen = sample(cases.map(([kind, argv]) => ({ kind, argv })), r);
-  const results = await pool(chosen, JOBS, (c) => spawnWatched([process.execPath, '--max-old-space-size=2048', bin, ...c.argv], { cwd: dir, timeoutMs: 15_000 }));
+  const chosen = sample(
+    cases.map(([kind, argv]) => ({ kind, argv })),
+    r,
+  );
+  const results = await pool(chosen, JOBS, (c) =>
+    spawnWatched([process.execPath, '--max-old-space-size=2048', bin, ...c.argv], { cwd: dir, timeoutMs: 15_000 }),
+  );
   results.forEach((res, i) => {
     const c = chosen[i];
     const [cls, why] = classifyCli(res, 'error', c.argv[0]);
-    if (why.startsWith('refused without')) t.notes.push(`${why}: lamer ${c.argv.map((a) => quoteArg(a.split(work).join('TMP'))).join(' ')}: ${short(res.err.split(work).join('TMP'), 140)}`);
-    count(t, cls, c.kind, { what: `(cwd TMP/cli) lamer ${c.argv.map((a) => quoteArg(a.split(work).join('TMP'))).join(' ')}`, expect: 'a coded error', got: why, detail: cls === 'crash' ? short(res.err.slice(-500), 300) : undefined });
+    if (why.startsWith('refused without'))
+      t.notes.push(`${why}: lamer ${c.argv.map((a) => quoteArg(a.split(work).join('TMP'))).join(' ')}: ${short(res.err.split(work).join('TMP'), 140)}`);
+    count(t, cls, c.kind, {
+      what: `(cwd TMP/cli) lamer ${c.argv.map((a) => quoteArg(a.split(work).join('TMP'))).join(' ')}`,
+      expect: 'a coded error',
+      got: why,
+      detail: cls === 'crash' ? short(res.err.slice(-500), 300) : undefined,
+    });
   });
   return t;
 }
@@ -1248,7 +1431,11 @@ async function probeTensor() {
   const t = tally();
   const r = rng(SEED * 31 + 3);
   const cases = sample(tensorCases(), r);
-  const results = await runWorkers('tensor', cases.map((c) => ({ body: c.body })), { caseTimeoutMs: 20_000, shards: 1 });
+  const results = await runWorkers(
+    'tensor',
+    cases.map((c) => ({ body: c.body })),
+    { caseTimeoutMs: 20_000, shards: 1 },
+  );
   results.forEach((res, i) => {
     const c = cases[i];
     const repro = { what: c.body, expect: c.expect === 'error' ? 'a coded error' : c.expect === 'ok' ? 'success' : 'success or a coded error' };
@@ -1286,7 +1473,12 @@ async function probeEnv() {
     const c = cases[i];
     if (!res || res.died || res.threw) {
       const why = !res ? 'no result' : res.died ? res.why : `uncoded ${res.name}: ${res.message}`;
-      count(t, 'crash', c.env, { what: `${c.env} seed ${c.seed}, ${c.steps} adversarial calls (episodes from that seed on)`, expect: 'a step result', got: why, detail: res?.stderr });
+      count(t, 'crash', c.env, {
+        what: `${c.env} seed ${c.seed}, ${c.steps} adversarial calls (episodes from that seed on)`,
+        expect: 'a step result',
+        got: why,
+        detail: res?.stderr,
+      });
       return;
     }
     for (const f of res.findings) {
@@ -1352,7 +1544,18 @@ async function probePaths() {
     ['train --name', 'either', (S, cfg) => ['train', '--config', cfg, '--quiet', '--name', 'a/b']],
     ['train --name', 'error', (S, cfg) => ['train', '--config', cfg, '--quiet', '--set', 'name="a\\0b"']],
     ['train --name', 'error', (S, cfg) => ['train', '--config', cfg, '--quiet', '--name', long(300)]],
-    ['train --name', 'error', (S, cfg) => ['train', '--config', cfg, '--quiet', '--name', `${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/x`]],
+    [
+      'train --name',
+      'error',
+      (S, cfg) => [
+        'train',
+        '--config',
+        cfg,
+        '--quiet',
+        '--name',
+        `${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/${long(200)}/x`,
+      ],
+    ],
     ['train --name', 'either', (S, cfg) => ['train', '--config', cfg, '--quiet', '--name', 'a\nb']],
     ['train --name', 'either', (S, cfg) => ['train', '--config', cfg, '--quiet', '--name', '~']],
     ['train --name', 'error', (S, cfg) => ['train', '--config', cfg, '--quiet', '--name', './../x']],
@@ -1371,7 +1574,10 @@ async function probePaths() {
     ['report', 'error', () => ['report', long(5000)]],
   ];
   const r = rng(SEED * 31 + 5);
-  const chosen = sample(cases.map(([kind, expect, argv, allowed = []]) => ({ kind, expect, argv, allowed })), r);
+  const chosen = sample(
+    cases.map(([kind, expect, argv, allowed = []]) => ({ kind, expect, argv, allowed })),
+    r,
+  );
   const results = await pool(chosen, JOBS, async (c, i) => {
     const S = join(boxes, `box-${i}`);
     mkdirSync(join(S, 'cwd', 'runs'), { recursive: true });
@@ -1395,14 +1601,26 @@ async function probePaths() {
   });
   results.forEach(({ res, changed, argv, S }, i) => {
     const c = chosen[i];
-    const what = `(cwd SANDBOX/cwd, runsDir runs) lamer ${argv.map((a) => quoteArg(a.split(S).join('SANDBOX'))).map((a) => (a.length > 80 ? `${a.slice(0, 40)}...(${a.length} chars)` : a)).join(' ')}`;
+    const what = `(cwd SANDBOX/cwd, runsDir runs) lamer ${argv
+      .map((a) => quoteArg(a.split(S).join('SANDBOX')))
+      .map((a) => (a.length > 80 ? `${a.slice(0, 40)}...(${a.length} chars)` : a))
+      .join(' ')}`;
     if (changed.length) {
       const [cls0] = classifyCli(res, c.expect, argv[0]);
-      count(t, 'silent', c.kind, { what, expect: 'nothing written outside runs/ and the earlier run runs/old untouched', got: `exit ${res.code ?? res.signal} (${cls0}); ${short(changed.slice(0, 4).join(', '), 240)}${changed.length > 4 ? ` and ${changed.length - 4} more` : ''}` });
+      count(t, 'silent', c.kind, {
+        what,
+        expect: 'nothing written outside runs/ and the earlier run runs/old untouched',
+        got: `exit ${res.code ?? res.signal} (${cls0}); ${short(changed.slice(0, 4).join(', '), 240)}${changed.length > 4 ? ` and ${changed.length - 4} more` : ''}`,
+      });
       return;
     }
     const [cls, why] = classifyCli(res, c.expect, argv[0]);
-    count(t, cls, c.kind, { what, expect: c.expect === 'error' ? 'a coded error' : 'a coded error or a run inside runs/', got: why, detail: cls === 'crash' ? short(res.err.slice(-500), 300) : undefined });
+    count(t, cls, c.kind, {
+      what,
+      expect: c.expect === 'error' ? 'a coded error' : 'a coded error or a run inside runs/',
+      got: why,
+      detail: cls === 'crash' ? short(res.err.slice(-500), 300) : undefined,
+    });
   });
   return t;
 }
@@ -1434,7 +1652,9 @@ try {
   cleanup();
 }
 
-console.log(`lamer hardening probe${QUICK ? ' (--quick: about 10% of the samples)' : ''}, seed ${SEED}, ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+console.log(
+  `lamer hardening probe${QUICK ? ' (--quick: about 10% of the samples)' : ''}, seed ${SEED}, ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+);
 console.log('| category | tried | coded error | correct result | crash (signal / uncoded exception / hang past a timeout) | silent (accepted garbage) |');
 console.log('|---|---:|---:|---:|---:|---:|');
 const sum = { tried: 0, coded: 0, correct: 0, crash: 0, silent: 0 };
@@ -1444,7 +1664,7 @@ for (const { label, t } of rows) {
 }
 if (rows.length > 1) console.log(`| **all** | ${sum.tried} | ${sum.coded} | ${sum.correct} | ${sum.crash} | ${sum.silent} |`);
 console.log(
-  '\nCoded: a LamerError code (CLI: `[E_...]`, or a usage error with exit 2, or the command\'s own refusal). ' +
+  "\nCoded: a LamerError code (CLI: `[E_...]`, or a usage error with exit 2, or the command's own refusal). " +
     'Checkpoint cases are copies of `lamer init-model --preset tiny --seed 3 --out DIR` with one mutation each, loaded ' +
     'in a child with Policy.load(DIR) and then used (encode, logprobs, renderChat, decode). Agent responses: ' +
     `step() or, every tenth call, parseReflection(); a call over ${SLOW_MS} ms (best of 3) counts as a crash. ` +
@@ -1459,7 +1679,9 @@ if (findings.length) {
 }
 if (VERBOSE) {
   for (const { label, t } of rows) {
-    console.log(`\n${label}, by kind: ${[...t.kinds].map(([k, v]) => `${k} ${v.coded}/${v.correct}/${v.crash}/${v.silent}`).join('; ')} (coded/correct/crash/silent)`);
+    console.log(
+      `\n${label}, by kind: ${[...t.kinds].map(([k, v]) => `${k} ${v.coded}/${v.correct}/${v.crash}/${v.silent}`).join('; ')} (coded/correct/crash/silent)`,
+    );
     for (const n of t.notes) console.log(`  note: ${n}`);
   }
 }

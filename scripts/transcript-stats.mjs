@@ -25,8 +25,17 @@ for (const file of process.argv.slice(2)) {
 const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '-');
 for (const [method, trials] of byMethod) {
   const passAt = Array.from({ length: 3 }, (_, k) => trials.filter((t) => t.wonEpisode >= 0 && t.wonEpisode <= k).length);
-  let turns = 0, wasted = 0, episodes = 0, won = 0, mine = 0, outOfTurns = 0;
-  let afterMine = 0, repeatMine = 0, reflections = 0, right = 0, checked = 0;
+  let turns = 0,
+    wasted = 0,
+    episodes = 0,
+    won = 0,
+    mine = 0,
+    outOfTurns = 0;
+  let afterMine = 0,
+    repeatMine = 0,
+    reflections = 0,
+    right = 0,
+    checked = 0;
   for (const t of trials) {
     let lastMine = null;
     for (const e of t.episodes) {

@@ -63,10 +63,7 @@ export class Tensor<D extends DType = DType> {
   }
 
   /** A new CPU tensor holding a copy of `data` (JS memory is only lent to native code for the call). */
-  static from<S extends TensorSource, D extends DType = DTypeOfSource<S>>(
-    data: S,
-    options: { shape?: number[]; dtype?: D } = {},
-  ): Tensor<D> {
+  static from<S extends TensorSource, D extends DType = DTypeOfSource<S>>(data: S, options: { shape?: number[]; dtype?: D } = {}): Tensor<D> {
     const dtype = options.dtype ?? inferDType(data);
     const shape = options.shape ?? [data.length];
     // Native code cannot borrow shared memory: an array over a SharedArrayBuffer is copied to a plain one first.
@@ -129,10 +126,9 @@ export class Tensor<D extends DType = DType> {
     const view = this.#native.data;
     if (!warnedCopy && !this.#native.dataIsView) {
       warnedCopy = true;
-      process.emitWarning(
-        'this Node.js build refuses external array buffers, so Tensor.data is a copy: writes to it are not seen by native code',
-        { code: 'LAMER_TENSOR_COPY' },
-      );
+      process.emitWarning('this Node.js build refuses external array buffers, so Tensor.data is a copy: writes to it are not seen by native code', {
+        code: 'LAMER_TENSOR_COPY',
+      });
     }
     return view as TypedArrayFor<D>;
   }
@@ -168,7 +164,8 @@ export class Tensor<D extends DType = DType> {
 
   /** Matrix product, computed on the device's executor thread. */
   async matmul(other: Tensor): Promise<Tensor> {
-    if (!(other instanceof Tensor)) throw new LamerError('E_ARG', `matmul: the other operand must be a Tensor, found ${other === null ? 'null' : typeof other}`);
+    if (!(other instanceof Tensor))
+      throw new LamerError('E_ARG', `matmul: the other operand must be a Tensor, found ${other === null ? 'null' : typeof other}`);
     return new Tensor(await addon().matmul(this.#native, other.#native));
   }
 

@@ -99,9 +99,9 @@ void check_pointers(const RowView& r) {
   if (r.rows < 0) fail("negative row count");
   if (r.rows > INT32_MAX) fail("more than 2^31-1 rows");
   if (r.rows == 0) return;
-  const std::pair<const void*, const char*> columns[] = {
-      {r.group, "group"}, {r.trial, "trial"},   {r.episode, "episode"}, {r.turn, "turn"},
-      {r.phase, "phase"}, {r.reward, "reward"}, {r.valid, "valid"},     {r.step_key, "anchorId"}};
+  const std::pair<const void*, const char*> columns[] = {{r.group, "group"}, {r.trial, "trial"},      {r.episode, "episode"},
+                                                         {r.turn, "turn"},   {r.phase, "phase"},      {r.reward, "reward"},
+                                                         {r.valid, "valid"}, {r.step_key, "anchorId"}};
   for (const auto& [ptr, name] : columns) {
     if (ptr == nullptr) fail(std::string("column '") + name + "' is missing");
   }
@@ -150,17 +150,15 @@ void validate_rows(const RowView& r) {
     if (new_trial) {
       if (i > 0) finished_trials.slot(pair_key(r.group[i - 1], r.trial[i - 1]));
       if (finished_trials.contains(pair_key(r.group[i], r.trial[i]))) {
-        fail("column 'trial' row " + row() + ": rows of trial " + std::to_string(r.trial[i]) + " (group " +
-             std::to_string(r.group[i]) +
+        fail("column 'trial' row " + row() + ": rows of trial " + std::to_string(r.trial[i]) + " (group " + std::to_string(r.group[i]) +
              ") are not contiguous; store each trial's rows together in chronological order");
       }
       prev_play_episode = -1;
       prev_play_turn = -1;
       reflect_since_play = false;
     } else if (ep < r.episode[i - 1]) {
-      fail("column 'episode' row " + row() + ": episode goes backwards inside trial " + std::to_string(r.trial[i]) +
-           " (" + std::to_string(r.episode[i - 1]) + " then " + std::to_string(ep) +
-           "); rows of a trial must be chronological");
+      fail("column 'episode' row " + row() + ": episode goes backwards inside trial " + std::to_string(r.trial[i]) + " (" +
+           std::to_string(r.episode[i - 1]) + " then " + std::to_string(ep) + "); rows of a trial must be chronological");
     }
     if (ph == 1) {
       reflect_since_play = true;
@@ -168,13 +166,13 @@ void validate_rows(const RowView& r) {
     }
     if (ep == prev_play_episode) {
       if (reflect_since_play) {
-        fail("column 'phase' row " + row() + ": a reflect row sits inside episode " + std::to_string(ep) +
-             " of trial " + std::to_string(r.trial[i]) + "; reflections come between episodes");
+        fail("column 'phase' row " + row() + ": a reflect row sits inside episode " + std::to_string(ep) + " of trial " +
+             std::to_string(r.trial[i]) + "; reflections come between episodes");
       }
       if (r.turn[i] <= prev_play_turn) {
         fail("column 'turn' row " + row() + ": turn " + std::to_string(r.turn[i]) + " does not follow turn " +
-             std::to_string(prev_play_turn) + " in episode " + std::to_string(ep) + " of trial " +
-             std::to_string(r.trial[i]) + "; rows of a trial must be chronological");
+             std::to_string(prev_play_turn) + " in episode " + std::to_string(ep) + " of trial " + std::to_string(r.trial[i]) +
+             "; rows of a trial must be chronological");
       }
     }
     prev_play_episode = ep;
@@ -185,9 +183,7 @@ void validate_rows(const RowView& r) {
 
 namespace {
 
-inline bool same_trial(const RowView& r, int64_t a, int64_t b) {
-  return r.group[a] == r.group[b] && r.trial[a] == r.trial[b];
-}
+inline bool same_trial(const RowView& r, int64_t a, int64_t b) { return r.group[a] == r.group[b] && r.trial[a] == r.trial[b]; }
 
 // Undiscounted reward of each play row's episode (0 on reflect rows) into `out`, and the episode-level score
 // (episode reward - penalty * (1 - valid)) into `score`. Validation guarantees that an episode's play rows form one run
@@ -271,8 +267,7 @@ void step_returns(const RowView& r, const AdvantageParams& p, double* out) {
 
 // Assigns rows to groups and computes each group's mean and (std + eps) divisor; two passes in row order, the same
 // summation order as the reference.
-void group_statistics(int64_t n, const int32_t* slot, size_t groups, const double* value, bool divide, double eps,
-                      GroupStats& s) {
+void group_statistics(int64_t n, const int32_t* slot, size_t groups, const double* value, bool divide, double eps, GroupStats& s) {
   s.reset(groups);
   for (int64_t i = 0; i < n; ++i) {
     s.sum[slot[i]] += value[i];
@@ -295,8 +290,8 @@ void group_statistics(int64_t n, const int32_t* slot, size_t groups, const doubl
 // instead, when the keys are small non-negative integers, each key gets a direct-indexed entry that belongs to the
 // first group using it (sequential, cache-friendly access); only keys shared by several groups (the `reflection`
 // anchor, a start state that recurs across tasks) go through the hash map, which then stays small.
-size_t assign_step_slots(const RowView& r, const int32_t* group_slot, int32_t* step_slot,
-                         std::vector<int32_t>& owner, std::vector<int32_t>& direct) {
+size_t assign_step_slots(const RowView& r, const int32_t* group_slot, int32_t* step_slot, std::vector<int32_t>& owner,
+                         std::vector<int32_t>& direct) {
   const int64_t n = r.rows;
   int32_t lo = INT32_MAX, hi = INT32_MIN;
   for (int64_t i = 0; i < n; ++i) {
@@ -390,8 +385,7 @@ void compute_advantages(const RowView& r, const AdvantageParams& p, const Advant
     // A lone trajectory keeps its raw score (mean 0, std 1).
     double a = score[i];
     if (episode_stats.count[e] > 1) {
-      a = p.divide_by_std ? (score[i] - episode_stats.mean[e]) / episode_stats.scale_den[e]
-                          : score[i] - episode_stats.mean[e];
+      a = p.divide_by_std ? (score[i] - episode_stats.mean[e]) / episode_stats.scale_den[e] : score[i] - episode_stats.mean[e];
     }
     if (gigpo) {
       const int32_t s = step_slot[i];

@@ -34,8 +34,8 @@ T* Column(const Napi::Object& obj, const char* name, int64_t& rows) {
   if (rows < 0) {
     rows = length;
   } else if (length != rows) {
-    Fail("E_ROWS", std::string("row table: column '") + name + "' has " + std::to_string(length) +
-                       " rows but column 'group' has " + std::to_string(rows) + "; all columns must have the same length");
+    Fail("E_ROWS", std::string("row table: column '") + name + "' has " + std::to_string(length) + " rows but column 'group' has " +
+                       std::to_string(rows) + "; all columns must have the same length");
   }
   return typed.Data();
 }
@@ -132,18 +132,21 @@ Napi::Value ComputeGae(const Napi::CallbackInfo& info) {
     auto output = [&](const char* name) {
       const Napi::Value v = out.Get(name);
       if (!lamer::args::IsTypedArrayOf<float>(v) || static_cast<int64_t>(v.As<Napi::Float32Array>().ElementLength()) != total) {
-        Fail("E_ROWS", std::string("computeGae: output '") + name + "' must be a Float32Array with one value per response token (" + std::to_string(total) + ")");
+        Fail("E_ROWS", std::string("computeGae: output '") + name + "' must be a Float32Array with one value per response token (" +
+                           std::to_string(total) + ")");
       }
       return v.As<Napi::Float32Array>().Data();
     };
     float* advantage = output("advantage");
     float* returns = output("returns");
-    if (static_cast<int64_t>(values.ElementLength()) != total) Fail("E_ROWS", "computeGae: 'values' must have one value per response token");
+    if (static_cast<int64_t>(values.ElementLength()) != total)
+      Fail("E_ROWS", "computeGae: 'values' must have one value per response token");
     lamer::algo::GaeParams params;
     params.gamma = p.Number("gamma");
     params.lambda = p.Number("lambda");
     params.whiten = p.Bool("whiten", true);
-    if (params.gamma < 0 || params.gamma > 1 || params.lambda < 0 || params.lambda > 1) Fail("E_ROWS", "computeGae: gamma and lambda must be in [0, 1]");
+    if (params.gamma < 0 || params.gamma > 1 || params.lambda < 0 || params.lambda > 1)
+      Fail("E_ROWS", "computeGae: gamma and lambda must be in [0, 1]");
     lamer::algo::compute_gae(rows, lens.data(), reward.Data(), values.Data(), params, advantage, returns);
     return info.Env().Undefined();
   });

@@ -34,8 +34,7 @@ void ConfigureThreads() {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   ConfigureThreads();
   auto regs = Registrations();
-  std::stable_sort(regs.begin(), regs.end(),
-                   [](const Registration& a, const Registration& b) { return a.priority < b.priority; });
+  std::stable_sort(regs.begin(), regs.end(), [](const Registration& a, const Registration& b) { return a.priority < b.priority; });
   Napi::Array names = Napi::Array::New(env, regs.size());
   uint32_t i = 0;
   for (const auto& r : regs) {

@@ -75,9 +75,7 @@ double Fields::Number(const char* name) const {
   return d;
 }
 
-double Fields::Number(const char* name, double fallback) const {
-  return Present(name) ? Number(name) : fallback;
-}
+double Fields::Number(const char* name, double fallback) const { return Present(name) ? Number(name) : fallback; }
 
 int64_t Fields::Integer(const char* name, int64_t min) const {
   const double d = Number(name);
@@ -87,9 +85,7 @@ int64_t Fields::Integer(const char* name, int64_t min) const {
   return static_cast<int64_t>(d);
 }
 
-int64_t Fields::Integer(const char* name, int64_t min, int64_t fallback) const {
-  return Present(name) ? Integer(name, min) : fallback;
-}
+int64_t Fields::Integer(const char* name, int64_t min, int64_t fallback) const { return Present(name) ? Integer(name, min) : fallback; }
 
 bool Fields::Bool(const char* name) const {
   const Napi::Value v = object_.Get(name);
@@ -105,8 +101,6 @@ std::string Fields::String(const char* name) const {
   return v.As<Napi::String>();
 }
 
-std::string Fields::String(const char* name, const std::string& fallback) const {
-  return Present(name) ? String(name) : fallback;
-}
+std::string Fields::String(const char* name, const std::string& fallback) const { return Present(name) ? String(name) : fallback; }
 
 }  // namespace lamer::args

@@ -10,8 +10,7 @@ namespace lamer {
 // An error raised deliberately by the addon, with the code JS sees.
 class NativeError : public std::runtime_error {
  public:
-  NativeError(std::string code, const std::string& message)
-      : std::runtime_error(message), code_(std::move(code)) {}
+  NativeError(std::string code, const std::string& message) : std::runtime_error(message), code_(std::move(code)) {}
   const std::string& code() const { return code_; }
 
  private:
@@ -42,8 +41,6 @@ auto Guarded(Napi::Env env, Fn&& fn) -> decltype(fn()) {
   }
 }
 
-[[noreturn]] inline void Fail(const std::string& code, const std::string& message) {
-  throw NativeError(code, message);
-}
+[[noreturn]] inline void Fail(const std::string& code, const std::string& message) { throw NativeError(code, message); }
 
 }  // namespace lamer

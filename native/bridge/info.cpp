@@ -59,9 +59,7 @@ Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
   });
 }
 
-void RegisterInfo(Napi::Env env, Napi::Object exports) {
-  exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo"));
-}
+void RegisterInfo(Napi::Env env, Napi::Object exports) { exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo")); }
 
 LAMER_REGISTER(info, RegisterInfo, 5)
 

@@ -28,5 +28,4 @@ struct Registrar {
 
 }  // namespace lamer
 
-#define LAMER_REGISTER(name, fn, priority) \
-  static ::lamer::Registrar lamer_registrar_##name(#name, fn, priority);
+#define LAMER_REGISTER(name, fn, priority) static ::lamer::Registrar lamer_registrar_##name(#name, fn, priority);

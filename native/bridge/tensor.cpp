@@ -29,14 +29,22 @@ bool ExternalBuffersDisabledByEnv() {
 
 napi_typedarray_type TypedArrayTypeOf(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return napi_float32_array;
-    case at::kDouble: return napi_float64_array;
-    case at::kInt: return napi_int32_array;
-    case at::kLong: return napi_bigint64_array;
-    case at::kByte: return napi_uint8_array;
-    case at::kBool: return napi_uint8_array;
-    case at::kHalf: return napi_uint16_array;
-    case at::kBFloat16: return napi_uint16_array;
+    case at::kFloat:
+      return napi_float32_array;
+    case at::kDouble:
+      return napi_float64_array;
+    case at::kInt:
+      return napi_int32_array;
+    case at::kLong:
+      return napi_bigint64_array;
+    case at::kByte:
+      return napi_uint8_array;
+    case at::kBool:
+      return napi_uint8_array;
+    case at::kHalf:
+      return napi_uint16_array;
+    case at::kBFloat16:
+      return napi_uint16_array;
     default:
       Fail("E_ARG", "no typed-array view for dtype " + DTypeName(t));
   }
@@ -53,21 +61,29 @@ at::ScalarType ParseDType(const std::string& name) {
   if (name == "bool") return at::kBool;
   if (name == "float16") return at::kHalf;
   if (name == "bfloat16") return at::kBFloat16;
-  Fail("E_ARG", "unknown dtype '" + name +
-                    "'; expected one of float32, float64, int32, int64, uint8, bool, float16, bfloat16");
+  Fail("E_ARG", "unknown dtype '" + name + "'; expected one of float32, float64, int32, int64, uint8, bool, float16, bfloat16");
 }
 
 std::string DTypeName(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return "float32";
-    case at::kDouble: return "float64";
-    case at::kInt: return "int32";
-    case at::kLong: return "int64";
-    case at::kByte: return "uint8";
-    case at::kBool: return "bool";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    default: return std::string(c10::toString(t));
+    case at::kFloat:
+      return "float32";
+    case at::kDouble:
+      return "float64";
+    case at::kInt:
+      return "int32";
+    case at::kLong:
+      return "int64";
+    case at::kByte:
+      return "uint8";
+    case at::kBool:
+      return "bool";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    default:
+      return std::string(c10::toString(t));
   }
 }
 
@@ -166,9 +182,7 @@ Napi::Value TensorWrap::DType(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), DTypeName(Get(Value()).scalar_type()));
 }
 
-Napi::Value TensorWrap::Device(const Napi::CallbackInfo& info) {
-  return Napi::String::New(info.Env(), Get(Value()).device().str());
-}
+Napi::Value TensorWrap::Device(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), Get(Value()).device().str()); }
 
 Napi::Value TensorWrap::Numel(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(Get(Value()).numel()));
@@ -176,9 +190,7 @@ Napi::Value TensorWrap::Numel(const Napi::CallbackInfo& info) {
 
 Napi::Value TensorWrap::Disposed(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), !live_); }
 
-Napi::Value TensorWrap::DataIsView(const Napi::CallbackInfo& info) {
-  return Napi::Boolean::New(info.Env(), !viewIsCopy_);
-}
+Napi::Value TensorWrap::DataIsView(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), !viewIsCopy_); }
 
 Napi::Value TensorWrap::Data(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -282,9 +294,9 @@ Napi::Value TensorFromTypedArray(const Napi::CallbackInfo& info) {
     napi_typedarray_type expected = TypedArrayTypeOf(dtype);
     if (typed.TypedArrayType() != expected) {
       Fail("E_ARG", "dtype " + DTypeName(dtype) + " needs a " +
-                        (expected == napi_float32_array   ? std::string("Float32Array")
-                         : expected == napi_float64_array ? std::string("Float64Array")
-                         : expected == napi_int32_array   ? std::string("Int32Array")
+                        (expected == napi_float32_array    ? std::string("Float32Array")
+                         : expected == napi_float64_array  ? std::string("Float64Array")
+                         : expected == napi_int32_array    ? std::string("Int32Array")
                          : expected == napi_bigint64_array ? std::string("BigInt64Array")
                          : expected == napi_uint8_array    ? std::string("Uint8Array")
                                                            : std::string("Uint16Array")));
@@ -293,8 +305,7 @@ Napi::Value TensorFromTypedArray(const Napi::CallbackInfo& info) {
     int64_t numel = 1;
     for (const int64_t n : shape) numel *= n;
     if (static_cast<size_t>(numel) != typed.ElementLength()) {
-      Fail("E_ARG", "shape holds " + std::to_string(numel) + " elements but the array has " +
-                        std::to_string(typed.ElementLength()));
+      Fail("E_ARG", "shape holds " + std::to_string(numel) + " elements but the array has " + std::to_string(typed.ElementLength()));
     }
     at::Tensor t = at::empty(shape, at::TensorOptions().dtype(dtype));
     const size_t bytes = static_cast<size_t>(numel) * t.element_size();

@@ -18,9 +18,7 @@ namespace {
 
 constexpr const char* kHeartbeatPrefix = "lamer/heartbeat/";
 
-bool IsLoopback(const std::string& addr) {
-  return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1";
-}
+bool IsLoopback(const std::string& addr) { return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1"; }
 
 // The readable part of an exception's message: its first line (torch appends a C++ backtrace), without Gloo's
 // source-location prefix ("[.../pair.cc:553] ") and its advice after the first sentence.
@@ -52,7 +50,8 @@ Group::Group(const GroupOptions& o) : options_(o) {
   if (o.rank < 0 || o.rank >= o.world_size) {
     Fail("E_DIST", "distributed: RANK must be in [0, " + std::to_string(o.world_size) + "), found " + std::to_string(o.rank));
   }
-  if (o.master_port < 1 || o.master_port > 65535) Fail("E_DIST", "distributed: MASTER_PORT must be in [1, 65535], found " + std::to_string(o.master_port));
+  if (o.master_port < 1 || o.master_port > 65535)
+    Fail("E_DIST", "distributed: MASTER_PORT must be in [1, 65535], found " + std::to_string(o.master_port));
   if (o.timeout.count() < 1) Fail("E_DIST", "distributed: the timeout must be at least 1 ms");
   const std::string where = o.master_addr + ":" + std::to_string(o.master_port);
   try {
@@ -66,8 +65,8 @@ Group::Group(const GroupOptions& o) : options_(o) {
     if (o.agent_store) tcp = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + std::to_string(o.restart_count), tcp);
     store_ = c10::make_intrusive<c10d::PrefixStore>("lamer", tcp);
   } catch (const std::exception& e) {
-    Fail("E_DIST", "distributed: rank " + std::to_string(o.rank) + " could not join the rendezvous store at " + where +
-                       " within " + std::to_string(o.timeout.count()) + " ms: " + FirstLine(e) +
+    Fail("E_DIST", "distributed: rank " + std::to_string(o.rank) + " could not join the rendezvous store at " + where + " within " +
+                       std::to_string(o.timeout.count()) + " ms: " + FirstLine(e) +
                        ". Check MASTER_ADDR/MASTER_PORT, that every rank was started, and that the port is free");
   }
   try {
@@ -98,8 +97,8 @@ Group::Group(const GroupOptions& o) : options_(o) {
   } catch (const NativeError&) {
     throw;
   } catch (const std::exception& e) {
-    Fail("E_DIST", "distributed: rank " + std::to_string(o.rank) + " could not create the " + o.backend +
-                       " process group through " + where + ": " + FirstLine(e));
+    Fail("E_DIST", "distributed: rank " + std::to_string(o.rank) + " could not create the " + o.backend + " process group through " +
+                       where + ": " + FirstLine(e));
   }
   heartbeat_ = std::thread([this] { Heartbeat(); });
 }

@@ -153,9 +153,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
           } release{busy};
           c10::InferenceMode guard;
           *out = generator->Step(std::move(add), cancel, max_steps, clear_prefixes);
-          *stats = {generator->active(),       generator->columns(),         generator->last_steps(),     generator->last_rows(),
-                    generator->last_reused(),  generator->last_prefilled(),  generator->prefix_entries(), generator->prefix_tokens(),
-                    generator->last_padded(),  generator->last_graph_steps(),  generator->graphs(),          generator->graphs_enabled(),
+          *stats = {generator->active(),      generator->columns(),          generator->last_steps(),     generator->last_rows(),
+                    generator->last_reused(), generator->last_prefilled(),   generator->prefix_entries(), generator->prefix_tokens(),
+                    generator->last_padded(), generator->last_graph_steps(), generator->graphs(),         generator->graphs_enabled(),
                     generator->capacity()};
           *graph_error = generator->graph_error();
           return [out, stats, graph_error](Napi::Env env) -> Napi::Value {
@@ -245,7 +245,8 @@ Napi::Value EngineSample(const Napi::CallbackInfo& info) {
       params.push_back(ReadSampling(arr.Get(i).As<Napi::Object>(), "engineSample: params " + std::to_string(i)));
     }
     c10::InferenceMode guard;
-    const at::Tensor uniforms = at::from_blob(const_cast<double*>(u.Data()), {B}, at::kDouble).to(logits.device(), at::kDouble, false, /*copy=*/true);
+    const at::Tensor uniforms =
+        at::from_blob(const_cast<double*>(u.Data()), {B}, at::kDouble).to(logits.device(), at::kDouble, false, /*copy=*/true);
     const SamplerPlan plan(params, logits.size(1), logits.device());
     const auto [tokens, logprobs] = plan.Sample(logits, uniforms);
     const at::Tensor t = tokens.to(at::kCPU).to(at::kInt).contiguous();

@@ -26,9 +26,7 @@ uint64_t SplitMix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-bool IsStop(const Request& r, int64_t token) {
-  return std::find(r.stop_ids.begin(), r.stop_ids.end(), token) != r.stop_ids.end();
-}
+bool IsStop(const Request& r, int64_t token) { return std::find(r.stop_ids.begin(), r.stop_ids.end(), token) != r.stop_ids.end(); }
 
 // The finish reason after a row's `generated`-th token `token`.
 Finish FinishAfter(const Request& r, int64_t token, int64_t generated) {
@@ -48,7 +46,8 @@ class SmallForwardThreads {
   SmallForwardThreads(const model::Decoder& d, int64_t tokens) {
     const auto& c = d.config();
     if (!d.device().is_cpu()) return;
-    if (static_cast<double>(tokens) * static_cast<double>(c.hidden_size) * static_cast<double>(c.intermediate_size) >= kSmallForwardMacs) return;
+    if (static_cast<double>(tokens) * static_cast<double>(c.hidden_size) * static_cast<double>(c.intermediate_size) >= kSmallForwardMacs)
+      return;
     saved_ = at::get_num_threads();
     if (saved_ > 1) at::set_num_threads(1);
   }
@@ -123,9 +122,12 @@ int64_t Generator::graphs() const { return graphs_ ? graphs_->size() : 0; }
 
 bool Generator::Packed() const {
   switch (options_.layout) {
-    case SlotLayout::kPacked: return true;
-    case SlotLayout::kFixed: return false;
-    default: return decoder_->device().is_cpu();
+    case SlotLayout::kPacked:
+      return true;
+    case SlotLayout::kFixed:
+      return false;
+    default:
+      return decoder_->device().is_cpu();
   }
 }
 
@@ -323,7 +325,8 @@ void Generator::PrefillPending(std::vector<Emitted>& out) {
     // forwards are as few as the budget allows.
     std::vector<int64_t> widths;
     for (const Chunk& c : *wave) widths.push_back(c.tokens);
-    const double overhead = decoder_->device().is_cpu() ? model::ForwardOverhead(options_.prefill_tokens) : static_cast<double>(options_.prefill_tokens);
+    const double overhead =
+        decoder_->device().is_cpu() ? model::ForwardOverhead(options_.prefill_tokens) : static_cast<double>(options_.prefill_tokens);
     for (const auto& group : model::WidestFirstGroups(widths, options_.prefill_tokens, overhead)) {
       std::vector<Chunk> batch;
       for (size_t i : group) batch.push_back((*wave)[i]);

@@ -89,11 +89,10 @@ class Generator {
 
   // Drops the `cancel`led requests, gives the `add`ed ones slots, prefills up to `prefill_tokens` prompt tokens of
   // the waiting requests (a longer prompt goes on in chunks over the next calls; a prompt that completes samples
-  // its first token), then decodes every row whose prompt is in together for up to `max_steps` tokens: fewer when a row reaches its token limit within them, and, on
-  // CPU where reading a token back is free, as soon as a row samples a stop id (so its slot frees at once). On a GPU
-  // the tokens are read back once per call, so rows that stop mid-call decode a few discarded tokens. Runs on the
-  // model's executor thread. Live requests may never outnumber the slots.
-  // `clear_prefixes` empties the prefix cache first.
+  // its first token), then decodes every row whose prompt is in together for up to `max_steps` tokens: fewer when a row reaches its token
+  // limit within them, and, on CPU where reading a token back is free, as soon as a row samples a stop id (so its slot frees at once). On a
+  // GPU the tokens are read back once per call, so rows that stop mid-call decode a few discarded tokens. Runs on the model's executor
+  // thread. Live requests may never outnumber the slots. `clear_prefixes` empties the prefix cache first.
   std::vector<Emitted> Step(std::vector<Request> add, const std::vector<int64_t>& cancel, int64_t max_steps, bool clear_prefixes = false);
 
   int64_t active() const { return live_; }

@@ -38,8 +38,8 @@ float Divisor(const SamplingParams& p) { return p.temperature > 0 ? static_cast<
 
 void CheckParams(const SamplingParams& p) {
   if (!(p.temperature >= 0) || !(p.top_p > 0 && p.top_p <= 1)) {
-    Fail("E_ARG", "sampling: temperature must be >= 0 and top_p in (0, 1]; found temperature " +
-                      std::to_string(p.temperature) + ", top_p " + std::to_string(p.top_p));
+    Fail("E_ARG", "sampling: temperature must be >= 0 and top_p in (0, 1]; found temperature " + std::to_string(p.temperature) +
+                      ", top_p " + std::to_string(p.top_p));
   }
 }
 
@@ -78,8 +78,12 @@ SamplerPlan::SamplerPlan(const std::vector<SamplingParams>& rows, int64_t vocab,
     CheckParams(p);
     divisor[i] = Divisor(p);
     switch (KindOf(p, vocab)) {
-      case kGreedy: greedy.push_back(static_cast<int64_t>(i)); break;
-      case kPlain: plain.push_back(static_cast<int64_t>(i)); break;
+      case kGreedy:
+        greedy.push_back(static_cast<int64_t>(i));
+        break;
+      case kPlain:
+        plain.push_back(static_cast<int64_t>(i));
+        break;
       case kFiltered:
         filtered.push_back(static_cast<int64_t>(i));
         top_p.push_back(CutP(p));
@@ -108,8 +112,9 @@ std::pair<at::Tensor, at::Tensor> SamplerPlan::Sample(const at::Tensor& logits, 
     tokens.index_copy_(0, plain_, SamplePlain(logp.index_select(0, plain_), uniforms.index_select(0, plain_)));
   }
   if (filtered_.defined()) {
-    tokens.index_copy_(0, filtered_, SampleFiltered(logp.index_select(0, filtered_), uniforms.index_select(0, filtered_),
-                                                    filtered_top_p_, filtered_top_k_, filtered_width_));
+    tokens.index_copy_(0, filtered_,
+                       SampleFiltered(logp.index_select(0, filtered_), uniforms.index_select(0, filtered_), filtered_top_p_,
+                                      filtered_top_k_, filtered_width_));
   }
   const at::Tensor chosen = logp.gather(-1, tokens.unsqueeze(-1)).squeeze(-1);
   return {tokens, chosen};

@@ -38,11 +38,11 @@ class SamplerPlan {
   int64_t vocab_ = 0;
   at::Tensor divisor_;  // [B, 1] fp32: T, or 1 for greedy rows
   // Row subsets by how they sample; undefined when empty.
-  at::Tensor greedy_;    // argmax
-  at::Tensor plain_;     // the full distribution (top_p = 1, no top-k)
-  at::Tensor filtered_;  // top-k and/or top-p
-  at::Tensor filtered_top_p_;  // [F] fp32
-  at::Tensor filtered_top_k_;  // [F] int64, the cut per row (vocab when none)
+  at::Tensor greedy_;           // argmax
+  at::Tensor plain_;            // the full distribution (top_p = 1, no top-k)
+  at::Tensor filtered_;         // top-k and/or top-p
+  at::Tensor filtered_top_p_;   // [F] fp32
+  at::Tensor filtered_top_k_;   // [F] int64, the cut per row (vocab when none)
   int64_t filtered_width_ = 0;  // candidates sorted per filtered row: max top-k, or the vocabulary when a row has none
 };
 

@@ -24,7 +24,7 @@ inline double ForwardOverhead(int64_t budget) { return static_cast<double>(budge
 // (cumsum(mask) - 1), so a padded row sees the positions it would alone.
 struct LeftPadded {
   at::Tensor ids, mask, positions;
-  int64_t width = 0;  // T
+  int64_t width = 0;    // T
   bool padded = false;  // some row is shorter than T
 };
 

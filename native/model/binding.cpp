@@ -250,8 +250,8 @@ Napi::Value ModelWrap::Logprobs(const Napi::CallbackInfo& info) {
       if (!s.IsNumber()) Fail("E_ARG", "logprobs: starts must be numbers");
       starts[j] = s.As<Napi::Number>().Int64Value();
       if (starts[j] < 1 || starts[j] > static_cast<int64_t>(seqs[j].size())) {
-        Fail("E_ARG", "logprobs: start " + std::to_string(starts[j]) + " of sequence " + std::to_string(j) +
-                          " must be in [1, " + std::to_string(seqs[j].size()) + "] (the first token has no prediction)");
+        Fail("E_ARG", "logprobs: start " + std::to_string(starts[j]) + " of sequence " + std::to_string(j) + " must be in [1, " +
+                          std::to_string(seqs[j].size()) + "] (the first token has no prediction)");
       }
     }
     const double temperature = info[2].As<Napi::Number>().DoubleValue();
@@ -259,19 +259,20 @@ Napi::Value ModelWrap::Logprobs(const Napi::CallbackInfo& info) {
     const int64_t budget = std::max<int64_t>(1, info[3].As<Napi::Number>().Int64Value());
     auto result = std::make_shared<std::vector<std::vector<float>>>(seqs.size());
     Napi::Env env = info.Env();
-    return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, seqs = std::move(seqs), starts, temperature, budget, result]() -> Executor::Completion {
-      *result = SequenceLogprobs(*d, seqs, starts, temperature, budget);
-      return [result](Napi::Env env) -> Napi::Value {
-        Napi::Array out = Napi::Array::New(env, result->size());
-        for (size_t j = 0; j < result->size(); ++j) {
-          const auto& v = (*result)[j];
-          Napi::Float32Array a = Napi::Float32Array::New(env, v.size());
-          std::copy(v.begin(), v.end(), a.Data());
-          out.Set(static_cast<uint32_t>(j), a);
-        }
-        return out;
-      };
-    });
+    return Executor::ForDevice(env, ExecutorName(*d))
+        .Submit(env, [d, seqs = std::move(seqs), starts, temperature, budget, result]() -> Executor::Completion {
+          *result = SequenceLogprobs(*d, seqs, starts, temperature, budget);
+          return [result](Napi::Env env) -> Napi::Value {
+            Napi::Array out = Napi::Array::New(env, result->size());
+            for (size_t j = 0; j < result->size(); ++j) {
+              const auto& v = (*result)[j];
+              Napi::Float32Array a = Napi::Float32Array::New(env, v.size());
+              std::copy(v.begin(), v.end(), a.Data());
+              out.Set(static_cast<uint32_t>(j), a);
+            }
+            return out;
+          };
+        });
   });
 }
 
@@ -344,15 +345,11 @@ Napi::Value ModelWrap::Device(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value ModelWrap::DType(const Napi::CallbackInfo& info) {
-  return Guarded(info.Env(), [&]() -> Napi::Value {
-    return Napi::String::New(info.Env(), DTypeName(Get(Value())->compute_dtype()));
-  });
+  return Guarded(info.Env(), [&]() -> Napi::Value { return Napi::String::New(info.Env(), DTypeName(Get(Value())->compute_dtype())); });
 }
 
 Napi::Value ModelWrap::ParamDType(const Napi::CallbackInfo& info) {
-  return Guarded(info.Env(), [&]() -> Napi::Value {
-    return Napi::String::New(info.Env(), DTypeName(Get(Value())->param_dtype()));
-  });
+  return Guarded(info.Env(), [&]() -> Napi::Value { return Napi::String::New(info.Env(), DTypeName(Get(Value())->param_dtype())); });
 }
 
 LAMER_REGISTER(model, RegisterModel, 110)

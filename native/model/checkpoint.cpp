@@ -33,18 +33,18 @@ std::map<std::string, at::Tensor> ParametersFrom(CheckpointTensors& ckpt, const 
   for (const auto& [name, shape] : ExpectedParameters(c)) {
     auto it = ckpt.tensors.find(name);
     if (it == ckpt.tensors.end()) {
-      Fail("E_CHECKPOINT", dir + ": missing tensor '" + name + "' (expected shape " + ShapeText(shape) + " for a " +
-                               c.model_type + " model with this config.json)");
+      Fail("E_CHECKPOINT", dir + ": missing tensor '" + name + "' (expected shape " + ShapeText(shape) + " for a " + c.model_type +
+                               " model with this config.json)");
     }
     const at::Tensor& t = it->second;
     const std::string file = ckpt.file_of[name];
     if (t.sizes() != at::IntArrayRef(shape)) {
-      Fail("E_CHECKPOINT", file + ": tensor '" + name + "': expected shape " + ShapeText(shape) + " from config.json, found " +
-                               ShapeText(t.sizes()));
+      Fail("E_CHECKPOINT",
+           file + ": tensor '" + name + "': expected shape " + ShapeText(shape) + " from config.json, found " + ShapeText(t.sizes()));
     }
     if (!at::isFloatingType(t.scalar_type())) {
-      Fail("E_CHECKPOINT", file + ": tensor '" + name + "': expected a floating dtype (F32, F16, BF16), found " +
-                               DTypeName(t.scalar_type()));
+      Fail("E_CHECKPOINT",
+           file + ": tensor '" + name + "': expected a floating dtype (F32, F16, BF16), found " + DTypeName(t.scalar_type()));
     }
     at::Tensor p = t.to(device, param_dtype);
     if (p.is_alias_of(t)) p = p.clone();
@@ -57,13 +57,14 @@ std::map<std::string, at::Tensor> ParametersFrom(CheckpointTensors& ckpt, const 
     if (name == "lm_head.weight" && c.tie_word_embeddings) {
       if (t.sizes() != at::IntArrayRef({c.vocab_size, c.hidden_size})) {
         Fail("E_CHECKPOINT", ckpt.file_of[name] + ": tensor 'lm_head.weight': expected shape " + ShapeText({c.vocab_size, c.hidden_size}) +
-                                 " (ignored with tied embeddings, but a different shape means another model), found " + ShapeText(t.sizes()));
+                                 " (ignored with tied embeddings, but a different shape means another model), found " +
+                                 ShapeText(t.sizes()));
       }
       continue;
     }
     if (name.size() > 20 && name.compare(name.size() - 20, 20, "rotary_emb.inv_freq") == 0) continue;
-    Fail("E_CHECKPOINT", ckpt.file_of[name] + ": unexpected tensor '" + name + "' (not part of a " + c.model_type +
-                             " model with " + std::to_string(c.num_hidden_layers) + " layers as config.json describes)");
+    Fail("E_CHECKPOINT", ckpt.file_of[name] + ": unexpected tensor '" + name + "' (not part of a " + c.model_type + " model with " +
+                             std::to_string(c.num_hidden_layers) + " layers as config.json describes)");
   }
   return params;
 }
@@ -76,17 +77,20 @@ std::map<std::string, at::Tensor> LoadParameters(const std::string& dir, const D
   return ParametersFrom(ckpt, c, device, param_dtype, dir);
 }
 
-std::map<std::string, at::Tensor> InitParameters(const DecoderConfig& c, at::Device device, at::ScalarType param_dtype,
-                                                 uint64_t seed, double std) {
+std::map<std::string, at::Tensor> InitParameters(const DecoderConfig& c, at::Device device, at::ScalarType param_dtype, uint64_t seed,
+                                                 double std) {
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   std::map<std::string, at::Tensor> params;
   for (const auto& [name, shape] : ExpectedParameters(c)) {
     at::Tensor t;
     const bool is_norm = name.find("norm.weight") != std::string::npos;
     const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-    if (is_norm) t = at::ones(shape, at::kFloat);
-    else if (is_bias) t = at::zeros(shape, at::kFloat);
-    else t = at::normal(0.0, std, shape, gen, at::kFloat);
+    if (is_norm)
+      t = at::ones(shape, at::kFloat);
+    else if (is_bias)
+      t = at::zeros(shape, at::kFloat);
+    else
+      t = at::normal(0.0, std, shape, gen, at::kFloat);
     params.emplace(name, t.to(device, param_dtype));
   }
   return params;

@@ -18,7 +18,7 @@ std::map<std::string, at::Tensor> LoadParameters(const std::string& dir, const D
 
 // Random parameters as transformers initialises them: weights ~ N(0, std), biases 0, norm weights 1. Drawn on the
 // CPU from one seeded generator in ExpectedParameters order, so a seed gives the same model on every device.
-std::map<std::string, at::Tensor> InitParameters(const DecoderConfig& c, at::Device device, at::ScalarType param_dtype,
-                                                 uint64_t seed, double std);
+std::map<std::string, at::Tensor> InitParameters(const DecoderConfig& c, at::Device device, at::ScalarType param_dtype, uint64_t seed,
+                                                 double std);
 
 }  // namespace lamer::model

@@ -82,8 +82,7 @@ at::Tensor RopeInvFreq(const DecoderConfig& c) {
   return inv_freq;
 }
 
-Decoder::Decoder(DecoderConfig config, std::map<std::string, at::Tensor> params, at::Device device,
-                 at::ScalarType compute_dtype)
+Decoder::Decoder(DecoderConfig config, std::map<std::string, at::Tensor> params, at::Device device, at::ScalarType compute_dtype)
     : config_(std::move(config)), params_(std::move(params)), device_(device), compute_dtype_(compute_dtype) {
   inv_freq_ = RopeInvFreq(config_).to(device_);
 }
@@ -147,9 +146,7 @@ at::Tensor Decoder::Linear(const at::Tensor& x, const std::string& prefix, bool 
   return at::linear(x, W(prefix + ".weight"), bias ? std::optional<at::Tensor>(W(prefix + ".bias")) : std::nullopt);
 }
 
-at::Tensor Decoder::LmHeadWeight() {
-  return W(config_.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
-}
+at::Tensor Decoder::LmHeadWeight() { return W(config_.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight"); }
 
 std::pair<at::Tensor, at::Tensor> Decoder::Rope(const at::Tensor& position_ids) {
   // freqs[b, t, i] = position[b, t] * inv_freq[i], in fp32; the two halves of head_dim share a frequency.
@@ -167,16 +164,17 @@ at::Tensor RotateHalf(const at::Tensor& x) {
 
 }  // namespace
 
-at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask,
-                           KvCache* cache, const LayerRunner& runner) {
+at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask, KvCache* cache,
+                           const LayerRunner& runner) {
   const DecoderConfig& c = config_;
   const int64_t B = input_ids.size(0);
   const int64_t T = input_ids.size(1);
-  const bool slot = cache && cache->write_at.defined();  // fixed-slot cache (see KvCache)
+  const bool slot = cache && cache->write_at.defined();         // fixed-slot cache (see KvCache)
   const bool in_place = slot || (cache && cache->length >= 0);  // preallocated cache (see KvCache)
   const int64_t past = slot ? 0 : in_place ? cache->length : cache && !cache->k.empty() && cache->k[0].defined() ? cache->k[0].size(2) : 0;
   const int64_t S = slot ? cache->width : past + T;
-  if (in_place && (cache->k.size() != static_cast<size_t>(c.num_hidden_layers) || cache->k[0].size(2) < S || (slot && cache->k[0].size(0) != B))) {
+  if (in_place &&
+      (cache->k.size() != static_cast<size_t>(c.num_hidden_layers) || cache->k[0].size(2) < S || (slot && cache->k[0].size(0) != B))) {
     Fail("E_ARG", "preallocated KV cache: needs " + std::to_string(c.num_hidden_layers) + " layers of " + std::to_string(B) +
                       " rows and capacity >= " + std::to_string(S));
   }
@@ -216,7 +214,8 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     // One layer as a function of its input, so a training runner can wrap it (gradient checkpointing recomputes it
     // in backward; the captures are copies that outlive this call).
-    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, causal_only, B, T, S, groups, scale, in_place, slot, slot_columns, past](const at::Tensor& x_in) -> at::Tensor {
+    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, causal_only, B, T, S, groups, scale, in_place, slot, slot_columns,
+                           past](const at::Tensor& x_in) -> at::Tensor {
       const DecoderConfig& c = config_;
       at::Tensor x = x_in;
       const std::string p = Layer(i);
@@ -286,8 +285,7 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
 
 at::Tensor Decoder::Logits(const at::Tensor& hidden) { return at::linear(hidden, LmHeadWeight()).to(at::kFloat); }
 
-at::Tensor Decoder::TokenLogprobs(const at::Tensor& hidden, const at::Tensor& targets, double temperature,
-                                  int64_t chunk_bytes) {
+at::Tensor Decoder::TokenLogprobs(const at::Tensor& hidden, const at::Tensor& targets, double temperature, int64_t chunk_bytes) {
   if (!(temperature > 0)) Fail("E_ARG", "temperature must be > 0, found " + std::to_string(temperature));
   const int64_t n = hidden.size(0);
   const int64_t rows = std::max<int64_t>(1, chunk_bytes / (config_.vocab_size * 4));

@@ -26,10 +26,10 @@ struct DecoderConfig {
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
   bool tie_word_embeddings = false;
-  bool qk_norm = false;    // Qwen3: per-head RMSNorm on q and k before RoPE
-  bool qkv_bias = false;   // Qwen2 (always), Llama/Qwen3 with attention_bias
-  bool o_bias = false;     // Llama/Qwen3 with attention_bias
-  bool mlp_bias = false;   // Llama with mlp_bias
+  bool qk_norm = false;   // Qwen3: per-head RMSNorm on q and k before RoPE
+  bool qkv_bias = false;  // Qwen2 (always), Llama/Qwen3 with attention_bias
+  bool o_bias = false;    // Llama/Qwen3 with attention_bias
+  bool mlp_bias = false;  // Llama with mlp_bias
   // llama3 RoPE scaling (rope_type "llama3"); off when rope_factor == 0.
   double rope_factor = 0.0;
   double rope_low_freq_factor = 1.0;
@@ -61,8 +61,7 @@ class Decoder {
  public:
   // `params` must hold exactly ExpectedParameters(config) (checked by the loader). They are kept in `param_dtype`
   // on `device`; the forward runs in `compute_dtype` (fp32 on CPU; bf16 on CUDA with fp32 master parameters).
-  Decoder(DecoderConfig config, std::map<std::string, at::Tensor> params, at::Device device,
-          at::ScalarType compute_dtype);
+  Decoder(DecoderConfig config, std::map<std::string, at::Tensor> params, at::Device device, at::ScalarType compute_dtype);
 
   const DecoderConfig& config() const { return config_; }
   at::Device device() const { return device_; }
@@ -89,14 +88,13 @@ class Decoder {
   // is how the train step applies gradient checkpointing.
   using LayerFn = std::function<at::Tensor(const at::Tensor&)>;
   using LayerRunner = std::function<at::Tensor(const LayerFn&, const at::Tensor&)>;
-  at::Tensor Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask,
-                    KvCache* cache = nullptr, const LayerRunner& runner = {});
+  at::Tensor Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask, KvCache* cache = nullptr,
+                    const LayerRunner& runner = {});
   // fp32 logits [..., vocab] of hidden states.
   at::Tensor Logits(const at::Tensor& hidden);
   // log_softmax(logits / temperature)[target] for each row of `hidden` [N, hidden] and `targets` [N] (int64), in
   // chunks of rows so at most about `chunk_bytes` of fp32 logits exist at once (a 151,936 vocabulary is 600 KB a row).
-  at::Tensor TokenLogprobs(const at::Tensor& hidden, const at::Tensor& targets, double temperature,
-                           int64_t chunk_bytes = 256ll << 20);
+  at::Tensor TokenLogprobs(const at::Tensor& hidden, const at::Tensor& targets, double temperature, int64_t chunk_bytes = 256ll << 20);
 
   // The output head's weight [vocab, hidden] (the embedding when tied), in compute dtype.
   at::Tensor LmHeadWeight();

@@ -51,13 +51,26 @@ class Parser {
     if (depth > kMaxDepth) return Fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
     if (p_ == end_) return Fail("unexpected end of JSON");
     switch (*p_) {
-      case '{': return Object(out, depth);
-      case '[': return Array(out, depth);
-      case '"': out.kind = JsonValue::Kind::kString; return String(out.text);
-      case 't': out.kind = JsonValue::Kind::kBool; out.boolean = true; return Literal("true");
-      case 'f': out.kind = JsonValue::Kind::kBool; out.boolean = false; return Literal("false");
-      case 'n': out.kind = JsonValue::Kind::kNull; return Literal("null");
-      default: return Number(out);
+      case '{':
+        return Object(out, depth);
+      case '[':
+        return Array(out, depth);
+      case '"':
+        out.kind = JsonValue::Kind::kString;
+        return String(out.text);
+      case 't':
+        out.kind = JsonValue::Kind::kBool;
+        out.boolean = true;
+        return Literal("true");
+      case 'f':
+        out.kind = JsonValue::Kind::kBool;
+        out.boolean = false;
+        return Literal("false");
+      case 'n':
+        out.kind = JsonValue::Kind::kNull;
+        return Literal("null");
+      default:
+        return Number(out);
     }
   }
 
@@ -146,10 +159,14 @@ class Parser {
     for (int i = 0; i < 4; ++i, ++p_) {
       const char c = *p_;
       uint32_t d;
-      if (c >= '0' && c <= '9') d = c - '0';
-      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-      else return Fail("bad hex digit in a \\u escape");
+      if (c >= '0' && c <= '9')
+        d = c - '0';
+      else if (c >= 'a' && c <= 'f')
+        d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        d = c - 'A' + 10;
+      else
+        return Fail("bad hex digit in a \\u escape");
       out = out * 16 + d;
     }
     return true;
@@ -175,14 +192,30 @@ class Parser {
       if (p_ == end_) return Fail("unterminated escape");
       const char e = *p_++;
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           uint32_t cp = 0;
           if (!Hex4(cp)) return false;
@@ -199,7 +232,8 @@ class Parser {
           AppendUtf8(out, cp);
           break;
         }
-        default: return Fail(std::string("bad escape '\\") + e + "'");
+        default:
+          return Fail(std::string("bad escape '\\") + e + "'");
       }
     }
   }
@@ -260,12 +294,18 @@ bool JsonValue::AsUint64(uint64_t& out) const {
 
 std::string JsonValue::Describe() const {
   switch (kind) {
-    case Kind::kNull: return "null";
-    case Kind::kBool: return boolean ? "true" : "false";
-    case Kind::kNumber: return "the number " + text;
-    case Kind::kString: return "the string \"" + (text.size() > 40 ? text.substr(0, 40) + "..." : text) + "\"";
-    case Kind::kArray: return "an array of " + std::to_string(items.size());
-    case Kind::kObject: return "an object";
+    case Kind::kNull:
+      return "null";
+    case Kind::kBool:
+      return boolean ? "true" : "false";
+    case Kind::kNumber:
+      return "the number " + text;
+    case Kind::kString:
+      return "the string \"" + (text.size() > 40 ? text.substr(0, 40) + "..." : text) + "\"";
+    case Kind::kArray:
+      return "an array of " + std::to_string(items.size());
+    case Kind::kObject:
+      return "an object";
   }
   return "?";
 }

@@ -16,7 +16,7 @@ struct JsonValue {
   enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
   Kind kind = Kind::kNull;
   bool boolean = false;
-  std::string text;  // kString: the decoded string; kNumber: the number exactly as written
+  std::string text;                                        // kString: the decoded string; kNumber: the number exactly as written
   std::vector<JsonValue> items;                            // kArray
   std::vector<std::pair<std::string, JsonValue>> members;  // kObject, in file order, keys unique
 

@@ -27,9 +27,7 @@ namespace {
 // safetensors' own reader refuses headers above 100 MB; a bigger length is a corrupt file, not a huge model.
 constexpr uint64_t kMaxHeader = 100ull * 1000 * 1000;
 
-[[noreturn]] void Bad(const std::string& file, const std::string& message) {
-  Fail("E_CHECKPOINT", file + ": " + message);
-}
+[[noreturn]] void Bad(const std::string& file, const std::string& message) { Fail("E_CHECKPOINT", file + ": " + message); }
 
 struct DTypeInfo {
   const char* name;
@@ -39,9 +37,8 @@ struct DTypeInfo {
 
 // The dtypes libtorch can view directly. Others (F8 variants, U16..U64) are reported as unsupported.
 constexpr DTypeInfo kDTypes[] = {
-    {"F64", at::kDouble, 8}, {"F32", at::kFloat, 4}, {"F16", at::kHalf, 2},  {"BF16", at::kBFloat16, 2},
-    {"I64", at::kLong, 8},   {"I32", at::kInt, 4},   {"I16", at::kShort, 2}, {"I8", at::kChar, 1},
-    {"U8", at::kByte, 1},    {"BOOL", at::kBool, 1},
+    {"F64", at::kDouble, 8}, {"F32", at::kFloat, 4}, {"F16", at::kHalf, 2}, {"BF16", at::kBFloat16, 2}, {"I64", at::kLong, 8},
+    {"I32", at::kInt, 4},    {"I16", at::kShort, 2}, {"I8", at::kChar, 1},  {"U8", at::kByte, 1},       {"BOOL", at::kBool, 1},
 };
 
 const DTypeInfo* FindDType(const std::string& name) {
@@ -174,14 +171,13 @@ SafetensorsFile SafetensorsFile::Open(const std::string& path) {
       Bad(path, where + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] end before they begin");
     }
     if (e.end > buffer) {
-      Bad(path, where + ": data_offsets end at byte " + std::to_string(e.end) + " but the data buffer holds " +
-                    std::to_string(buffer) + " bytes");
+      Bad(path, where + ": data_offsets end at byte " + std::to_string(e.end) + " but the data buffer holds " + std::to_string(buffer) +
+                    " bytes");
     }
     const uint64_t bytes = e.end - e.begin;
     if (overflow || numel > UINT64_MAX / info->size || numel * info->size != bytes) {
       Bad(path, where + ": shape " + ShapeText(e.shape) + " x " + info->name + " needs " +
-                    (overflow || numel > UINT64_MAX / info->size ? std::string("more than 2^64")
-                                                                 : std::to_string(numel * info->size)) +
+                    (overflow || numel > UINT64_MAX / info->size ? std::string("more than 2^64") : std::to_string(numel * info->size)) +
                     " bytes, but data_offsets span " + std::to_string(bytes));
     }
     f.entries_.push_back(std::move(e));
@@ -198,13 +194,14 @@ SafetensorsFile SafetensorsFile::Open(const std::string& path) {
   const SafetensorsEntry* prev = nullptr;
   for (const SafetensorsEntry* e : order) {
     if (e->begin < expected) {
-      Bad(path, "tensor '" + e->name + "': data_offsets begin at byte " + std::to_string(e->begin) +
-                    ", overlapping tensor '" + prev->name + "' which ends at byte " + std::to_string(expected));
+      Bad(path, "tensor '" + e->name + "': data_offsets begin at byte " + std::to_string(e->begin) + ", overlapping tensor '" + prev->name +
+                    "' which ends at byte " + std::to_string(expected));
     }
     if (e->begin > expected) {
       Bad(path, "tensor '" + e->name + "': data_offsets begin at byte " + std::to_string(e->begin) + ", expected " +
-                    std::to_string(expected) + (prev ? " (where tensor '" + prev->name + "' ends)" : std::string(" (the start of the buffer)")) +
-                    ": a gap of " + std::to_string(e->begin - expected) + " bytes");
+                    std::to_string(expected) +
+                    (prev ? " (where tensor '" + prev->name + "' ends)" : std::string(" (the start of the buffer)")) + ": a gap of " +
+                    std::to_string(e->begin - expected) + " bytes");
     }
     expected = e->end;
     prev = e;
@@ -228,7 +225,8 @@ at::Tensor SafetensorsFile::Tensor(const SafetensorsEntry& entry) const {
     return t;
   }
   std::shared_ptr<MappedFile> keep = map_;
-  return at::from_blob(ptr, entry.shape, [keep](void*) mutable { keep.reset(); }, options);
+  return at::from_blob(
+      ptr, entry.shape, [keep](void*) mutable { keep.reset(); }, options);
 }
 
 CheckpointTensors ReadCheckpointTensors(const std::string& dir) {
@@ -302,13 +300,16 @@ namespace {
 std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
+    if (c == '"')
+      out += "\\\"";
+    else if (c == '\\')
+      out += "\\\\";
     else if (c < 0x20) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
       out += buf;
-    } else out += static_cast<char>(c);
+    } else
+      out += static_cast<char>(c);
   }
   return out + "\"";
 }
@@ -353,8 +354,8 @@ void WriteFileAtomic(const std::string& path, const std::string& text) {
   WriteAtomic(path, [&](FILE* f) { WriteAll(f, text.data(), text.size(), path); });
 }
 
-void WriteSafetensors(const std::string& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors,
-                      at::ScalarType dtype, const std::map<std::string, std::string>& metadata) {
+void WriteSafetensors(const std::string& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors, at::ScalarType dtype,
+                      const std::map<std::string, std::string>& metadata) {
   std::set<std::string> names;
   std::string header = "{";
   header += "\"__metadata__\":{";

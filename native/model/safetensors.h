@@ -75,8 +75,8 @@ CheckpointTensors ReadCheckpointTensors(const std::string& dir);
 
 // Writes `tensors` (any device; converted to `dtype` unless it is Undefined) to `path` atomically: the bytes go to a
 // temporary file in the same folder, which is flushed and renamed over `path` only when complete.
-void WriteSafetensors(const std::string& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors,
-                      at::ScalarType dtype, const std::map<std::string, std::string>& metadata);
+void WriteSafetensors(const std::string& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors, at::ScalarType dtype,
+                      const std::map<std::string, std::string>& metadata);
 
 // Writes `text` to `path` atomically (temporary name, then rename).
 void WriteFileAtomic(const std::string& path, const std::string& text);

@@ -74,12 +74,8 @@ std::map<std::string, std::string> AdamW::StateMetadata() const {
     std::snprintf(buf, sizeof buf, "%.17g", v);
     return std::string(buf);
   };
-  return {{"optimizer", "adamw"},
-          {"step", std::to_string(step_)},
-          {"beta1", num(options_.beta1)},
-          {"beta2", num(options_.beta2)},
-          {"eps", num(options_.eps)},
-          {"weight_decay", num(options_.weight_decay)}};
+  return {{"optimizer", "adamw"},         {"step", std::to_string(step_)}, {"beta1", num(options_.beta1)},
+          {"beta2", num(options_.beta2)}, {"eps", num(options_.eps)},      {"weight_decay", num(options_.weight_decay)}};
 }
 
 void AdamW::Restore(const std::map<std::string, at::Tensor>& tensors, const std::map<std::string, std::string>& metadata,

@@ -50,9 +50,12 @@ StepOptions ReadStepOptions(const Napi::Value& value) {
   if (!value.IsObject()) Fail("E_ARG", "train options must be an object");
   const args::Fields o(value.As<Napi::Object>(), "train options");
   const std::string objective = o.String("objective");
-  if (objective == "policy") s.objective = Objective::kPolicy;
-  else if (objective == "sft") s.objective = Objective::kSft;
-  else Fail("E_ARG", "train options: 'objective' must be 'policy' or 'sft', found '" + objective + "'");
+  if (objective == "policy")
+    s.objective = Objective::kPolicy;
+  else if (objective == "sft")
+    s.objective = Objective::kSft;
+  else
+    Fail("E_ARG", "train options: 'objective' must be 'policy' or 'sft', found '" + objective + "'");
   LossOptions& L = s.loss;
   L.clip_low = o.Number("clipLow");
   L.clip_high = o.Number("clipHigh");
@@ -60,17 +63,26 @@ StepOptions ReadStepOptions(const Napi::Value& value) {
   if (L.clip_low < 0 || L.clip_low >= 1 || L.clip_high < 0) Fail("E_ARG", "train options: clipLow must be in [0, 1) and clipHigh >= 0");
   if (!(L.dual_clip > 1)) Fail("E_ARG", "train options: 'dualClip' must be > 1");
   const std::string agg = o.String("aggregation");
-  if (agg == "token-mean") L.aggregation = Aggregation::kTokenMean;
-  else if (agg == "seq-mean-token-sum") L.aggregation = Aggregation::kSeqMeanTokenSum;
-  else if (agg == "seq-mean-token-mean") L.aggregation = Aggregation::kSeqMeanTokenMean;
-  else Fail("E_ARG", "train options: 'aggregation' must be token-mean, seq-mean-token-sum or seq-mean-token-mean, found '" + agg + "'");
+  if (agg == "token-mean")
+    L.aggregation = Aggregation::kTokenMean;
+  else if (agg == "seq-mean-token-sum")
+    L.aggregation = Aggregation::kSeqMeanTokenSum;
+  else if (agg == "seq-mean-token-mean")
+    L.aggregation = Aggregation::kSeqMeanTokenMean;
+  else
+    Fail("E_ARG", "train options: 'aggregation' must be token-mean, seq-mean-token-sum or seq-mean-token-mean, found '" + agg + "'");
   L.entropy_coef = o.Number("entropyCoef");
   const std::string kl = o.String("klType");
-  if (kl == "none") L.kl = KlType::kNone;
-  else if (kl == "low_var_kl") L.kl = KlType::kLowVar;
-  else if (kl == "kl") L.kl = KlType::kK1;
-  else if (kl == "mse") L.kl = KlType::kMse;
-  else Fail("E_ARG", "train options: 'klType' must be none, low_var_kl, kl or mse, found '" + kl + "'");
+  if (kl == "none")
+    L.kl = KlType::kNone;
+  else if (kl == "low_var_kl")
+    L.kl = KlType::kLowVar;
+  else if (kl == "kl")
+    L.kl = KlType::kK1;
+  else if (kl == "mse")
+    L.kl = KlType::kMse;
+  else
+    Fail("E_ARG", "train options: 'klType' must be none, low_var_kl, kl or mse, found '" + kl + "'");
   L.kl_coef = o.Number("klCoef");
   L.value_clip = o.Number("valueClip");
   L.value_coef = o.Number("valueCoef");
@@ -173,11 +185,12 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
       auto result = std::make_shared<StepResult>();
       auto count = step_count_;
       Napi::Env env = info.Env();
-      return Executor::ForDevice(env, executor_).Submit(env, [t, batch = std::move(batch), options, result, count]() -> Executor::Completion {
-        *result = t->Step(batch, options);
-        count->store(t->step());
-        return [result](Napi::Env env) -> Napi::Value { return StepResultObject(env, *result); };
-      });
+      return Executor::ForDevice(env, executor_)
+          .Submit(env, [t, batch = std::move(batch), options, result, count]() -> Executor::Completion {
+            *result = t->Step(batch, options);
+            count->store(t->step());
+            return [result](Napi::Env env) -> Napi::Value { return StepResultObject(env, *result); };
+          });
     });
   }
 
@@ -191,7 +204,8 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
       if (info.Length() > 1 && !info[1].IsUndefined()) {
         if (!args::IsTypedArrayOf<float>(info[1])) Fail("E_ARG", "stage(batch, rowReturns): rowReturns must be a Float32Array");
         staged->row_returns = args::CopyTypedArray<float>(info[1].As<Napi::Float32Array>());
-        if (static_cast<int64_t>(staged->row_returns.size()) != staged->batch.rows()) Fail("E_ARG", "stage: rowReturns must have one value per row");
+        if (static_cast<int64_t>(staged->row_returns.size()) != staged->batch.rows())
+          Fail("E_ARG", "stage: rowReturns must have one value per row");
       }
       staged_ = staged;
       Napi::Env env = info.Env();
@@ -212,17 +226,19 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
     return Guarded(info.Env(), [&]() -> Napi::Value {
       auto t = Get();
       auto staged = Staged();
-      if (info.Length() < 1 || !args::IsTypedArrayOf<int32_t>(info[0])) Fail("E_ARG", "stepStaged(rows, options): rows must be an Int32Array");
+      if (info.Length() < 1 || !args::IsTypedArrayOf<int32_t>(info[0]))
+        Fail("E_ARG", "stepStaged(rows, options): rows must be an Int32Array");
       std::vector<int64_t> rows = args::CopyTypedArray<int64_t>(info[0].As<Napi::Int32Array>());
       const StepOptions options = ReadStepOptions(info.Length() > 1 ? info[1] : info.Env().Undefined());
       auto result = std::make_shared<StepResult>();
       auto count = step_count_;
       Napi::Env env = info.Env();
-      return Executor::ForDevice(env, executor_).Submit(env, [t, staged, rows = std::move(rows), options, result, count]() -> Executor::Completion {
-        *result = t->Step(*staged, rows, options);
-        count->store(t->step());
-        return [result](Napi::Env env) -> Napi::Value { return StepResultObject(env, *result); };
-      });
+      return Executor::ForDevice(env, executor_)
+          .Submit(env, [t, staged, rows = std::move(rows), options, result, count]() -> Executor::Completion {
+            *result = t->Step(*staged, rows, options);
+            count->store(t->step());
+            return [result](Napi::Env env) -> Napi::Value { return StepResultObject(env, *result); };
+          });
     });
   }
 
@@ -297,9 +313,7 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
   }
 
   // Optimizer steps taken so far (as of the last settled job).
-  Napi::Value StepCount(const Napi::CallbackInfo& info) {
-    return Napi::Number::New(info.Env(), static_cast<double>(step_count_->load()));
-  }
+  Napi::Value StepCount(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(step_count_->load())); }
 
   Napi::Value HasValueHead(const Napi::CallbackInfo& info) {
     return Guarded(info.Env(), [&]() -> Napi::Value { return Napi::Boolean::New(info.Env(), Get()->has_value_head()); });

@@ -13,9 +13,7 @@ namespace lamer::train {
 
 namespace ag = torch::autograd;
 
-at::ScalarType ScoreDType(at::ScalarType compute_dtype) {
-  return compute_dtype == at::kDouble ? at::kDouble : at::kFloat;
-}
+at::ScalarType ScoreDType(at::ScalarType compute_dtype) { return compute_dtype == at::kDouble ? at::kDouble : at::kFloat; }
 
 namespace {
 
@@ -32,8 +30,8 @@ at::Tensor ScaledLogits(const at::Tensor& h, const at::Tensor& weight, double te
 }
 
 struct ChunkedScoresFn : public ag::Function<ChunkedScoresFn> {
-  static ag::variable_list forward(ag::AutogradContext* ctx, const at::Tensor& hidden, const at::Tensor& weight,
-                                   const at::Tensor& targets, double temperature, bool with_entropy, int64_t rows) {
+  static ag::variable_list forward(ag::AutogradContext* ctx, const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
+                                   double temperature, bool with_entropy, int64_t rows) {
     const at::ScalarType score = ScoreDType(hidden.scalar_type());
     const int64_t n = hidden.size(0);
     const auto opts = at::TensorOptions().dtype(score).device(hidden.device());
@@ -116,8 +114,8 @@ void CheckScoreArgs(const at::Tensor& hidden, const at::Tensor& weight, const at
 
 }  // namespace
 
-TokenScores ChunkedTokenScores(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                               double temperature, bool with_entropy, int64_t chunk_bytes) {
+TokenScores ChunkedTokenScores(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets, double temperature,
+                               bool with_entropy, int64_t chunk_bytes) {
   CheckScoreArgs(hidden, weight, targets, temperature);
   const int64_t rows = ChunkRows(weight.size(0), ScoreDType(hidden.scalar_type()), chunk_bytes);
   const at::Tensor t = targets.to(hidden.device(), at::kLong).contiguous();
@@ -125,8 +123,8 @@ TokenScores ChunkedTokenScores(const at::Tensor& hidden, const at::Tensor& weigh
   return {out[0], with_entropy ? out[1] : at::Tensor()};
 }
 
-TokenScores FullTokenScores(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                            double temperature, bool with_entropy) {
+TokenScores FullTokenScores(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets, double temperature,
+                            bool with_entropy) {
   CheckScoreArgs(hidden, weight, targets, temperature);
   at::Tensor z = at::linear(hidden, weight).to(ScoreDType(hidden.scalar_type()));
   if (temperature != 1.0) z = z / temperature;

@@ -23,13 +23,13 @@ at::ScalarType ScoreDType(at::ScalarType compute_dtype);
 
 // hidden [N, H] and weight [V, H] in the model's compute dtype, targets [N] int64. Differentiable with respect to
 // hidden and weight. At most about `chunk_bytes` of logit-sized buffers exist at once.
-TokenScores ChunkedTokenScores(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                               double temperature, bool with_entropy, int64_t chunk_bytes);
+TokenScores ChunkedTokenScores(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets, double temperature,
+                               bool with_entropy, int64_t chunk_bytes);
 
 // The same with plain autograd over the whole [N, V] logits: the reference the chunked version is tested against, and
 // the "without chunking" side of the memory benchmark.
-TokenScores FullTokenScores(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                            double temperature, bool with_entropy);
+TokenScores FullTokenScores(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets, double temperature,
+                            bool with_entropy);
 
 // Gradient checkpointing: y = fn(x) without keeping fn's intermediate activations; backward runs fn again with
 // gradients on and backpropagates through that recomputation. `fn` must be deterministic and must not capture

@@ -13,16 +13,22 @@ std::vector<double> AggregationWeights(const std::vector<int64_t>& scored, Aggre
   for (size_t r = 0; r < scored.size(); ++r) {
     const double n = static_cast<double>(scored[r]);
     switch (aggregation) {
-      case Aggregation::kTokenMean: w[r] = tokens > 0 ? 1.0 / tokens : 0.0; break;
-      case Aggregation::kSeqMeanTokenSum: w[r] = rows > 0 ? 1.0 / rows : 0.0; break;
-      case Aggregation::kSeqMeanTokenMean: w[r] = n > 0 ? 1.0 / (rows * n) : 0.0; break;
+      case Aggregation::kTokenMean:
+        w[r] = tokens > 0 ? 1.0 / tokens : 0.0;
+        break;
+      case Aggregation::kSeqMeanTokenSum:
+        w[r] = rows > 0 ? 1.0 / rows : 0.0;
+        break;
+      case Aggregation::kSeqMeanTokenMean:
+        w[r] = n > 0 ? 1.0 / (rows * n) : 0.0;
+        break;
     }
   }
   return w;
 }
 
-PolicyLossTerms DualClipPolicyLoss(const at::Tensor& logp, const at::Tensor& old_logp, const at::Tensor& advantages,
-                                   double clip_low, double clip_high, double dual_clip) {
+PolicyLossTerms DualClipPolicyLoss(const at::Tensor& logp, const at::Tensor& old_logp, const at::Tensor& advantages, double clip_low,
+                                   double clip_high, double dual_clip) {
   // The exponent is clamped so a stale row cannot overflow the ratio.
   const at::Tensor ratio = at::exp(at::clamp(logp - old_logp, -20.0, 20.0));
   const at::Tensor l1 = -advantages * ratio;
@@ -35,13 +41,16 @@ PolicyLossTerms DualClipPolicyLoss(const at::Tensor& logp, const at::Tensor& old
 
 at::Tensor KlPenalty(const at::Tensor& logp, const at::Tensor& ref_logp, KlType type) {
   switch (type) {
-    case KlType::kK1: return logp - ref_logp;
-    case KlType::kMse: return 0.5 * (logp - ref_logp).square();
+    case KlType::kK1:
+      return logp - ref_logp;
+    case KlType::kMse:
+      return 0.5 * (logp - ref_logp).square();
     case KlType::kLowVar: {
       const at::Tensor d = at::clamp(ref_logp - logp, -20.0, 20.0);
       return at::clamp(at::exp(d) - d - 1, -10.0, 10.0);
     }
-    case KlType::kNone: break;
+    case KlType::kNone:
+      break;
   }
   return at::zeros_like(logp);
 }

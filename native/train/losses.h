@@ -32,8 +32,8 @@ struct PolicyLossTerms {
   at::Tensor clipped;  // the clipped term was the larger (bool)
   at::Tensor dual;     // the dual clip bound it (A < 0 only; bool)
 };
-PolicyLossTerms DualClipPolicyLoss(const at::Tensor& logp, const at::Tensor& old_logp, const at::Tensor& advantages,
-                                   double clip_low, double clip_high, double dual_clip);
+PolicyLossTerms DualClipPolicyLoss(const at::Tensor& logp, const at::Tensor& old_logp, const at::Tensor& advantages, double clip_low,
+                                   double clip_high, double dual_clip);
 
 // KL penalty to a reference policy, per token (d = ref - logp):
 //   k1 (kl)          logp - ref

@@ -44,18 +44,18 @@ class GradScope {
 
 // One micro-batch, left-padded like the inference path (positions count real tokens only).
 struct Micro {
-  at::Tensor ids, mask, positions;   // [B, T]
-  std::vector<int64_t> flat;         // per scored token: row * T + column of the hidden state that predicts it
-  std::vector<int64_t> targets;      // per scored token
-  std::vector<int64_t> token;        // per scored token: its index in the batch's per-token columns
-  std::vector<int64_t> out;          // per scored token: its index in the step's result log-probs
-  std::vector<double> weight;        // per scored token: its weight in the mini-batch's aggregated loss
+  at::Tensor ids, mask, positions;  // [B, T]
+  std::vector<int64_t> flat;        // per scored token: row * T + column of the hidden state that predicts it
+  std::vector<int64_t> targets;     // per scored token
+  std::vector<int64_t> token;       // per scored token: its index in the batch's per-token columns
+  std::vector<int64_t> out;         // per scored token: its index in the step's result log-probs
+  std::vector<double> weight;       // per scored token: its weight in the mini-batch's aggregated loss
 };
 
 // tok_begin[r]: row r's first token in the batch's per-token columns; out_begin[r]: in the step's result; row_weight[r]:
 // its tokens' weight (all indexed by batch row).
-Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<int64_t>& tok_begin,
-            const std::vector<int64_t>& out_begin, const std::vector<double>& row_weight) {
+Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<int64_t>& tok_begin, const std::vector<int64_t>& out_begin,
+            const std::vector<double>& row_weight) {
   Micro m;
   std::vector<std::pair<const int64_t*, int64_t>> spans;
   spans.reserve(rows.size());
@@ -106,8 +106,8 @@ void Batch::Validate(int64_t vocab) const {
   for (int64_t r = 0; r < rows(); ++r) {
     if (length(r) < 1) Fail("E_ARG", "train batch: row " + std::to_string(r) + " is empty");
     if (starts[r] < 1 || starts[r] > length(r)) {
-      Fail("E_ARG", "train batch: row " + std::to_string(r) + ": prompt length " + std::to_string(starts[r]) +
-                        " must be in [1, " + std::to_string(length(r)) + "] (the first token has no prediction)");
+      Fail("E_ARG", "train batch: row " + std::to_string(r) + ": prompt length " + std::to_string(starts[r]) + " must be in [1, " +
+                        std::to_string(length(r)) + "] (the first token has no prediction)");
     }
   }
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -119,8 +119,8 @@ void Batch::Validate(int64_t vocab) const {
   const size_t n = static_cast<size_t>(total_scored());
   auto check = [&](const std::vector<float>& c, const char* name) {
     if (!c.empty() && c.size() != n) {
-      Fail("E_ARG", std::string("train batch: '") + name + "' has " + std::to_string(c.size()) + " values, expected one per response token (" +
-                        std::to_string(n) + ")");
+      Fail("E_ARG", std::string("train batch: '") + name + "' has " + std::to_string(c.size()) +
+                        " values, expected one per response token (" + std::to_string(n) + ")");
     }
     for (size_t i = 0; i < c.size(); ++i) {
       if (!std::isfinite(c[i])) Fail("E_ARG", std::string("train batch: '") + name + "' value " + std::to_string(i) + " is not finite");
@@ -190,8 +190,8 @@ StepResult Trainer::Step(const StagedBatch& staged, const std::vector<int64_t>& 
   std::vector<bool> seen(staged.batch.rows(), false);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] < 0 || rows[i] >= staged.batch.rows()) {
-      Fail("E_ARG", "train step: row " + std::to_string(rows[i]) + " (position " + std::to_string(i) + ") is not a row of the staged batch (" +
-                        std::to_string(staged.batch.rows()) + " rows)");
+      Fail("E_ARG", "train step: row " + std::to_string(rows[i]) + " (position " + std::to_string(i) +
+                        ") is not a row of the staged batch (" + std::to_string(staged.batch.rows()) + " rows)");
     }
     if (seen[rows[i]]) Fail("E_ARG", "train step: row " + std::to_string(rows[i]) + " is named twice");
     seen[rows[i]] = true;
@@ -212,8 +212,10 @@ StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& sel
   const bool reference_pass = use_kl && batch.ref_logprobs.empty();
   if (reference_pass && any && !o.reference) Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
   if (reference_pass && o.reference) {
-    if (o.reference->device() != decoder_->device()) Fail("E_ARG", "train step: the reference policy must be on the trained model's device");
-    if (o.reference->config().vocab_size != cfg.vocab_size) Fail("E_ARG", "train step: the reference policy's vocabulary differs from the trained model's");
+    if (o.reference->device() != decoder_->device())
+      Fail("E_ARG", "train step: the reference policy must be on the trained model's device");
+    if (o.reference->config().vocab_size != cfg.vocab_size)
+      Fail("E_ARG", "train step: the reference policy's vocabulary differs from the trained model's");
   }
   if (use_value && !value_head_) Fail("E_ARG", "train step: valueCoef > 0 needs an optimizer created with valueHead: true");
   if (use_value && any && (batch.returns.empty() || batch.old_values.empty())) {
@@ -288,7 +290,8 @@ StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& sel
     if (policy && reference_pass) {
       at::NoGradGuard frozen;
       const at::Tensor rh = o.reference->Hidden(ids, positions, mask);
-      ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), o.reference->LmHeadWeight(), targets, L.temperature, false, chunk_bytes)
+      ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), o.reference->LmHeadWeight(), targets, L.temperature,
+                                  false, chunk_bytes)
                    .logprobs.to(score);
     }
     const at::Tensor hidden = decoder_->Hidden(ids, positions, mask, nullptr, runner);
@@ -331,7 +334,8 @@ StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& sel
       }
       if (use_value) {
         const at::Tensor v = at::linear(h.to(score), params.at(kHeadWeight), params.at(kHeadBias)).squeeze(-1);
-        const ValueLossTerms vf = ClippedValueLoss(v, Column(batch.old_values, m.token, sopts), Column(batch.returns, m.token, sopts), L.value_clip);
+        const ValueLossTerms vf =
+            ClippedValueLoss(v, Column(batch.old_values, m.token, sopts), Column(batch.returns, m.token, sopts), L.value_clip);
         const at::Tensor vf_agg = (vf.loss * w).sum();
         loss = loss + L.value_coef * vf_agg;
         parts[kVf] = vf_agg.detach();
@@ -419,7 +423,8 @@ std::vector<float> Trainer::Values(const Batch& batch, int64_t micro_batch_token
     const at::Device dev = decoder_->device();
     const at::Tensor hidden = decoder_->Hidden(m.ids.to(dev), m.positions.to(dev), m.mask.defined() ? m.mask.to(dev) : m.mask);
     const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, at::tensor(m.flat, at::kLong).to(dev));
-    const at::Tensor v = at::linear(h.to(score), head_.at(kHeadWeight), head_.at(kHeadBias)).squeeze(-1).to(at::kCPU, at::kFloat).contiguous();
+    const at::Tensor v =
+        at::linear(h.to(score), head_.at(kHeadWeight), head_.at(kHeadBias)).squeeze(-1).to(at::kCPU, at::kFloat).contiguous();
     const float* p = v.data_ptr<float>();
     for (size_t i = 0; i < m.token.size(); ++i) values[m.token[i]] = p[i];
   }
@@ -429,7 +434,8 @@ std::vector<float> Trainer::Values(const Batch& batch, int64_t micro_batch_token
 void Trainer::Gae(StagedBatch& staged, double gamma, double lambda, int64_t micro_batch_tokens) {
   Batch& b = staged.batch;
   if (static_cast<int64_t>(staged.row_returns.size()) != b.rows()) {
-    Fail("E_ARG", "gae: the staged batch carries " + std::to_string(staged.row_returns.size()) + " row returns for " + std::to_string(b.rows()) + " rows");
+    Fail("E_ARG", "gae: the staged batch carries " + std::to_string(staged.row_returns.size()) + " row returns for " +
+                      std::to_string(b.rows()) + " rows");
   }
   if (!(gamma >= 0 && gamma <= 1) || !(lambda >= 0 && lambda <= 1)) Fail("E_ARG", "gae: gamma and lambda must be in [0, 1]");
   std::vector<float> values = Values(b, micro_batch_tokens);

@@ -8,11 +8,7 @@ import type { PromptStyle, TrajectoryStep } from '../envs/types.js';
 
 export type { MemoryMode } from '../envs/common/framing.js';
 
-export const MEMORY_MODES: readonly MemoryMode[] = Object.freeze([
-  'reflection_only',
-  'history_only',
-  'history_and_reflection',
-]);
+export const MEMORY_MODES: readonly MemoryMode[] = Object.freeze(['reflection_only', 'history_only', 'history_and_reflection']);
 
 /** The paper's best ablation and the project default: reflections are shorter than trajectories and help more. */
 export const DEFAULT_MEMORY_MODE: MemoryMode = 'reflection_only';

@@ -20,7 +20,7 @@ import { nativeAdvantages } from './native.js';
 export function computeAdvantages(table: RowTable, options: AdvantageOptions = {}): AdvantageResult {
   const resolved = resolveAdvantageOptions(options);
   if (table === null || typeof table !== 'object' || !(table.group instanceof Int32Array)) {
-    throw new LamerError('E_ROWS', "computeAdvantages: expected a RowTable (see RowTableBuilder / rowTableFromColumns)");
+    throw new LamerError('E_ROWS', 'computeAdvantages: expected a RowTable (see RowTableBuilder / rowTableFromColumns)');
   }
   if (resolved.backend === 'reference') {
     validateRowColumns(table);

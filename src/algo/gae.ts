@@ -32,17 +32,17 @@ export function computeGae(input: GaeInput): GaeResult {
   const { rowReward, values, responseLengths } = input;
   const gamma = input.gamma ?? 1.0;
   const lambda = input.lambda ?? 1.0;
-  for (const [name, v] of [['gamma', gamma], ['lambda', lambda]] as const) {
+  for (const [name, v] of [
+    ['gamma', gamma],
+    ['lambda', lambda],
+  ] as const) {
     if (!Number.isFinite(v) || v < 0 || v > 1) {
       throw new LamerError('E_ROWS', `computeGae: ${name} must be a number in [0, 1], found ${v}`);
     }
   }
   const total = checkResponseLengths(rowReward.length, responseLengths, 'computeGae');
   if (values.length !== total) {
-    throw new LamerError(
-      'E_ROWS',
-      `computeGae: values has ${values.length} entries but the responses have ${total} tokens`,
-    );
+    throw new LamerError('E_ROWS', `computeGae: values has ${values.length} entries but the responses have ${total} tokens`);
   }
   const raw = new Float64Array(total);
   const returns = new Float32Array(total);

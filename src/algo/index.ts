@@ -3,15 +3,7 @@
 export { computeAdvantages } from './advantages.js';
 export type { AdvantageResult } from './reference.js';
 export { DEFAULT_ADVANTAGE_OPTIONS, resolveAdvantageOptions } from './options.js';
-export type {
-  AdvantageOptions,
-  Backend,
-  Estimator,
-  NormMode,
-  ResolvedAdvantageOptions,
-  ReturnsFormula,
-  StepGrouping,
-} from './options.js';
+export type { AdvantageOptions, Backend, Estimator, NormMode, ResolvedAdvantageOptions, ReturnsFormula, StepGrouping } from './options.js';
 export { computeGae } from './gae.js';
 export type { GaeInput, GaeResult } from './gae.js';
 export { expandToTokens } from './tokens.js';

@@ -81,10 +81,7 @@ export function resolveAdvantageOptions(options: AdvantageOptions = {}): Resolve
   if (options === null || typeof options !== 'object') throw optionError('options', 'an object', options);
   for (const key of Object.keys(options)) {
     if (!(key in DEFAULT_ADVANTAGE_OPTIONS)) {
-      throw new LamerError(
-        'E_ROWS',
-        `unknown advantage option '${key}'; known options: ${Object.keys(DEFAULT_ADVANTAGE_OPTIONS).join(', ')}`,
-      );
+      throw new LamerError('E_ROWS', `unknown advantage option '${key}'; known options: ${Object.keys(DEFAULT_ADVANTAGE_OPTIONS).join(', ')}`);
     }
   }
   const o = { ...DEFAULT_ADVANTAGE_OPTIONS };

@@ -18,13 +18,7 @@ export interface AdvantageResult {
  * Normalised value of each member of each group: (x - mean) or (x - mean) / (std + eps) with the unbiased std.
  * `singleton` is what a group of one gets.
  */
-export function groupNormalize<K>(
-  keys: readonly K[],
-  values: Float64Array,
-  divideByStd: boolean,
-  eps: number,
-  singleton: (x: number) => number,
-): Float64Array {
+export function groupNormalize<K>(keys: readonly K[], values: Float64Array, divideByStd: boolean, eps: number, singleton: (x: number) => number): Float64Array {
   const members = new Map<K, number[]>();
   for (let i = 0; i < keys.length; i++) {
     let list = members.get(keys[i]);
@@ -52,11 +46,7 @@ export function groupNormalize<K>(
  * Advantages of a validated table. `stepCluster`, when given, replaces exact anchor text as the step-level key
  * (the similarity grouping); it must already be unique per group.
  */
-export function referenceAdvantages(
-  table: RowTable,
-  options: ResolvedAdvantageOptions,
-  stepCluster?: Int32Array,
-): AdvantageResult {
+export function referenceAdvantages(table: RowTable, options: ResolvedAdvantageOptions, stepCluster?: Int32Array): AdvantageResult {
   const n = table.length;
   const episodeReward = episodeRewards(table);
   const G = stepReturns(table, options.returns, options.gammaStep, options.gammaTraj);

@@ -4,10 +4,7 @@ import { LamerError } from '../errors.js';
 
 function checkLengths(rows: number, responseLengths: Int32Array, what: string): number {
   if (responseLengths.length !== rows) {
-    throw new LamerError(
-      'E_ROWS',
-      `${what}: responseLengths has ${responseLengths.length} entries but there are ${rows} rows`,
-    );
+    throw new LamerError('E_ROWS', `${what}: responseLengths has ${responseLengths.length} entries but there are ${rows} rows`);
   }
   let total = 0;
   for (let i = 0; i < rows; i++) {
@@ -40,10 +37,7 @@ export function expandToTokens(rowValues: Float32Array, responseLengths: Int32Ar
   const out = new Float32Array(rowValues.length * width);
   for (let i = 0; i < rowValues.length; i++) {
     if (responseLengths[i] > width) {
-      throw new LamerError(
-        'E_ROWS',
-        `expandToTokens: row ${i} has ${responseLengths[i]} response tokens, more than width ${width}`,
-      );
+      throw new LamerError('E_ROWS', `expandToTokens: row ${i} has ${responseLengths[i]} response tokens, more than width ${width}`);
     }
     out.fill(rowValues[i], i * width, i * width + responseLengths[i]);
   }

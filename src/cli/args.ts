@@ -3,7 +3,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 /** What parseArgs returns for `options` (named, so the compiled declarations can spell it). */
-type Parsed<O extends Options, Positionals extends boolean> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: Positionals }>>;
+type Parsed<O extends Options, Positionals extends boolean> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: Positionals }>
+>;
 
 /** The candidate nearest to `word` (edit distance at most 2, or a third of a long word; or a unique prefix). */
 export function closest(word: string, candidates: readonly string[]): string | undefined {

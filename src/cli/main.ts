@@ -8,7 +8,9 @@ import type { Command } from './command.js';
 const commandsDir = join(dirname(fileURLToPath(import.meta.url)), 'commands');
 
 async function loadCommands(): Promise<Map<string, Command>> {
-  const files = readdirSync(commandsDir).filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
+  const files = readdirSync(commandsDir)
+    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+    .sort();
   const map = new Map<string, Command>();
   for (const f of files) {
     const mod = (await import(pathToFileURL(join(commandsDir, f)).href)) as { command?: Command };

@@ -179,7 +179,10 @@ export function compareRuns(runs: readonly RunEvaluation[], options: CompareRuns
   for (const r of runs) {
     for (const m of r.results) {
       if (m.passAtK.length !== episodes) {
-        throw new LamerError('E_ARG', `compareRuns: run ${r.run} reports pass@1..${m.passAtK.length} for ${m.method}, run ${runs[0].run} pass@1..${episodes}; compare runs of the same N`);
+        throw new LamerError(
+          'E_ARG',
+          `compareRuns: run ${r.run} reports pass@1..${m.passAtK.length} for ${m.method}, run ${runs[0].run} pass@1..${episodes}; compare runs of the same N`,
+        );
       }
     }
   }
@@ -204,10 +207,18 @@ export function compareRuns(runs: readonly RunEvaluation[], options: CompareRuns
       const perRun = runs.map((r) => {
         const [ra, rb] = [find(r, a), find(r, b)];
         if (!ra.firstWin || !rb.firstWin) {
-          throw new LamerError('E_ARG', `compareRuns: run ${r.run} has no per-task outcomes (firstWin) for ${ra.firstWin ? b : a}; re-run its evaluation with this build`);
+          throw new LamerError(
+            'E_ARG',
+            `compareRuns: run ${r.run} has no per-task outcomes (firstWin) for ${ra.firstWin ? b : a}; re-run its evaluation with this build`,
+          );
         }
         const bootstrap = { resamples: options.resamples, seed: r.seed ?? options.seed ?? 0 };
-        const comparison = compareMethods({ method: a, firstWin: ra.firstWin, taskSet: ra.taskSet }, { method: b, firstWin: rb.firstWin, taskSet: rb.taskSet }, episodes, bootstrap);
+        const comparison = compareMethods(
+          { method: a, firstWin: ra.firstWin, taskSet: ra.taskSet },
+          { method: b, firstWin: rb.firstWin, taskSet: rb.taskSet },
+          episodes,
+          bootstrap,
+        );
         return { run: r.run, ...(r.seed !== undefined ? { seed: r.seed } : {}), comparison };
       });
       const passAtN = across(perRun.map((p) => p.comparison.passAtN.mean));
@@ -228,7 +239,14 @@ const pct = (x: number) => (100 * x).toFixed(1);
 /** Fixed-width columns, the first `left` left-aligned (names) and the rest right-aligned (figures). */
 function columns(lines: string[][], left = 1): string {
   const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => (l[c] ?? '').length)));
-  return lines.map((l) => l.map((cell, c) => (c < left ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()).join('\n');
+  return lines
+    .map((l) =>
+      l
+        .map((cell, c) => (c < left ? cell.padEnd(widths[c]) : cell.padStart(widths[c])))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** A level (not a difference) with its interval, in points: "34.8 (30.1 to 39.5)". */
@@ -239,7 +257,9 @@ export function formatRunsComparison(c: RunsComparison): string {
   const n = c.episodes;
   const label = (r: { run: string; seed?: number }) => (r.seed !== undefined ? `${r.run} (seed ${r.seed})` : r.run);
   const out: string[] = [];
-  out.push(`pass@k in % over ${c.runs.length} run${c.runs.length === 1 ? '' : 's'}, each on the same ${describeTaskSet(c.taskSet)} (task hash ${c.taskSet.hash.slice(0, 12)})`);
+  out.push(
+    `pass@k in % over ${c.runs.length} run${c.runs.length === 1 ? '' : 's'}, each on the same ${describeTaskSet(c.taskSet)} (task hash ${c.taskSet.hash.slice(0, 12)})`,
+  );
   const header = ['method', 'run', ...Array.from({ length: n }, (_, k) => `pass@${k + 1}`)];
   const rows: string[][] = [header];
   for (const m of c.methods) {
@@ -249,7 +269,10 @@ export function formatRunsComparison(c: RunsComparison): string {
   out.push(columns(rows, 2));
   if (c.runs.length > 1) {
     const first = c.methods.find((m) => m.passAtN)?.passAtN;
-    out.push('', `pass@${n} across runs (mean, ${Math.round(100 * (first?.level ?? 0.95))}% t-interval over ${c.runs.length} runs, ${c.runs.length - 1} d.o.f.)`);
+    out.push(
+      '',
+      `pass@${n} across runs (mean, ${Math.round(100 * (first?.level ?? 0.95))}% t-interval over ${c.runs.length} runs, ${c.runs.length - 1} d.o.f.)`,
+    );
     out.push(columns([['method', `pass@${n}`], ...c.methods.map((m) => [m.method, m.passAtN ? formatLevel(m.passAtN) : '-'])]));
   }
   for (const p of c.pairs) {

@@ -134,7 +134,8 @@ export const formatInterval = (i: Interval): string => `${formatPoints(i.mean)} 
 
 /** Two lines: the pass@N difference and the gain difference, in points with their 95% intervals. */
 export function formatComparison(c: PairedComparison): string {
-  const line = (what: string, i: Interval) => `${c.a} - ${c.b} ${what}: ${formatPoints(i.mean)} points (95% CI ${formatPoints(i.low)} to ${formatPoints(i.high)})`;
+  const line = (what: string, i: Interval) =>
+    `${c.a} - ${c.b} ${what}: ${formatPoints(i.mean)} points (95% CI ${formatPoints(i.low)} to ${formatPoints(i.high)})`;
   return [
     line(`pass@${c.episodes}`, c.passAtN),
     line(`gain pass@1->${c.episodes}`, c.gain),

@@ -187,10 +187,7 @@ export function evalTaskSeeds(tasks: number | readonly number[], env?: EnvFactor
   }
   for (const seed of tasks) {
     if (seedSplitOf(seed) !== 'eval') {
-      throw new LamerError(
-        'E_ARG',
-        `evaluate option tasks: seed ${seed} is not in the evaluation split; use taskSeed('eval', i) for held-out tasks`,
-      );
+      throw new LamerError('E_ARG', `evaluate option tasks: seed ${seed} is not in the evaluation split; use taskSeed('eval', i) for held-out tasks`);
     }
   }
   return tasks.slice();

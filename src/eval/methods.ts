@@ -96,7 +96,10 @@ export function trainRolloutShape(method: Method, episodes: number, groupSize: n
   if (!TRAINED_METHODS.includes(method)) {
     throw new LamerError('E_CONFIG', `method ${method} is a prompting baseline (frozen policy): it has no training rollout`);
   }
-  for (const [name, v] of [['episodes', episodes], ['groupSize', groupSize]] as const) {
+  for (const [name, v] of [
+    ['episodes', episodes],
+    ['groupSize', groupSize],
+  ] as const) {
     if (!Number.isInteger(v) || v < 1) {
       throw new LamerError('E_CONFIG', `${name}: expected a positive integer, found ${JSON.stringify(v)}`);
     }

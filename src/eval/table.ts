@@ -23,6 +23,11 @@ export function formatPassAtKTable(rows: readonly PassAtKRow[]): string {
   }
   const widths = header.map((_, c) => Math.max(...lines.map((l) => l[c].length)));
   return lines
-    .map((l) => l.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd())
+    .map((l) =>
+      l
+        .map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }

@@ -113,10 +113,16 @@ export class ChatTemplate {
     const outcome = Atomics.wait(state, 0, 0, PROBE_MS);
     void worker.terminate();
     if (outcome === 'timed-out') {
-      throw new LamerError('E_CHECKPOINT', `${file}: the chat template did not finish rendering a 4-message conversation within ${PROBE_MS} ms (a loop without bound?); fix or remove the template`);
+      throw new LamerError(
+        'E_CHECKPOINT',
+        `${file}: the chat template did not finish rendering a 4-message conversation within ${PROBE_MS} ms (a loop without bound?); fix or remove the template`,
+      );
     }
     if (state[0] === 3) {
-      throw new LamerError('E_CHECKPOINT', `${file}: the chat template renders a 4-message conversation to more than ${PROBE_MAX_CHARS} characters; fix or remove the template`);
+      throw new LamerError(
+        'E_CHECKPOINT',
+        `${file}: the chat template renders a 4-message conversation to more than ${PROBE_MAX_CHARS} characters; fix or remove the template`,
+      );
     }
   }
 

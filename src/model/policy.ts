@@ -45,9 +45,7 @@ export interface SaveOptions {
 }
 
 /** What to score: whole sequences (every token after the first), or completions after prompts. */
-export type LogprobsBatch =
-  | ArrayLike<number>[]
-  | { prompts: (string | ArrayLike<number>)[]; completions: (string | ArrayLike<number>)[] };
+export type LogprobsBatch = ArrayLike<number>[] | { prompts: (string | ArrayLike<number>)[]; completions: (string | ArrayLike<number>)[] };
 
 /** Files copied from the source checkpoint on save (those that exist). */
 const ASSET_FILES = [
@@ -60,7 +58,6 @@ const ASSET_FILES = [
   'merges.txt',
   'generation_config.json',
 ];
-
 
 function readConfig(dir: string): ModelConfig {
   const path = join(dir, 'config.json');
@@ -83,7 +80,10 @@ function idsFromGenerationConfig(text: string | undefined, file: string, vocab: 
   if (v === undefined || v === null) return [];
   const list = Array.isArray(v) ? v : [v];
   if (!list.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x < vocab)) {
-    throw new LamerError('E_CHECKPOINT', `${file}: field 'eos_token_id': expected a token id or a list of them in [0, ${vocab}), found ${JSON.stringify(v).slice(0, 200)}`);
+    throw new LamerError(
+      'E_CHECKPOINT',
+      `${file}: field 'eos_token_id': expected a token id or a list of them in [0, ${vocab}), found ${JSON.stringify(v).slice(0, 200)}`,
+    );
   }
   return list as number[];
 }
@@ -153,7 +153,10 @@ export class Policy {
     }
     const tokenizer = TextTokenizer.load(root);
     if (tokenizer && tokenizer.size > config.vocabSize) {
-      throw new LamerError('E_CHECKPOINT', `tokenizer.json has ids up to ${tokenizer.size - 1}, outside the model's vocabulary of ${config.vocabSize} (config.json vocab_size)`);
+      throw new LamerError(
+        'E_CHECKPOINT',
+        `tokenizer.json has ids up to ${tokenizer.size - 1}, outside the model's vocabulary of ${config.vocabSize} (config.json vocab_size)`,
+      );
     }
     const chatTemplate = ChatTemplate.load(root);
     const { device, dtype, paramDtype } = Policy.#dtypes(options);
@@ -316,9 +319,7 @@ export class Policy {
 
     // Weights of an earlier save in the other layout (or with more shards) would confuse loaders: remove them.
     for (const f of readdirSync(root)) {
-      const stale =
-        (f === 'model.safetensors' || f === 'model.safetensors.index.json' || /^model-\d{5}-of-\d{5}\.safetensors$/.test(f)) &&
-        !written.has(f);
+      const stale = (f === 'model.safetensors' || f === 'model.safetensors.index.json' || /^model-\d{5}-of-\d{5}\.safetensors$/.test(f)) && !written.has(f);
       if (stale && statSync(join(root, f)).isFile()) rmSync(join(root, f));
     }
   }

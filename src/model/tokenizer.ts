@@ -77,13 +77,18 @@ function checkTokenIds(json: Json): void {
   const vocab = model?.vocab;
   if (vocab && typeof vocab === 'object' && !Array.isArray(vocab)) {
     for (const [token, id] of Object.entries(vocab as Json)) {
-      if (bad(id)) throw new LamerError('E_CHECKPOINT', `tokenizer.json: model.vocab gives token ${JSON.stringify(token).slice(0, 40)} the id ${JSON.stringify(id).slice(0, 40)}; ids are integers >= 0`);
+      if (bad(id))
+        throw new LamerError(
+          'E_CHECKPOINT',
+          `tokenizer.json: model.vocab gives token ${JSON.stringify(token).slice(0, 40)} the id ${JSON.stringify(id).slice(0, 40)}; ids are integers >= 0`,
+        );
     }
   }
   const added = json.added_tokens;
   if (Array.isArray(added)) {
     for (const t of added as Json[]) {
-      if (bad(t?.id)) throw new LamerError('E_CHECKPOINT', `tokenizer.json: an added token has the id ${JSON.stringify(t?.id).slice(0, 40)}; ids are integers >= 0`);
+      if (bad(t?.id))
+        throw new LamerError('E_CHECKPOINT', `tokenizer.json: an added token has the id ${JSON.stringify(t?.id).slice(0, 40)}; ids are integers >= 0`);
     }
   }
 }
@@ -102,7 +107,10 @@ export class TextTokenizer {
     // one whose quantified group holds a quantifier ((a+)+) can take exponential time on a crafted input.
     for (const pattern of regexPatterns(json)) {
       if (nestedQuantifier(pattern)) {
-        throw new LamerError('E_CHECKPOINT', `tokenizer.json: the pattern ${JSON.stringify(pattern.slice(0, 80))} repeats a group that itself repeats (catastrophic backtracking); tokenizers do not use such patterns`);
+        throw new LamerError(
+          'E_CHECKPOINT',
+          `tokenizer.json: the pattern ${JSON.stringify(pattern.slice(0, 80))} repeats a group that itself repeats (catastrophic backtracking); tokenizers do not use such patterns`,
+        );
       }
     }
     checkTokenIds(json);

@@ -29,10 +29,7 @@ export function addon(): NativeAddon {
   const candidates = addonCandidates();
   const path = candidates.find((p) => existsSync(p));
   if (!path) {
-    throw new LamerError(
-      'E_NATIVE',
-      `the native addon is not built (looked for ${candidates.join(', ')}); run \`npm run setup\` in ${projectRoot}`,
-    );
+    throw new LamerError('E_NATIVE', `the native addon is not built (looked for ${candidates.join(', ')}); run \`npm run setup\` in ${projectRoot}`);
   }
   // OpenMP's default is to busy-wait at every barrier. When the cores are shared (other processes, parallel test
   // workers, the JS thread itself), a spinning thread that is descheduled stalls every op: a 2-token forward of a

@@ -181,22 +181,9 @@ export interface NativeSafetensorsContents {
 interface ModelExports {
   NativeModel: AddonOnlyConstructor<NativeModel>;
   modelLoad(dir: string, config: NativeModelConfig, device: string, dtype: NativeDType, paramDtype: NativeDType): Promise<NativeModel>;
-  modelInit(
-    config: NativeModelConfig,
-    device: string,
-    dtype: NativeDType,
-    paramDtype: NativeDType,
-    seed: number,
-    std: number,
-  ): Promise<NativeModel>;
+  modelInit(config: NativeModelConfig, device: string, dtype: NativeDType, paramDtype: NativeDType, seed: number, std: number): Promise<NativeModel>;
   safetensorsRead(path: string): NativeSafetensorsContents;
-  safetensorsWrite(
-    path: string,
-    names: string[],
-    tensors: NativeTensor[],
-    dtype: NativeDType | null,
-    metadata: Record<string, string>,
-  ): Promise<void>;
+  safetensorsWrite(path: string, names: string[], tensors: NativeTensor[], dtype: NativeDType | null, metadata: Record<string, string>): Promise<void>;
 }
 
 // ---- engine (native/engine/binding.cpp) ----------------------------------------------------------------------------

@@ -118,7 +118,9 @@ export function lineChart(title: string, series: Series[], options: ChartOptions
   parts.push(`<line x1="${L}" x2="${L}" y1="${T}" y2="${H - B}" stroke="#888"/><line x1="${L}" x2="${right}" y1="${H - B}" y2="${H - B}" stroke="#888"/>`);
   parts.push(`<text x="${(L + right) / 2}" y="${H - 6}" font-size="11" text-anchor="middle" fill="#444">iteration</text>`);
   if (options.yLabel) {
-    parts.push(`<text x="14" y="${(T + H - B) / 2}" font-size="11" text-anchor="middle" fill="#444" transform="rotate(-90 14 ${(T + H - B) / 2})">${escapeHtml(options.yLabel)}</text>`);
+    parts.push(
+      `<text x="14" y="${(T + H - B) / 2}" font-size="11" text-anchor="middle" fill="#444" transform="rotate(-90 14 ${(T + H - B) / 2})">${escapeHtml(options.yLabel)}</text>`,
+    );
   }
   // Points outside the drawn range (a clamped axis) are pinned to its edge rather than drawn outside the plot.
   const clampY = (y: number) => Math.min(y1, Math.max(y0, y));

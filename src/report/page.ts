@@ -54,13 +54,19 @@ export function renderSection(title: string, events: TrainerEvent[], note = ''):
     : '<p>No evaluation yet.</p>';
   // Methods evaluated on the same tasks (same environment, N and recorded task list): the first against each other one.
   const paired = latest.filter(
-    (e) => e.env === latest[0]?.env && e.tasks === latest[0].tasks && e.passAtK.length === latest[0].passAtK.length && e.taskSet?.hash === latest[0].taskSet?.hash,
+    (e) =>
+      e.env === latest[0]?.env && e.tasks === latest[0].tasks && e.passAtK.length === latest[0].passAtK.length && e.taskSet?.hash === latest[0].taskSet?.hash,
   );
   const comparisons = paired.length > 1 ? compareWithFirst(paired, paired[0].passAtK.length) : [];
   const comparison = comparisons.length
     ? `<table><tr><th>difference</th><th>pass@${comparisons[0].episodes} (95% CI)</th><th>gain pass@1-&gt;${comparisons[0].episodes} (95% CI)</th></tr>${comparisons
-        .map((c) => `<tr><td>${escapeHtml(c.a)} - ${escapeHtml(c.b)}</td><td>${escapeHtml(formatInterval(c.passAtN))}</td><td>${escapeHtml(formatInterval(c.gain))}</td></tr>`)
-        .join('')}</table><p>Points, paired bootstrap over the ${escapeHtml(comparisons[0].taskSet ? describeTaskSet(comparisons[0].taskSet) : `${comparisons[0].tasks} tasks`)} of this run (${escapeHtml(comparisons[0].resamples)} resamples, seed 0).</p>`
+        .map(
+          (c) =>
+            `<tr><td>${escapeHtml(c.a)} - ${escapeHtml(c.b)}</td><td>${escapeHtml(formatInterval(c.passAtN))}</td><td>${escapeHtml(formatInterval(c.gain))}</td></tr>`,
+        )
+        .join(
+          '',
+        )}</table><p>Points, paired bootstrap over the ${escapeHtml(comparisons[0].taskSet ? describeTaskSet(comparisons[0].taskSet) : `${comparisons[0].tasks} tasks`)} of this run (${escapeHtml(comparisons[0].resamples)} resamples, seed 0).</p>`
     : '';
 
   const charts: string[] = [];
@@ -79,7 +85,9 @@ export function renderSection(title: string, events: TrainerEvent[], note = ''):
       }));
     });
     const scored = evals.at(-1)?.taskSet;
-    charts.push(lineChart(`pass@k on ${scored ? describeTaskSet(scored) : 'the evaluation tasks'} (%)`, passSeries, { yLabel: '%', yMin: 0, yMax: 100, integerX: true }));
+    charts.push(
+      lineChart(`pass@k on ${scored ? describeTaskSet(scored) : 'the evaluation tasks'} (%)`, passSeries, { yLabel: '%', yMin: 0, yMax: 100, integerX: true }),
+    );
   }
   for (const c of ITERATION_CHARTS) {
     const series: Series[] = methods.map((m) => ({
@@ -92,7 +100,9 @@ export function renderSection(title: string, events: TrainerEvent[], note = ''):
   // Reflections right, for the methods that reflect: in the training rollouts (at the training temperature) and in
   // the evaluations (at the evaluation's sampling, where a reflection skill that RL wears down shows first).
   const checkedShare = (list: (IterationEvent | EvalEvent)[]): [number, number][] =>
-    list.flatMap((e) => (e.reflectionChecks && e.reflectionChecks.checked > 0 ? [[e.iteration, e.reflectionChecks.correct / e.reflectionChecks.checked] as [number, number]] : []));
+    list.flatMap((e) =>
+      e.reflectionChecks && e.reflectionChecks.checked > 0 ? [[e.iteration, e.reflectionChecks.correct / e.reflectionChecks.checked] as [number, number]] : [],
+    );
   const reflectionSeries: Series[] = methods
     .flatMap((m) => [
       { label: `${m} training`, color: methodColor(m), points: checkedShare(its.filter((e) => e.method === m)) },

@@ -110,9 +110,7 @@ export function validateRowColumns(columns: RowColumns): void {
   for (const [name, len] of lengths) {
     if (len !== n) {
       throw rowsError(
-        len < 0
-          ? `column '${name}' is missing`
-          : `column '${name}' has ${len} rows but column 'group' has ${n}; all columns must have the same length`,
+        len < 0 ? `column '${name}' is missing` : `column '${name}' has ${len} rows but column 'group' has ${n}; all columns must have the same length`,
       );
     }
   }
@@ -167,8 +165,7 @@ export function validateRowColumns(columns: RowColumns): void {
     if (episode[i] === prevPlayEpisode) {
       if (reflectSincePlay) {
         throw rowsError(
-          `column 'phase' row ${i}: a reflect row sits inside episode ${episode[i]} of trial ${trial[i]}; ` +
-            `reflections come between episodes`,
+          `column 'phase' row ${i}: a reflect row sits inside episode ${episode[i]} of trial ${trial[i]}; ` + `reflections come between episodes`,
         );
       }
       if (turn[i] <= prevPlayTurn) {

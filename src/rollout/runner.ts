@@ -197,12 +197,7 @@ export async function runRollout(options: RolloutOptions): Promise<RolloutBatch>
   return { table: builder.build(), ...batch, stats };
 }
 
-function appendRow(
-  builder: RowTableBuilder,
-  batch: Omit<RolloutBatch, 'table' | 'stats'>,
-  stats: RolloutStats,
-  row: TrialRow,
-): void {
+function appendRow(builder: RowTableBuilder, batch: Omit<RolloutBatch, 'table' | 'stats'>, stats: RolloutStats, row: TrialRow): void {
   builder.push(row);
   batch.promptIds.push(row.promptIds);
   batch.responseIds.push(row.responseIds);

@@ -43,8 +43,7 @@ export interface TrialConfig {
   sampling: SamplingOptions;
 }
 
-export type ResolvedTrialConfig = Required<Omit<TrialConfig, 'maxTurns' | 'window'>> &
-  Pick<TrialConfig, 'maxTurns' | 'window'>;
+export type ResolvedTrialConfig = Required<Omit<TrialConfig, 'maxTurns' | 'window'>> & Pick<TrialConfig, 'maxTurns' | 'window'>;
 
 /** One row of SPEC §1 plus what the train step and the logs need. */
 /** What the policy answered, as a row keeps it. */
@@ -138,9 +137,7 @@ export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
   }
   const memoryMode = config.memoryMode ?? DEFAULT_MEMORY_MODE;
   if (!isMemoryMode(memoryMode)) {
-    throw argError(
-      `trial option memoryMode: expected reflection_only, history_only or history_and_reflection, found ${JSON.stringify(memoryMode)}`,
-    );
+    throw argError(`trial option memoryMode: expected reflection_only, history_only or history_and_reflection, found ${JSON.stringify(memoryMode)}`);
   }
   const promptVariant = config.promptVariant ?? 'react';
   if (!isPromptVariant(promptVariant)) {

@@ -54,12 +54,7 @@ export async function writeDirAtomic(dir: string, write: (tmpDir: string) => Pro
  * renamed to its final name, and only after that does `latest` point at it. Older checkpoints beyond `keep` are
  * removed last.
  */
-export async function saveCheckpoint(
-  checkpointsDir: string,
-  iteration: number,
-  write: (dir: string) => Promise<void>,
-  keep = 2,
-): Promise<string> {
+export async function saveCheckpoint(checkpointsDir: string, iteration: number, write: (dir: string) => Promise<void>, keep = 2): Promise<string> {
   const name = checkpointName(iteration);
   const finalDir = join(checkpointsDir, name);
   await writeDirAtomic(finalDir, write);

@@ -25,12 +25,20 @@ const modelSchema = z
         seed: z.number().int().nonnegative().nullable().default(null).describe("seed of the created model's random weights (null: the run seed)"),
       })
       .strict()
-      .default({ preset: 'small', tokenizer: 'compact', seed: null }).describe('the model created when no path is given'),
+      .default({ preset: 'small', tokenizer: 'compact', seed: null })
+      .describe('the model created when no path is given'),
     /** `auto`: CUDA when the addon has CUDA and sees a GPU, else the CPU (the run's first log line says which). */
-    device: z.string().regex(/^(auto|cpu|cuda(:\d+)?)$/, "expected 'auto', 'cpu', 'cuda' or 'cuda:N'").default('auto').describe('auto (CUDA when the addon has it and sees a GPU), cpu, cuda or cuda:N'),
+    device: z
+      .string()
+      .regex(/^(auto|cpu|cuda(:\d+)?)$/, "expected 'auto', 'cpu', 'cuda' or 'cuda:N'")
+      .default('auto')
+      .describe('auto (CUDA when the addon has it and sees a GPU), cpu, cuda or cuda:N'),
     dtype: z.enum(['float32', 'bfloat16']).default('float32').describe('compute dtype of the forward'),
     /** `compact` prompts for tiny models trained from scratch; `full` for pretrained LLMs. */
-    promptStyle: z.enum(['compact', 'full']).default('compact').describe('compact prompts for small models trained from scratch, full prompts for pretrained LLMs'),
+    promptStyle: z
+      .enum(['compact', 'full'])
+      .default('compact')
+      .describe('compact prompts for small models trained from scratch, full prompts for pretrained LLMs'),
     enableThinking: z.boolean().default(false).describe('let a Qwen3 chat template open a thinking block'),
   })
   .strict();
@@ -38,7 +46,9 @@ const modelSchema = z
 const envSchema = z
   .object({
     /** `custom`: an Environment of your own, given to the Trainer as `options.env`. */
-    name: z.enum(['sokoban', 'minesweeper', 'webshop', 'alfworld', 'custom']).describe('the environment: sokoban, minesweeper, webshop, alfworld, or custom (an Environment passed to the Trainer)'),
+    name: z
+      .enum(['sokoban', 'minesweeper', 'webshop', 'alfworld', 'custom'])
+      .describe('the environment: sokoban, minesweeper, webshop, alfworld, or custom (an Environment passed to the Trainer)'),
     /** Passed to createEnv (sizes, limits); validated by the environment itself. */
     options: z.record(z.string(), z.unknown()).default({}).describe('options passed to the environment (board size, turn limit, ...)'),
     /** Options that differ at evaluation (e.g. ALFWorld's 30 turns and out-of-distribution split). */
@@ -50,7 +60,10 @@ const trialSchema = z
   .object({
     /** N: episodes per trial (LaMer). Single-episode methods train with 1 and evaluate with N attempts. */
     episodes: positiveInt.default(3).describe('N: episodes per trial (attempts at evaluation)'),
-    memory: z.enum(['reflection_only', 'history_only', 'history_and_reflection']).default('reflection_only').describe('what later episodes see of earlier ones: reflections, trajectories, or both'),
+    memory: z
+      .enum(['reflection_only', 'history_only', 'history_and_reflection'])
+      .default('reflection_only')
+      .describe('what later episodes see of earlier ones: reflections, trajectories, or both'),
     /** Steps of the current episode shown in full in the play prompt. */
     historyWindow: positiveInt.default(7).describe('steps of the current episode shown in full in the play prompt'),
   })
@@ -70,7 +83,13 @@ const rolloutSchema = z
      * Which block of training tasks the iterations draw, in order (iteration i plays the block's tasks
      * (i - 1) x tasksPerIteration onwards); two blocks share no task seed. null: the run seed.
      */
-    taskSeed: z.number().int().nonnegative().nullable().default(null).describe('block of training tasks the iterations draw (null: the run seed); two blocks share no task'),
+    taskSeed: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullable()
+      .default(null)
+      .describe('block of training tasks the iterations draw (null: the run seed); two blocks share no task'),
     /** Generation slots run together by the engine (continuous batching). */
     slots: positiveInt.default(64).describe('rows the generation engine decodes together'),
   })
@@ -98,7 +117,10 @@ const lossSchema = z
     clipLow: z.number().positive().default(0.2).describe('PPO ratio clip below 1'),
     clipHigh: z.number().positive().default(0.2).describe('PPO ratio clip above 1'),
     dualClip: z.number().gt(1).default(3.0).describe('dual-clip bound for negative advantages (> 1)'),
-    aggregation: z.enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean']).default('token-mean').describe('how token losses are averaged over a mini-batch'),
+    aggregation: z
+      .enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'])
+      .default('token-mean')
+      .describe('how token losses are averaged over a mini-batch'),
     entropyCoef: z.number().nonnegative().default(0.001).describe('weight of the entropy bonus'),
     kl: z
       .object({
@@ -106,7 +128,8 @@ const lossSchema = z
         coef: z.number().nonnegative().default(0.001).describe('weight of the KL penalty'),
       })
       .strict()
-      .default({ type: 'none', coef: 0.001 }).describe('KL penalty to the starting weights'),
+      .default({ type: 'none', coef: 0.001 })
+      .describe('KL penalty to the starting weights'),
     valueClip: z.number().positive().default(0.5).describe('value-loss clip (PPO)'),
   })
   .strict();
@@ -157,7 +180,12 @@ const evalSchema = z
      * development set, which every evaluation scores by default); a set that nothing else has scored (a confirmation
      * set) starts far beyond it. Sets of one split at disjoint ranges share no task.
      */
-    offset: z.number().int().nonnegative().default(0).describe("index of the first task scored in the split's sequence of distinct tasks (0: the development set)"),
+    offset: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe("index of the first task scored in the split's sequence of distinct tasks (0: the development set)"),
   })
   .strict();
 
@@ -179,7 +207,12 @@ const sftSchema = z
      * Ends the reflection-only phase early once the mean loss of its last 10 steps is at or below this value (the
      * loss falls steeply when the model starts to copy); null runs all `reflectSteps`.
      */
-    reflectUntilLoss: z.number().positive().nullable().default(null).describe('end the reflection-only phase once its mean loss reaches this (null: run all its steps)'),
+    reflectUntilLoss: z
+      .number()
+      .positive()
+      .nullable()
+      .default(null)
+      .describe('end the reflection-only phase once its mean loss reaches this (null: run all its steps)'),
     /**
      * How the MineSweeper demonstrator guesses when nothing is proven safe: `random`, or `ordered` (the first
      * candidate cell in reading order), which makes the same board get the same guess in every episode unless the
@@ -225,7 +258,12 @@ export const configSchema = z
      * demonstration tasks (sft.taskSeed), the training tasks (rollout.taskSeed), sampling and shuffles, except where
      * the config pins one of those fields. The evaluation tasks are the same for every seed, so seeds pair.
      */
-    seed: z.number().int().nonnegative().default(0).describe('seed of the run: initial weights, demonstration and training tasks (where not pinned), sampling, shuffles; not the evaluation tasks'),
+    seed: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe('seed of the run: initial weights, demonstration and training tasks (where not pinned), sampling, shuffles; not the evaluation tasks'),
     /** Where runs are written; the run folder is `${runsDir}/${name}`. */
     runsDir: z.string().min(1).default('runs').describe('where run folders are written'),
     method: z.enum(METHODS).default('lamer').describe('lamer, gigpo, grpo, ppo, reflexion, react, zero-shot, random or random-memory'),

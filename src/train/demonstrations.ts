@@ -36,7 +36,12 @@ class MineSweeperDemoPolicy implements PolicyClient {
   readonly #player: MineSweeperLogicPlayer;
   readonly #env: MineSweeperEnv;
 
-  constructor(private readonly view: TrialView, seed: number, style: 'full' | 'compact', guess: LogicGuess) {
+  constructor(
+    private readonly view: TrialView,
+    seed: number,
+    style: 'full' | 'compact',
+    guess: LogicGuess,
+  ) {
     this.#env = view.env as MineSweeperEnv;
     this.#player = new MineSweeperLogicPlayer(this.#env, { seed: deriveSeed(seed, view.group, view.trial), memory: true, style, guess });
   }

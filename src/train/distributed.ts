@@ -56,7 +56,8 @@ export function distSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, device
   const masterPort = envInt(env, 'MASTER_PORT', 1, worldSize === 1 ? 29500 : undefined);
   if (masterPort > 65535) throw new LamerError('E_DIST', `distributed: MASTER_PORT must be at most 65535, found ${masterPort}`);
   const timeoutS = env.LAMER_DIST_TIMEOUT === undefined || env.LAMER_DIST_TIMEOUT === '' ? DEFAULT_DIST_TIMEOUT_MS / 1000 : Number(env.LAMER_DIST_TIMEOUT);
-  if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new LamerError('E_DIST', `distributed: LAMER_DIST_TIMEOUT must be a number of seconds > 0, found '${env.LAMER_DIST_TIMEOUT}'`);
+  if (!Number.isFinite(timeoutS) || timeoutS <= 0)
+    throw new LamerError('E_DIST', `distributed: LAMER_DIST_TIMEOUT must be a number of seconds > 0, found '${env.LAMER_DIST_TIMEOUT}'`);
   const backends = addon().distBackends;
   const wanted = env.LAMER_DIST_BACKEND || (device === 'cuda' && backends.includes('nccl') ? 'nccl' : 'gloo');
   if (wanted !== 'gloo' && wanted !== 'nccl') throw new LamerError('E_DIST', `distributed: LAMER_DIST_BACKEND must be gloo or nccl, found '${wanted}'`);

@@ -214,7 +214,11 @@ class NativeRuntime implements PolicyRuntime {
  * This rank's usable rows in the global order of the iteration's rows (ascending group, a group's rows in their
  * order): the number of rows over all ranks, and for each global position held here, the local row.
  */
-async function globalRowOrder(dist: DistContext, usable: readonly number[], groups: Int32Array | undefined): Promise<{ total: number; local: Map<number, number> }> {
+async function globalRowOrder(
+  dist: DistContext,
+  usable: readonly number[],
+  groups: Int32Array | undefined,
+): Promise<{ total: number; local: Map<number, number> }> {
   if (!groups) throw new LamerError('E_ARG', 'data-parallel update: the batch carries no row groups');
   const counts = new Map<number, number>();
   for (const i of usable) counts.set(groups[i], (counts.get(groups[i]) ?? 0) + 1);
@@ -222,7 +226,11 @@ async function globalRowOrder(dist: DistContext, usable: readonly number[], grou
   const owned = new Map<number, number>();
   for (const [rank, pairs] of all.entries()) {
     for (const [group, n] of pairs) {
-      if (owned.has(group)) throw new LamerError('E_DIST', `data-parallel update: group ${group} has rows on ranks ${owned.get(group)} and ${rank}; a task's group must stay on one rank`);
+      if (owned.has(group))
+        throw new LamerError(
+          'E_DIST',
+          `data-parallel update: group ${group} has rows on ranks ${owned.get(group)} and ${rank}; a task's group must stay on one rank`,
+        );
       owned.set(group, n);
     }
   }

@@ -91,7 +91,9 @@ export async function rescoreJob(jobDir: string, options: RescoreOptions): Promi
       const model = finalModel(dir, own.method, own);
       const config = validateConfig({ ...own, eval: scored(own), runsDir: out, name: method, model: { ...own.model, ...(model ? { path: model } : {}) } });
       first ??= config;
-      log(`[rescore] ${method}: ${model ?? 'no model (chance row)'} on ${describeTaskSet({ split: config.eval.split, offset: config.eval.offset, count: config.eval.tasks })}`);
+      log(
+        `[rescore] ${method}: ${model ?? 'no model (chance row)'} on ${describeTaskSet({ split: config.eval.split, offset: config.eval.offset, count: config.eval.tasks })}`,
+      );
       makeDirs(join(out, method));
       const trainer = new Trainer(config, { progress: options.progress, log });
       const runtime = isChanceMethod(config.method) ? null : await (options.runtime ?? createNativeRuntime)(config, trainer.runDir);

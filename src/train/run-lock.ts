@@ -96,7 +96,11 @@ export function claimRunFolder(dir: string): RunFolderClaim {
     host: hostname(),
     since: new Date().toISOString(),
     ...(processStartTicks(process.pid) ? { start: processStartTicks(process.pid) } : {}),
-    command: process.argv.slice(1).map((a) => relative(process.cwd(), a) || a).join(' ').slice(0, 300),
+    command: process.argv
+      .slice(1)
+      .map((a) => relative(process.cwd(), a) || a)
+      .join(' ')
+      .slice(0, 300),
   };
   let tookOver: LockHolder | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {

@@ -168,7 +168,12 @@ export function lrAt(step: number, o: { lr: number; schedule: LrSchedule; warmup
   return o.lr * (min + (1 - min) * 0.5 * (1 + Math.cos(Math.PI * progress)));
 }
 
-function column(rows: readonly TrainRow[], pick: (r: TrainRow) => ArrayLike<number> | number | undefined, name: string, total: number): Float32Array | undefined {
+function column(
+  rows: readonly TrainRow[],
+  pick: (r: TrainRow) => ArrayLike<number> | number | undefined,
+  name: string,
+  total: number,
+): Float32Array | undefined {
   const present = rows.filter((r) => pick(r) !== undefined).length;
   if (present === 0) return undefined;
   if (present !== rows.length) throw new LamerError('E_ARG', `train rows: '${name}' is given for ${present} of ${rows.length} rows; give it for all or none`);
@@ -398,7 +403,10 @@ export class Optimizer {
   }
 
   /** One optimizer step of cross-entropy on the response tokens (token-mean over the mini-batch): warm starts. */
-  async sftStep(rows: readonly SftRow[], options: Pick<StepOptions, 'microBatchTokens' | 'lr' | 'chunkBytes' | 'gradientCheckpointing' | 'group'> = {}): Promise<TrainMetrics> {
+  async sftStep(
+    rows: readonly SftRow[],
+    options: Pick<StepOptions, 'microBatchTokens' | 'lr' | 'chunkBytes' | 'gradientCheckpointing' | 'group'> = {},
+  ): Promise<TrainMetrics> {
     if (rows.length === 0 && !(options.group && options.group.size > 1)) throw new LamerError('E_ARG', 'sftStep: no rows');
     const r = await this.#handle.step(packRows(rows), this.#stepOptions(options, 'sft'));
     return updateMetrics(r.metrics);

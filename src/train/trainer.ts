@@ -220,7 +220,9 @@ export class Trainer {
     const reflectDone = await phase(reflections, reflectSteps, 'reflections ', sft.reflectUntilLoss);
     if (reflectDone < reflectSteps) {
       progress.setTotal(reflectDone + sft.steps);
-      this.#log(`[sft] reflections alone: loss of the last ${LOSS_WINDOW} steps at or below ${sft.reflectUntilLoss} after ${reflectDone} of ${reflectSteps} steps`);
+      this.#log(
+        `[sft] reflections alone: loss of the last ${LOSS_WINDOW} steps at or below ${sft.reflectUntilLoss} after ${reflectDone} of ${reflectSteps} steps`,
+      );
     }
     await phase(all, sft.steps, '');
     progress.finish();
@@ -297,7 +299,9 @@ export class Trainer {
     runtime.resetCaches?.();
     const shape = trainRolloutShape(c.method, c.trial.episodes, c.rollout.groupSize);
     const block = runSeeds(c).rolloutTasks;
-    const allTasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) => blockTaskSeed('rollout', block, (iteration - 1) * c.rollout.tasksPerIteration + j));
+    const allTasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) =>
+      blockTaskSeed('rollout', block, (iteration - 1) * c.rollout.tasksPerIteration + j),
+    );
     // Data parallel: this rank's tasks (each task's whole group), under their indices in the whole list.
     const dist = this.#options.dist;
     const mine = dist && dist.size > 1 ? dist.shard(allTasks.length) : undefined;
@@ -448,7 +452,10 @@ export class Trainer {
         await runtime.restore(latest);
         const state = JSON.parse(readFileSync(join(latest, STATE_FILE), 'utf8')) as TrainerState;
         if (state.method !== c.method || state.seed !== c.seed) {
-          throw new LamerError('E_CONFIG', `cannot resume ${latest}: it was trained with method ${state.method} seed ${state.seed}, the config says ${c.method} seed ${c.seed}`);
+          throw new LamerError(
+            'E_CONFIG',
+            `cannot resume ${latest}: it was trained with method ${state.method} seed ${state.seed}, the config says ${c.method} seed ${c.seed}`,
+          );
         }
         start = state.iteration;
         if (this.#main) this.#truncateMetrics(start);
@@ -459,7 +466,11 @@ export class Trainer {
         await runtime.broadcast?.();
         if (TRAINED_METHODS.includes(c.method) && c.sft.trials > 0 && c.sft.steps > 0) {
           const losses = await this.warmStart(runtime, signal);
-          yield this.#emit({ type: 'log', level: 'info', message: `warm start: ${losses.length} supervised steps, loss ${losses[0]?.toFixed(4)} -> ${losses.at(-1)?.toFixed(4)}` });
+          yield this.#emit({
+            type: 'log',
+            level: 'info',
+            message: `warm start: ${losses.length} supervised steps, loss ${losses[0]?.toFixed(4)} -> ${losses.at(-1)?.toFixed(4)}`,
+          });
         }
       }
       if (!TRAINED_METHODS.includes(c.method)) {

@@ -27,7 +27,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
  */
 export function makeDirs(dir: string): void {
   const missing: string[] = [];
-  for (let d = resolve(dir); !existsSync(d); ) {
+  for (let d = resolve(dir); !existsSync(d);) {
     missing.push(d);
     const up = dirname(d);
     if (up === d) break;

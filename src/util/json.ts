@@ -3,5 +3,10 @@
 
 /** `JSON.stringify(value, null, 2)` with every array of numbers written on a single line; ends with a newline. */
 export function readableJson(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(/\[\n\s*(-?[\d.e+-]+(?:,\n\s*-?[\d.e+-]+)*)\n\s*\]/g, (_, items: string) => `[${items.split(/,\n\s*/).join(', ')}]`) + '\n';
+  return (
+    JSON.stringify(value, null, 2).replace(
+      /\[\n\s*(-?[\d.e+-]+(?:,\n\s*-?[\d.e+-]+)*)\n\s*\]/g,
+      (_, items: string) => `[${items.split(/,\n\s*/).join(', ')}]`,
+    ) + '\n'
+  );
 }

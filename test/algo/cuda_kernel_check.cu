@@ -19,8 +19,15 @@ struct Table {
   std::vector<uint8_t> phase, valid;
   std::vector<float> reward;
   RowView view() const {
-    return RowView{static_cast<int64_t>(group.size()), group.data(), trial.data(), episode.data(), turn.data(),
-                   phase.data(), reward.data(), valid.data(), key.data()};
+    return RowView{static_cast<int64_t>(group.size()),
+                   group.data(),
+                   trial.data(),
+                   episode.data(),
+                   turn.data(),
+                   phase.data(),
+                   reward.data(),
+                   valid.data(),
+                   key.data()};
   }
 };
 
@@ -73,8 +80,7 @@ int main() {
       std::vector<float> cpu[3], gpu[3];
       for (int j = 0; j < 3; ++j) cpu[j].assign(n, 0.f), gpu[j].assign(n, -1.f);
       compute_advantages(t.view(), p, {cpu[0].data(), cpu[1].data(), cpu[2].data()});
-      const std::string err =
-          cuda::compute_advantages_from_host(t.view(), p, {gpu[0].data(), gpu[1].data(), gpu[2].data()});
+      const std::string err = cuda::compute_advantages_from_host(t.view(), p, {gpu[0].data(), gpu[1].data(), gpu[2].data()});
       if (!err.empty()) {
         std::printf("CUDA error: %s\n", err.c_str());
         return 1;
@@ -83,7 +89,8 @@ int main() {
         for (size_t i = 0; i < n; ++i) {
           const double gap = std::fabs(gpu[j][i] - cpu[j][i]) / std::fmax(1.0, std::fabs(cpu[j][i]));
           if (!(gap <= 1e-5)) {
-            if (failures++ < 10) std::printf("table %d combo %d output %d row %zu: gpu %.9g cpu %.9g\n", k, combo, j, i, gpu[j][i], cpu[j][i]);
+            if (failures++ < 10)
+              std::printf("table %d combo %d output %d row %zu: gpu %.9g cpu %.9g\n", k, combo, j, i, gpu[j][i], cpu[j][i]);
           }
           if (gap > worst) worst = gap;
         }

@@ -45,7 +45,7 @@ describe('GAE', () => {
 describe('GAE, native (what the trainer runs) against this TypeScript reference', () => {
   it('gives the same advantages and returns on random batches', () => {
     let seed = 7;
-    const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const rand = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
     for (let trial = 0; trial < 40; trial++) {
       const rows = 1 + Math.floor(rand() * 12);
       // Some rows without tokens, some of one token, most longer.
@@ -78,7 +78,11 @@ describe('GAE, native (what the trainer runs) against this TypeScript reference'
     };
     expect(code(() => addon().computeGae(lengths, reward, new Float32Array(2), { gamma: 1, lambda: 1 }, ok))).toBe('E_ROWS');
     expect(code(() => addon().computeGae(lengths, reward, new Float32Array(3), { gamma: 1.5, lambda: 1 }, ok))).toBe('E_ROWS');
-    expect(code(() => addon().computeGae(lengths, reward, new Float32Array(3), { gamma: 1, lambda: 1 }, { advantage: new Float32Array(2), returns: new Float32Array(3) }))).toBe('E_ROWS');
+    expect(
+      code(() =>
+        addon().computeGae(lengths, reward, new Float32Array(3), { gamma: 1, lambda: 1 }, { advantage: new Float32Array(2), returns: new Float32Array(3) }),
+      ),
+    ).toBe('E_ROWS');
     expect(code(() => addon().computeGae(Int32Array.from([2, -1]), reward, new Float32Array(1), { gamma: 1, lambda: 1 }, ok))).toBe('E_ROWS');
   });
 });

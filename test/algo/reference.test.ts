@@ -9,8 +9,7 @@ import type { TestRow } from './helpers.js';
 
 // The hand-worked cases hold for the reference and, through the same cases, for the native kernel.
 for (const backend of ['reference', 'native'] as const) {
-  const ref = (rows: TestRow[], options: AdvantageOptions = {}) =>
-    computeAdvantages(tableOf(rows), { backend, ...options });
+  const ref = (rows: TestRow[], options: AdvantageOptions = {}) => computeAdvantages(tableOf(rows), { backend, ...options });
 
   describe(`${backend}: returns (SPEC §3)`, () => {
     // One trial: episode 0 (rewards 1, 2), a reflection, episode 1 (rewards 4, 8). gamma_step 0.5, gamma_traj 0.25.

@@ -177,11 +177,15 @@ describe('executor', () => {
   });
 
   it('matmul on the executor agrees with a plain JS product', async () => {
-    const n = 7, k = 5, m = 3;
+    const n = 7,
+      k = 5,
+      m = 3;
     using a = Tensor.randn([n, k], { seed: 1 });
     using b = Tensor.randn([k, m], { seed: 2 });
     using c = await a.matmul(b);
-    const A = a.data as Float32Array, B = b.data as Float32Array, C = c.data as Float32Array;
+    const A = a.data as Float32Array,
+      B = b.data as Float32Array,
+      C = c.data as Float32Array;
     for (let i = 0; i < n; i++)
       for (let j = 0; j < m; j++) {
         let s = 0;

@@ -26,7 +26,10 @@ const mine = dist ? dist.shard(rows.length).map((i) => rows[i]) : rows;
 const opt = Optimizer.create(policy, { lr: 1e-2, gradClip: 0.5 });
 const group = dist?.native;
 const m = await opt.trainStep(mine, { aggregation, microBatchTokens: 16, group });
-const sft = await opt.sftStep(mine.map((x) => ({ prompt: x.prompt, response: x.response })), { microBatchTokens: 16, group });
+const sft = await opt.sftStep(
+  mine.map((x) => ({ prompt: x.prompt, response: x.response })),
+  { microBatchTokens: 16, group },
+);
 const params = Object.fromEntries([...snapshot(policy)].map(([k, v]) => [k, Array.from(v)]));
 writeFileSync(out, JSON.stringify({ loss: m.loss, entropy: m.entropy, gradNorm: m.gradNorm, tokens: m.tokens, rows: m.rows, sftLoss: sft.loss, params }));
 await dist?.close();

@@ -19,7 +19,17 @@ describe('torchrun variables', () => {
 
   it('are read as torchrun sets them', () => {
     const s = distSettingsFromEnv({ ...base, LAMER_DIST_TIMEOUT: '90', TORCHELASTIC_USE_AGENT_STORE: 'True', TORCHELASTIC_RESTART_COUNT: '2' });
-    expect(s).toMatchObject({ rank: 1, worldSize: 2, localRank: 1, masterAddr: '10.0.0.1', masterPort: 29500, timeoutMs: 90_000, backend: 'gloo', agentStore: true, restartCount: 2 });
+    expect(s).toMatchObject({
+      rank: 1,
+      worldSize: 2,
+      localRank: 1,
+      masterAddr: '10.0.0.1',
+      masterPort: 29500,
+      timeoutMs: 90_000,
+      backend: 'gloo',
+      agentStore: true,
+      restartCount: 2,
+    });
   });
 
   it('are refused with E_DIST naming what is wrong', () => {
@@ -48,7 +58,17 @@ describe('torchrun variables', () => {
     const t0 = Date.now();
     let error: (Error & { code?: string }) | undefined;
     try {
-      DistContext.join({ rank: 0, worldSize: 2, localRank: 0, masterAddr: '127.0.0.1', masterPort: port, timeoutMs: 1500, backend: 'gloo', agentStore: false, restartCount: 0 });
+      DistContext.join({
+        rank: 0,
+        worldSize: 2,
+        localRank: 0,
+        masterAddr: '127.0.0.1',
+        masterPort: port,
+        timeoutMs: 1500,
+        backend: 'gloo',
+        agentStore: false,
+        restartCount: 0,
+      });
     } catch (e) {
       error = e as Error & { code?: string };
     }
@@ -62,10 +82,33 @@ describe('lamer train --nproc', () => {
   it('runs the job as two processes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-nproc-'));
     const args = [
-      join(root, 'bin', 'lamer.js'), 'train', '--nproc', '2', '--quiet', '--method', 'lamer', '--name', 'n2',
-      '--set', `runsDir=${dir}`, '--set', 'model.init.preset=tiny', '--set', 'sft.trials=0', '--set', 'train.iterations=2',
-      '--set', 'eval.tasks=6', '--set', 'rollout.tasksPerIteration=3', '--set', 'rollout.groupSize=2', '--set', 'rollout.maxResponseTokens=12',
-      '--set', 'env.options.maxTurns=2',
+      join(root, 'bin', 'lamer.js'),
+      'train',
+      '--nproc',
+      '2',
+      '--quiet',
+      '--method',
+      'lamer',
+      '--name',
+      'n2',
+      '--set',
+      `runsDir=${dir}`,
+      '--set',
+      'model.init.preset=tiny',
+      '--set',
+      'sft.trials=0',
+      '--set',
+      'train.iterations=2',
+      '--set',
+      'eval.tasks=6',
+      '--set',
+      'rollout.tasksPerIteration=3',
+      '--set',
+      'rollout.groupSize=2',
+      '--set',
+      'rollout.maxResponseTokens=12',
+      '--set',
+      'env.options.maxTurns=2',
     ];
     const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', timeout: 180_000 });
     expect(r.status, r.stderr).toBe(0);
@@ -73,7 +116,10 @@ describe('lamer train --nproc', () => {
     expect(r.stdout).toMatch(/pass@k on held-out tasks 0-5 \(development set\) \(2 processes\)/);
     // Printed once (rank 0), not once per rank.
     expect(r.stdout.match(/pass@k on/g)).toHaveLength(1);
-    const events = readFileSync(join(dir, 'n2', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; worldSize?: number });
+    const events = readFileSync(join(dir, 'n2', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; worldSize?: number });
     expect(events.filter((e) => e.type === 'iteration').map((e) => e.worldSize)).toEqual([2, 2]);
   }, 200_000);
 
@@ -90,10 +136,35 @@ describe('lamer train --nproc', () => {
   it('Ctrl-C checkpoints what completed and exits 130', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-nproc-int-'));
     const args = [
-      join(root, 'bin', 'lamer.js'), 'train', '--nproc', '2', '--quiet', '--method', 'lamer', '--name', 'int',
-      '--set', `runsDir=${dir}`, '--set', 'model.init.preset=tiny', '--set', 'sft.trials=0', '--set', 'train.iterations=50',
-      '--set', 'train.checkpointEvery=0', '--set', 'eval.tasks=4', '--set', 'rollout.tasksPerIteration=3', '--set', 'rollout.groupSize=2',
-      '--set', 'rollout.maxResponseTokens=12', '--set', 'env.options.maxTurns=2',
+      join(root, 'bin', 'lamer.js'),
+      'train',
+      '--nproc',
+      '2',
+      '--quiet',
+      '--method',
+      'lamer',
+      '--name',
+      'int',
+      '--set',
+      `runsDir=${dir}`,
+      '--set',
+      'model.init.preset=tiny',
+      '--set',
+      'sft.trials=0',
+      '--set',
+      'train.iterations=50',
+      '--set',
+      'train.checkpointEvery=0',
+      '--set',
+      'eval.tasks=4',
+      '--set',
+      'rollout.tasksPerIteration=3',
+      '--set',
+      'rollout.groupSize=2',
+      '--set',
+      'rollout.maxResponseTokens=12',
+      '--set',
+      'env.options.maxTurns=2',
     ];
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';

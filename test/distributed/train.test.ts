@@ -55,7 +55,9 @@ describe('data-parallel training (2 Gloo ranks)', () => {
     // Rank 1 saw the same (global) events; rank 0 alone wrote the run folder.
     iterations(events(dir, 'two', 1)).forEach((e, i) => expectSameIteration(e, iterations(two)[i]));
     expect(existsSync(join(dir, 'two', 'checkpoints', 'ckpt-000002', 'model.safetensors'))).toBe(true);
-    const lines = readFileSync(join(dir, 'two', 'metrics.jsonl'), 'utf8').trim().split('\n');
+    const lines = readFileSync(join(dir, 'two', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
     expect(lines.filter((l) => l.includes('"type":"iteration"'))).toHaveLength(2);
   });
 
@@ -80,7 +82,8 @@ describe('data-parallel training (2 Gloo ranks)', () => {
       const single = await runSingle(evalScript, [join(dir, `eval-${method}-single.json`), model, method]);
       (await ranks.done).forEach(ok);
       ok(single);
-      const read = (f: string) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as { passAtK: number[]; firstWin: number[]; tasks: number; transcripts: unknown[] };
+      const read = (f: string) =>
+        JSON.parse(readFileSync(join(dir, f), 'utf8')) as { passAtK: number[]; firstWin: number[]; tasks: number; transcripts: unknown[] };
       const one = read(`eval-${method}-single.json`);
       for (const rank of [0, 1]) {
         const r = read(`eval-${method}-${rank}.json`);

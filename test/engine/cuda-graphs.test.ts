@@ -17,7 +17,11 @@ function cudaPolicy(seed: number, dtype: 'float32' | 'bfloat16'): Promise<Policy
 }
 
 /** Requests that join in two waves and leave at different steps, so several row and width buckets are replayed. */
-async function run(policy: Policy, cudaGraphs: boolean, make: (i: number, prompt: number[]) => EngineRequest): Promise<{ out: EngineResult[]; engine: Engine }> {
+async function run(
+  policy: Policy,
+  cudaGraphs: boolean,
+  make: (i: number, prompt: number[]) => EngineRequest,
+): Promise<{ out: EngineResult[]; engine: Engine }> {
   const engine = new Engine(policy, { slots: 8, stepsPerCall: 8, cudaGraphs });
   const r = rng(5);
   const prompts = Array.from({ length: 12 }, (_, i) => randomIds(r, 3 + ((i * 7) % 40), V));
@@ -55,7 +59,10 @@ describe.skipIf(!cuda)(`CUDA graphs${cuda ? '' : ' (skipped: no CUDA build or no
     off.engine.dispose();
   });
 
-  for (const [dtype, tolerance] of [['float32', 1e-4], ['bfloat16', 2e-2]] as const) {
+  for (const [dtype, tolerance] of [
+    ['float32', 1e-4],
+    ['bfloat16', 2e-2],
+  ] as const) {
     it(`log-probs from graph replays equal policy.logprobs within ${tolerance} (${dtype})`, async () => {
       await using policy = await cudaPolicy(3, dtype);
       const sampled = (i: number, p: number[]): EngineRequest => ({ promptIds: p, maxNewTokens: 24, stopIds: [], seed: 7 + i, temperature: 1 });

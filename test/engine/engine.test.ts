@@ -116,9 +116,16 @@ describe('sampler', () => {
     const data = Float32Array.from({ length: V }, (_, i) => Math.sin(i * 1.7) * 2);
     const p = { temperature: 0.8, topP: 0.7, topK: 8 };
     const n = 4000;
-    using logits = Tensor.from(Float32Array.from({ length: n * V }, (_, i) => data[i % V]), { shape: [n, V] });
+    using logits = Tensor.from(
+      Float32Array.from({ length: n * V }, (_, i) => data[i % V]),
+      { shape: [n, V] },
+    );
     const u = Float64Array.from({ length: n }, (_, i) => native.engineUniform(77, i));
-    const out = native.engineSample(logits.native, Array.from({ length: n }, () => p), u);
+    const out = native.engineSample(
+      logits.native,
+      Array.from({ length: n }, () => p),
+      u,
+    );
     // Expected probabilities by the rule, computed independently.
     const scaled = Array.from(data, (x) => Math.exp(x / p.temperature));
     const order = scaled.map((_, i) => i).sort((a, b) => scaled[b] - scaled[a]);
@@ -154,9 +161,15 @@ describe('sampler', () => {
 });
 
 const ARCHS = [
-  { name: 'qwen3 (tied, q/k norms, head_dim*heads != hidden)', args: ['--arch', 'qwen3', '--tied', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '16'] },
+  {
+    name: 'qwen3 (tied, q/k norms, head_dim*heads != hidden)',
+    args: ['--arch', 'qwen3', '--tied', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '16'],
+  },
   { name: 'qwen2 (q/k/v biases)', args: ['--arch', 'qwen2', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '12'] },
-  { name: 'llama (llama3 RoPE scaling, GQA 4/1)', args: ['--arch', 'llama', '--llama3-rope', '--hidden', '48', '--heads', '4', '--kv-heads', '1', '--head-dim', '12', '--rope-theta', '500000'] },
+  {
+    name: 'llama (llama3 RoPE scaling, GQA 4/1)',
+    args: ['--arch', 'llama', '--llama3-rope', '--hidden', '48', '--heads', '4', '--kv-heads', '1', '--head-dim', '12', '--rope-theta', '500000'],
+  },
 ];
 
 describe.skipIf(!py.ok)(`greedy decoding with the KV cache${py.ok ? '' : ` (skipped: ${py.reason})`}`, () => {
@@ -360,7 +373,12 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
       const prompts = [3, 14, 8, 1].map((n) => randomIds(n, V, r));
       const results = await Promise.all(prompts.map((p, i) => engine.generate(base(p, 50 + i, { ...s, maxNewTokens: 25 }))));
       const ref = await policy.logprobs({ prompts, completions: results.map((x) => x.tokens) }, { temperature: s.temperature });
-      expect(maxAbsDiff(results.map((x) => x.logprobs), ref)).toBeLessThan(1e-4);
+      expect(
+        maxAbsDiff(
+          results.map((x) => x.logprobs),
+          ref,
+        ),
+      ).toBeLessThan(1e-4);
     }
   });
 
@@ -393,10 +411,14 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
     await using engine = new Engine(policy);
     const controller = new AbortController();
     let n = 0;
-    const doomed = engine.generate({ ...base(randomIds(4, V, r), 2, { maxNewTokens: 200 }), signal: controller.signal, onTokens: (t) => {
-      n += t.length;
-      if (n >= 5) controller.abort();
-    } });
+    const doomed = engine.generate({
+      ...base(randomIds(4, V, r), 2, { maxNewTokens: 200 }),
+      signal: controller.signal,
+      onTokens: (t) => {
+        n += t.length;
+        if (n >= 5) controller.abort();
+      },
+    });
     const kept = engine.generate(keep);
     await expect(doomed).rejects.toMatchObject({ name: 'AbortError' });
     expect(Array.from((await kept).tokens)).toEqual(Array.from(alone.tokens));
@@ -456,7 +478,9 @@ describe('stop strings and the PolicyClient adapter (compact tokenizer, tiny pre
       }));
       const out = await Promise.all(reqs.map((q) => client.generate(q)));
       for (const [i, o] of out.entries()) {
-        const expectedPrompt = policy.encode(policy.renderChat([{ role: 'user', content: reqs[i].prompt }], { addGenerationPrompt: true, enableThinking: false }));
+        const expectedPrompt = policy.encode(
+          policy.renderChat([{ role: 'user', content: reqs[i].prompt }], { addGenerationPrompt: true, enableThinking: false }),
+        );
         expect(Array.from(o.promptIds)).toEqual(expectedPrompt);
         expect(o.logprobs.length).toBe(o.responseIds.length);
         const last = o.responseIds[o.responseIds.length - 1];

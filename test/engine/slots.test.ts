@@ -16,7 +16,12 @@ describe('fixed-slot KV cache', () => {
       // Two tasks whose trials share an opening (prefix cache), some prompts several prefill chunks long.
       const openings = [randomIds(r, 40, V), randomIds(r, 23, V)];
       const requests = Array.from({ length: 11 }, (_, i) => ({
-        prompt: i === 4 ? randomIds(r, 100, V) : i % 3 === 2 ? randomIds(r, 3 + Math.floor(r() * 90), V) : [...openings[i % 2], ...randomIds(r, Math.floor(r() * 30), V)],
+        prompt:
+          i === 4
+            ? randomIds(r, 100, V)
+            : i % 3 === 2
+              ? randomIds(r, 3 + Math.floor(r() * 90), V)
+              : [...openings[i % 2], ...randomIds(r, Math.floor(r() * 30), V)],
         maxNew: 2 + Math.floor(r() * 30),
       }));
       await using engine = new Engine(policy, { slots: 5, prefillTokens: 16, stepsPerCall: 3, slotLayout });

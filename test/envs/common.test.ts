@@ -20,8 +20,7 @@ import {
 } from '../../src/envs/common/index.js';
 import type { TrajectoryStep } from '../../src/envs/types.js';
 
-const steps = (n: number): TrajectoryStep[] =>
-  Array.from({ length: n }, (_, i) => ({ action: `a${i + 1}`, observation: `o${i + 1}` }));
+const steps = (n: number): TrajectoryStep[] => Array.from({ length: n }, (_, i) => ({ action: `a${i + 1}`, observation: `o${i + 1}` }));
 
 describe('tags', () => {
   it('extracts the first complete <action> pair, case-insensitively, trimmed', () => {
@@ -70,9 +69,7 @@ describe('framing', () => {
     expect(formatMemoryBlock({ style: 'full', mode: 'history_and_reflection', episode: 0, steps: s, reflection: 'R' })).toBe(
       'On trial #1 you took these steps:\nStep 1: action: a1\nObservation:\no1\nOn trial #1 the task was NOT completed. Your reflection was: R',
     );
-    expect(formatMemoryBlock({ style: 'compact', mode: 'history_and_reflection', episode: 0, steps: s, reflection: 'R' })).toBe(
-      'T1 fail acts: a1 note: R',
-    );
+    expect(formatMemoryBlock({ style: 'compact', mode: 'history_and_reflection', episode: 0, steps: s, reflection: 'R' })).toBe('T1 fail acts: a1 note: R');
   });
 
   it('assembles the play prompt in SPEC order (full) and as one short line (compact)', () => {
@@ -94,12 +91,8 @@ describe('framing', () => {
         'FORMAT',
       ].join('\n\n'),
     );
-    expect(composePlayPrompt({ ...parts, input: { ...input, style: 'compact' } })).toBe(
-      'env T2 | mem: M1 ; M2 | acts: a1 ; a2 | now: o2 | act:',
-    );
-    expect(composePlayPrompt({ ...parts, input: { ...input, memory: [], steps: [], episode: 0, style: 'compact' } })).toBe(
-      'env T1 | now: I1 / I2 | act:',
-    );
+    expect(composePlayPrompt({ ...parts, input: { ...input, style: 'compact' } })).toBe('env T2 | mem: M1 ; M2 | acts: a1 ; a2 | now: o2 | act:');
+    expect(composePlayPrompt({ ...parts, input: { ...input, memory: [], steps: [], episode: 0, style: 'compact' } })).toBe('env T1 | now: I1 / I2 | act:');
   });
 
   it('assembles the reflect prompt around the failed episode and asks for <remark>', () => {

@@ -13,7 +13,35 @@ const TOTAL_RESPONSES = 100_000;
 const PER_ENV = TOTAL_RESPONSES / ENV_NAMES.length;
 
 const TAG_PIECES = ['<action>', '</action>', '<ACTION>', '</Action>', '<action >', '<remark>', '</remark>', '<', '>', '</', '<action></action>'];
-const WORDS = ['up', 'down', 'left', 'right', 'search[', ']', 'click[', 'go to', 'take', 'from', 'put', 'in/on', '(', ')', ',', 'buy now', 'next >', '< prev', 'look', 'inventory', '-1', '0', '99', '1e308', 'NaN', '\n', ' '];
+const WORDS = [
+  'up',
+  'down',
+  'left',
+  'right',
+  'search[',
+  ']',
+  'click[',
+  'go to',
+  'take',
+  'from',
+  'put',
+  'in/on',
+  '(',
+  ')',
+  ',',
+  'buy now',
+  'next >',
+  '< prev',
+  'look',
+  'inventory',
+  '-1',
+  '0',
+  '99',
+  '1e308',
+  'NaN',
+  '\n',
+  ' ',
+];
 
 function randomText(rng: Rng, length: number): string {
   let s = '';

@@ -312,12 +312,23 @@ describe('minesweeper players', () => {
   it('builds full and compact prompts', () => {
     const env = new MineSweeperEnv({ rows: 4, cols: 4, mines: 2 });
     const initial = env.reset(3);
-    const full = env.playPrompt({ style: 'full', initial, memory: ['On trial #1 the task was NOT completed. Your reflection was: mine at (1, 1)'], episode: 1, steps: [] });
+    const full = env.playPrompt({
+      style: 'full',
+      initial,
+      memory: ['On trial #1 the task was NOT completed. Your reflection was: mine at (1, 1)'],
+      episode: 1,
+      steps: [],
+    });
     for (const part of ['MineSweeper', initial.text, 'mine at (1, 1)', 'Currently you are on trial #2.', '<action>']) {
       expect(full).toContain(part);
     }
     const compact = env.playPrompt({ style: 'compact', initial, memory: ['T1 fail note: mine at (1, 1)'], episode: 1, steps: [] });
-    expect(compact).toBe(`mine T2 | mem: T1 fail note: mine at (1, 1) | now: ${initial.text.replace(/Row \d: /g, '').split('\n').join(' / ')} | act:`);
+    expect(compact).toBe(
+      `mine T2 | mem: T1 fail note: mine at (1, 1) | now: ${initial.text
+        .replace(/Row \d: /g, '')
+        .split('\n')
+        .join(' / ')} | act:`,
+    );
   });
 
   it('compactBoard cells names every cell beside its symbol, in compact play and reflect prompts', () => {
@@ -342,7 +353,9 @@ describe('minesweeper players', () => {
     expect(env.playPrompt({ style: 'compact', initial, memory: [], episode: 0, steps: [] })).toBe('mine T1 | now: (1, 2)1(2, 2)1 closed: (1, 3)(2, 3) | act:');
     const hit = env.step(act(2, 3));
     const steps = [{ action: '(2, 3)', observation: hit.observation.text }];
-    expect(env.reflectPrompt({ style: 'compact', initial, steps, episode: 0 })).toContain('end: (1, 2)1(2, 2)1 closed: (1, 3)(2, 3) / (2, 3) was a mine. Game over. | fail');
+    expect(env.reflectPrompt({ style: 'compact', initial, steps, episode: 0 })).toContain(
+      'end: (1, 2)1(2, 2)1 closed: (1, 3)(2, 3) / (2, 3) was a mine. Game over. | fail',
+    );
   });
 
   it('raises E_ENV on misuse', () => {

@@ -63,14 +63,7 @@ function referenceShortest(picture: string): number {
   return -1;
 }
 
-const ROOM_A = [
-  '1: # # # # # # #',
-  '2: # P X O _ _ #',
-  '3: # _ _ _ _ _ #',
-  '4: # _ _ X O _ #',
-  '5: # _ _ _ _ _ #',
-  '6: # # # # # # #',
-].join('\n');
+const ROOM_A = ['1: # # # # # # #', '2: # P X O _ _ #', '3: # _ _ _ _ _ #', '4: # _ _ X O _ #', '5: # _ _ _ _ _ #', '6: # # # # # # #'].join('\n');
 
 const ROOM_DEAD = ['1: # # # # # #', '2: # _ _ _ _ #', '3: # _ X P O #', '4: # _ _ _ √ #', '5: # # # # # #'].join('\n');
 
@@ -300,9 +293,7 @@ describe('sokoban expert reflection and prompts', () => {
   it('writes a terse reflection in compact style with the same shortest plan', () => {
     const env = loaded(ROOM_DEAD);
     const r = env.step(act('left'));
-    const remark = env.parseReflection(
-      new SokobanExpert(env, { style: 'compact' }).reflect([{ action: 'left', observation: r.observation.text }]),
-    );
+    const remark = env.parseReflection(new SokobanExpert(env, { style: 'compact' }).reflect([{ action: 'left', observation: r.observation.text }]));
     expect(remark.text.startsWith('stuck: move 1 left box row 3, column 2. plan: ')).toBe(true);
     expect(parseSokobanMoves(remark.text.split('plan: ')[1]).length).toBe(referenceShortest(ROOM_DEAD));
   });

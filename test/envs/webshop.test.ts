@@ -315,7 +315,13 @@ describe('webshop prompts', () => {
     const env = createWebShopEnv({ catalog: handShop() });
     const initial = env.reset(0);
     const steps = Array.from({ length: 9 }, (_, i) => ({ action: `click[x${i}]`, observation: `page ${i}` }));
-    const prompt = env.playPrompt({ style: 'full', initial, memory: ['On trial #1 the task was NOT completed. Your reflection was: try navy blue'], episode: 1, steps });
+    const prompt = env.playPrompt({
+      style: 'full',
+      initial,
+      memory: ['On trial #1 the task was NOT completed. Your reflection was: try navy blue'],
+      episode: 1,
+      steps,
+    });
     expect(prompt).toContain(env.goal.instruction);
     expect(prompt).toContain('Currently you are on trial #2');
     expect(prompt).toContain('try navy blue');
@@ -340,7 +346,13 @@ describe('webshop loader (original WebShop JSON files)', () => {
       product_category: 'Grocery & Gourmet Food › Beverages › Tea › Green',
       query: 'green tea',
       pricing: '$12.50',
-      customization_options: { Flavor: [{ value: 'Mint', image: null }, { value: 'Lemon/Ginger', image: null }], Size: null },
+      customization_options: {
+        Flavor: [
+          { value: 'Mint', image: null },
+          { value: 'Lemon/Ginger', image: null },
+        ],
+        Size: null,
+      },
       full_description: 'Organic green tea, gluten free.',
       small_description: ['Organic', 'Gluten free'],
     },
@@ -360,10 +372,17 @@ describe('webshop loader (original WebShop JSON files)', () => {
   ];
   const instructions = {
     B07AAA1111: [
-      { asin: 'B07AAA1111', instruction: 'i want organic green tea in lemon | ginger flavor.', instruction_attributes: ['organic', 'gluten free'], instruction_options: ['lemon | ginger'] },
+      {
+        asin: 'B07AAA1111',
+        instruction: 'i want organic green tea in lemon | ginger flavor.',
+        instruction_attributes: ['organic', 'gluten free'],
+        instruction_options: ['lemon | ginger'],
+      },
       { asin: 'B07AAA1111', instruction: 'no attributes here', instruction_attributes: [], instruction_options: [] },
     ],
-    B07BBB2222: [{ asin: 'B07BBB2222', instruction: 'running shoes with rubber sole, size 10', instruction_attributes: ['rubber sole'], instruction_options: ['10'] }],
+    B07BBB2222: [
+      { asin: 'B07BBB2222', instruction: 'running shoes with rubber sole, size 10', instruction_attributes: ['rubber sole'], instruction_options: ['10'] },
+    ],
   };
   const dir = mkdtempSync(join(tmpdir(), 'lamer-webshop-'));
   const productsPath = join(dir, 'items_shuffle.json');
@@ -441,7 +460,17 @@ describe('webshop action parsing', () => {
     for (let i = 0; i < 20000; i++) {
       // Mostly well-formed commands, with every part sometimes missing, doubled or out of place.
       const arg = Array.from({ length: Math.floor(next() * 4) }, () => pick(['a', 'red shoe', ' ', ']', '[', '.', '\n'])).join('');
-      const text = [space(), pick(['search', 'click', 'Search', 'CLICK', 'serch', '', 'buy']), space(), pick(['[', '[', '', '(']), arg, pick([']', ']', '', ')', ']]']), space(), pick(['', '', '.', '..', 'x']), space()].join('');
+      const text = [
+        space(),
+        pick(['search', 'click', 'Search', 'CLICK', 'serch', '', 'buy']),
+        space(),
+        pick(['[', '[', '', '(']),
+        arg,
+        pick([']', ']', '', ')', ']]']),
+        space(),
+        pick(['', '', '.', '..', 'x']),
+        space(),
+      ].join('');
       const expected = byRegex(text);
       expect(parseWebShopCommand(text), JSON.stringify(text)).toEqual(expected);
       if (expected) parsed++;

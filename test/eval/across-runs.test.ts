@@ -12,8 +12,17 @@ describe('Student t', () => {
   it('quantiles match a printed t table', () => {
     // Two-sided 95% (p = 0.975) and one-sided 95% (p = 0.95) critical values, three decimals as tables print them.
     const table: Array<[number, number, number]> = [
-      [0.975, 1, 12.706], [0.975, 2, 4.303], [0.975, 3, 3.182], [0.975, 4, 2.776], [0.975, 5, 2.571],
-      [0.975, 9, 2.262], [0.975, 10, 2.228], [0.975, 30, 2.042], [0.95, 4, 2.132], [0.95, 1, 6.314], [0.995, 4, 4.604],
+      [0.975, 1, 12.706],
+      [0.975, 2, 4.303],
+      [0.975, 3, 3.182],
+      [0.975, 4, 2.776],
+      [0.975, 5, 2.571],
+      [0.975, 9, 2.262],
+      [0.975, 10, 2.228],
+      [0.975, 30, 2.042],
+      [0.95, 4, 2.132],
+      [0.95, 1, 6.314],
+      [0.995, 4, 4.604],
     ];
     for (const [p, df, t] of table) expect(studentTQuantile(p, df), `t(${p}, ${df})`).toBeCloseTo(t, 3);
     // Many degrees of freedom: the normal's 1.95996.
@@ -96,14 +105,15 @@ function run(name: string, seed: number, probs: Record<string, number[]>, tasks 
 }
 
 describe('compareRuns', () => {
-  const runs = [0, 1, 2, 3].map((s) =>
-    run(`r${s}`, s, { lamer: [0.2, 0.15 + 0.02 * s, 0.1], gigpo: [0.25, 0.05, 0.05], random: [0.17, 0.1, 0.07] }),
-  );
+  const runs = [0, 1, 2, 3].map((s) => run(`r${s}`, s, { lamer: [0.2, 0.15 + 0.02 * s, 0.1], gigpo: [0.25, 0.05, 0.05], random: [0.17, 0.1, 0.07] }));
 
   it('per run the paired bootstrap of compare.ts; across runs the t-interval of the per-run differences', () => {
     const c = compareRuns(runs, { seed: 4 });
     // Each run resamples with its own seed (the job's compare.json did the same).
-    expect(c.pairs.map((p) => [p.a, p.b])).toEqual([['lamer', 'gigpo'], ['lamer', 'random']]);
+    expect(c.pairs.map((p) => [p.a, p.b])).toEqual([
+      ['lamer', 'gigpo'],
+      ['lamer', 'random'],
+    ]);
     const pair = c.pairs[0];
     const direct = runs.map((r) => {
       const [a, b] = [r.results[0], r.results[1]];
@@ -132,7 +142,10 @@ describe('compareRuns', () => {
   it('refuses, naming the runs, to pair runs scored on different task lists or runs that do not record theirs', () => {
     const other = { ...runs[2], results: runs[2].results.map((r) => ({ ...r, taskSet: taskSet(120, 'other tasks') })) };
     const unrecorded = { ...runs[3], results: runs[3].results.map(({ taskSet: _t, ...r }) => r) };
-    for (const [bad, named] of [[other, /run r2 scored lamer on held-out tasks 0-119 .* run r0 scored lamer/], [unrecorded, /run r3 does not record/]] as const) {
+    for (const [bad, named] of [
+      [other, /run r2 scored lamer on held-out tasks 0-119 .* run r0 scored lamer/],
+      [unrecorded, /run r3 does not record/],
+    ] as const) {
       try {
         compareRuns([runs[0], runs[1], bad]);
         expect.unreachable();

@@ -33,22 +33,50 @@ describe('lamer eval', () => {
     const transcripts = join(dir, 'trials.jsonl');
     const { code, out } = await captured(() =>
       evalCommand.run([
-        '--model', tiny, '--method', 'lamer', '--method', 'gigpo', '--expert-reflections', '--tasks', '3', '--quiet',
-        '--json', json, '--transcripts', transcripts, '--set', `runsDir=${dir}`, '--set', 'rollout.maxResponseTokens=8',
+        '--model',
+        tiny,
+        '--method',
+        'lamer',
+        '--method',
+        'gigpo',
+        '--expert-reflections',
+        '--tasks',
+        '3',
+        '--quiet',
+        '--json',
+        json,
+        '--transcripts',
+        transcripts,
+        '--set',
+        `runsDir=${dir}`,
+        '--set',
+        'rollout.maxResponseTokens=8',
       ]),
     );
     expect(code).toBe(0);
     // Rows in order: the method, the same method with expert reflections, then the next method.
-    const rows = out.split('\n').filter((l) => / minesweeper /.test(l)).map((l) => l.split(/\s{2,}/)[0]);
+    const rows = out
+      .split('\n')
+      .filter((l) => / minesweeper /.test(l))
+      .map((l) => l.split(/\s{2,}/)[0]);
     expect(rows).toEqual(['lamer', 'lamer (expert reflections)', 'gigpo']);
     expect(out).toContain('lamer - lamer (expert reflections) pass@3');
     expect(out).toContain('lamer - gigpo pass@3');
     const summary = JSON.parse(readFileSync(json, 'utf8')) as Array<{ method: string; reflections?: string; tasks: number }>;
-    expect(summary.map((s) => [s.method, s.reflections ?? 'model'])).toEqual([['lamer', 'model'], ['lamer', 'expert'], ['gigpo', 'model']]);
-    const trials = readFileSync(transcripts, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(summary.map((s) => [s.method, s.reflections ?? 'model'])).toEqual([
+      ['lamer', 'model'],
+      ['lamer', 'expert'],
+      ['gigpo', 'model'],
+    ]);
+    const trials = readFileSync(transcripts, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(trials).toHaveLength(9);
     expect(trials.map((t) => `${t.method}/${t.reflections ?? 'model'}`)).toEqual([
-      ...Array(3).fill('lamer/model'), ...Array(3).fill('lamer/expert'), ...Array(3).fill('gigpo/model'),
+      ...Array(3).fill('lamer/model'),
+      ...Array(3).fill('lamer/expert'),
+      ...Array(3).fill('gigpo/model'),
     ]);
     // A random tiny model fails its episodes: LaMer writes reflections between them, and the expert's say what happened.
     const reflectionsOf = (i: number) => trials[i].episodes.flatMap((e: { reflection?: { response: string } }) => (e.reflection ? [e.reflection] : []));
@@ -60,7 +88,20 @@ describe('lamer eval', () => {
   it('adds no expert row for methods that do not reflect', async () => {
     const dir = tempDir('eval-cli-out2');
     const { code, out } = await captured(() =>
-      evalCommand.run(['--model', tiny, '--method', 'gigpo', '--expert-reflections', '--tasks', '2', '--quiet', '--set', `runsDir=${dir}`, '--set', 'rollout.maxResponseTokens=8']),
+      evalCommand.run([
+        '--model',
+        tiny,
+        '--method',
+        'gigpo',
+        '--expert-reflections',
+        '--tasks',
+        '2',
+        '--quiet',
+        '--set',
+        `runsDir=${dir}`,
+        '--set',
+        'rollout.maxResponseTokens=8',
+      ]),
     );
     expect(code).toBe(0);
     expect(out).not.toContain('expert reflections');
@@ -73,11 +114,17 @@ describe('lamer eval', () => {
       evalCommand.run(['--method', 'random', '--method', 'random-memory', '--tasks', '4', '--quiet', '--json', json, '--set', `runsDir=${dir}`]),
     );
     expect(code).toBe(0);
-    const rows = out.split('\n').filter((l) => / minesweeper /.test(l)).map((l) => l.split(/\s{2,}/)[0]);
+    const rows = out
+      .split('\n')
+      .filter((l) => / minesweeper /.test(l))
+      .map((l) => l.split(/\s{2,}/)[0]);
     expect(rows).toEqual(['random', 'random-memory']);
     expect(out).toContain('random - random-memory pass@3');
     const summary = JSON.parse(readFileSync(json, 'utf8')) as Array<{ method: string; tasks: number; firstWin: number[] }>;
-    expect(summary.map((s) => [s.method, s.tasks, s.firstWin.length])).toEqual([['random', 4, 4], ['random-memory', 4, 4]]);
+    expect(summary.map((s) => [s.method, s.tasks, s.firstWin.length])).toEqual([
+      ['random', 4, 4],
+      ['random-memory', 4, 4],
+    ]);
     const errors: string[] = [];
     const error = console.error;
     console.error = (...a: unknown[]) => void errors.push(a.join(' '));

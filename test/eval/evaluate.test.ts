@@ -99,7 +99,13 @@ describe('reflection checks (MineSweeper names the mine hit)', () => {
   it('the scripted reflections are all right; a policy naming another cell is always wrong; no check without reflections', async () => {
     const env = () => createEnv('minesweeper', { rows: 4, cols: 4, mines: 2, maxTurns: 7 });
     // Random admissible moves hit mines often, and the expert's scripted reflection names the mine each time.
-    const right = await evaluate({ policy: scriptedPolicy({ noise: 1, seed: 3, expert: { style: 'compact' } }), env, tasks: 24, method: 'lamer', style: 'compact' });
+    const right = await evaluate({
+      policy: scriptedPolicy({ noise: 1, seed: 3, expert: { style: 'compact' } }),
+      env,
+      tasks: 24,
+      method: 'lamer',
+      style: 'compact',
+    });
     expect(right.reflectionChecks.checked).toBeGreaterThan(5);
     expect(right.reflectionChecks.correct).toBe(right.reflectionChecks.checked);
     // The same play, but every reflection blames cell (1, 1) or names no mine at all.
@@ -197,7 +203,9 @@ describe('expert reflections (the policy plays, the environment expert reflects)
 
   it('refuses expert reflections for a method without reflections, and an environment without an expert', async () => {
     await expect(evaluate({ policy: new Recorder(), env, tasks: 2, method: 'gigpo', reflections: 'expert' })).rejects.toSatisfy((e) => hasCode(e, 'E_ARG'));
-    await expect(evaluate({ policy: new Recorder(), env, tasks: 2, method: 'lamer', reflections: 'bogus' as never })).rejects.toSatisfy((e) => hasCode(e, 'E_ARG'));
+    await expect(evaluate({ policy: new Recorder(), env, tasks: 2, method: 'lamer', reflections: 'bogus' as never })).rejects.toSatisfy((e) =>
+      hasCode(e, 'E_ARG'),
+    );
     // A custom environment (the Environment interface, here delegating to a board) has no scripted expert.
     const custom = (): Environment => {
       const board = new TinyBoard();
@@ -220,4 +228,3 @@ describe('expert reflections (the policy plays, the environment expert reflects)
     );
   });
 });
-

@@ -83,12 +83,21 @@ describe('held out by content', () => {
     for (const phase of ['demonstration', 'train']) {
       const seen = of(phase, 'task');
       expect(seen.size, phase).toBeGreaterThan(20);
-      expect([...evalTasks].filter((t) => seen.has(t)), `evaluation tasks in the ${phase} phase`).toEqual([]);
+      expect(
+        [...evalTasks].filter((t) => seen.has(t)),
+        `evaluation tasks in the ${phase} phase`,
+      ).toEqual([]);
       // Stronger: no evaluation board's mine layout is seen in training under any first reveal.
       const layouts = of(phase, 'layout');
-      expect([...of('eval', 'layout')].filter((l) => layouts.has(l)), `evaluation layouts in the ${phase} phase`).toEqual([]);
+      expect(
+        [...of('eval', 'layout')].filter((l) => layouts.has(l)),
+        `evaluation layouts in the ${phase} phase`,
+      ).toEqual([]);
       // Choices made on the model-selection boards are made on boards the model was never shown.
-      expect([...selectLayouts].filter((l) => layouts.has(l)), `model-selection layouts in the ${phase} phase`).toEqual([]);
+      expect(
+        [...selectLayouts].filter((l) => layouts.has(l)),
+        `model-selection layouts in the ${phase} phase`,
+      ).toEqual([]);
     }
   }, 300_000);
 

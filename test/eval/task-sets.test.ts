@@ -63,7 +63,12 @@ describe('evaluation task sets', () => {
     const far = evalTaskSeeds(512, make, 'eval', 4096);
     const farBoards = new Set(far.map(boardOf));
     expect(farBoards.size).toBe(512);
-    expect(byHand.slice(0, 256).map(boardOf).filter((b) => farBoards.has(b))).toEqual([]);
+    expect(
+      byHand
+        .slice(0, 256)
+        .map(boardOf)
+        .filter((b) => farBoards.has(b)),
+    ).toEqual([]);
     for (const bad of [-1, 1.5]) {
       try {
         evalTaskSeeds(4, make, 'eval', bad);
@@ -103,14 +108,26 @@ describe('evaluation task sets', () => {
     expect(ev.out).not.toMatch(/held-out/);
     const dir = mkdtempSync(join(tmpdir(), 'lamer-select-'));
     const config = join(dir, 'chance.yaml');
-    writeFileSync(config, stringify({ name: 'chance', runsDir: dir, compare: ['random', 'random-memory'], env: { name: 'minesweeper', options: SIZE }, eval: { tasks: 8, split: 'select' } }));
+    writeFileSync(
+      config,
+      stringify({
+        name: 'chance',
+        runsDir: dir,
+        compare: ['random', 'random-memory'],
+        env: { name: 'minesweeper', options: SIZE },
+        eval: { tasks: 8, split: 'select' },
+      }),
+    );
     const job = await captured(() => trainCommand.run(['--config', config, '--quiet']));
     expect(job.code, job.err).toBe(0);
     expect(job.out).toContain('pass@k on model-selection tasks 0-7');
     expect(job.out).not.toMatch(/held-out/);
     const evalJson = JSON.parse(readFileSync(join(dir, 'chance', 'eval.json'), 'utf8'));
     const compareJson = JSON.parse(readFileSync(join(dir, 'chance', 'compare.json'), 'utf8'));
-    const metrics = readFileSync(join(dir, 'chance', 'random', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const metrics = readFileSync(join(dir, 'chance', 'random', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     for (const record of [evalJson[0], evalJson[1], compareJson[0], metrics.find((e) => e.type === 'eval')]) {
       expect(record.taskSet).toMatchObject({ split: 'select', offset: 0, count: 8, by: 'content' });
       expect(record.taskSet.hash).toBe(evalJson[0].taskSet.hash);
@@ -121,8 +138,15 @@ describe('evaluation task sets', () => {
   it('lamer compare stops with E_TASKS naming the runs when their records name different tasks', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-mismatch-'));
     const config = join(dir, 'chance.yaml');
-    writeFileSync(config, stringify({ name: 'chance', runsDir: dir, compare: ['random', 'random-memory'], env: { name: 'minesweeper', options: SIZE }, eval: { tasks: 8 } }));
-    for (const [name, offset] of [['a', 0], ['b', 0], ['c', 8]] as const) {
+    writeFileSync(
+      config,
+      stringify({ name: 'chance', runsDir: dir, compare: ['random', 'random-memory'], env: { name: 'minesweeper', options: SIZE }, eval: { tasks: 8 } }),
+    );
+    for (const [name, offset] of [
+      ['a', 0],
+      ['b', 0],
+      ['c', 8],
+    ] as const) {
       const r = await captured(() => trainCommand.run(['--config', config, '--name', name, '--set', `eval.offset=${offset}`, '--quiet']));
       expect(r.code, r.err).toBe(0);
     }

@@ -13,7 +13,13 @@ const env = () => createEnv('minesweeper', { rows: 4, cols: 4, mines: 2, maxTurn
 describe('evaluation transcripts', () => {
   it('hold every turn and reflection of each trial, in place, consistent with the trial summaries', async () => {
     // Mostly random clicks: many failed episodes, some wins.
-    const r = await evaluate({ policy: scriptedPolicy({ noise: 0.6, seed: 11, expert: { style: 'compact' } }), env, tasks: 32, method: 'lamer', style: 'compact' });
+    const r = await evaluate({
+      policy: scriptedPolicy({ noise: 0.6, seed: 11, expert: { style: 'compact' } }),
+      env,
+      tasks: 32,
+      method: 'lamer',
+      style: 'compact',
+    });
     expect(r.transcripts).toHaveLength(32);
     let turns = 0;
     let reflections = 0;

@@ -96,21 +96,66 @@ describe('safetensors reader rejects malformed files with E_CHECKPOINT', () => {
   const cases: [string, () => Buffer, RegExp][] = [
     ['a file shorter than the length field', () => Buffer.from([1, 2, 3]), /truncated/],
     ['a file truncated inside the data', () => safetensors(good).subarray(0, safetensors(good).length - 3), /tensor 'c'.*data buffer holds/],
-    ['a header length past the end of the file', () => safetensors(good, { lengthOverride: 10_000n }), /header length field runs past the end of the file \(\d+ bytes\): not a safetensors file/],
+    [
+      'a header length past the end of the file',
+      () => safetensors(good, { lengthOverride: 10_000n }),
+      /header length field runs past the end of the file \(\d+ bytes\): not a safetensors file/,
+    ],
     ['a header length of 2^64 - 1', () => safetensors(good, { lengthOverride: 0xffffffffffffffffn }), /runs past the end/],
-    ['overlapping offsets', () => safetensors([good[0], { ...good[1], offsets: [20, 30] }, { ...good[2], offsets: [30, 46] }]), /tensor 'b'.*overlapping tensor 'a'/],
-    ['a gap between tensors', () => safetensors([good[0], { ...good[1], offsets: [28, 38] }, { ...good[2], offsets: [38, 54] }], { extra: 4 }), /tensor 'b'.*gap of 4 bytes/],
+    [
+      'overlapping offsets',
+      () => safetensors([good[0], { ...good[1], offsets: [20, 30] }, { ...good[2], offsets: [30, 46] }]),
+      /tensor 'b'.*overlapping tensor 'a'/,
+    ],
+    [
+      'a gap between tensors',
+      () => safetensors([good[0], { ...good[1], offsets: [28, 38] }, { ...good[2], offsets: [38, 54] }], { extra: 4 }),
+      /tensor 'b'.*gap of 4 bytes/,
+    ],
     ['offsets past the buffer', () => safetensors([good[0], good[1], { ...good[2], offsets: [34, 60] }]), /tensor 'c'.*data buffer holds 50 bytes/],
     ['bytes left after the last tensor', () => safetensors(good, { extra: 8 }), /buffer holds 58 bytes but the tensors cover 50/],
-    ['a shape that does not match the byte size', () => safetensors([{ ...good[0], shape: [2, 3] , offsets: [0, 20] }, { ...good[1], offsets: [20, 30] }, { ...good[2], offsets: [30, 46] }], { extra: 0 }), /tensor 'a': shape \[2, 3\] x F32 needs 24 bytes, but data_offsets span 20/],
-    ['a shape whose size overflows 64 bits', () => safetensors([], { headerText: '{"x":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,0]}}' }), /more than 2\^64/],
-    ['an unknown dtype', () => safetensors([{ name: 'q', dtype: 'F12', shape: [2], offsets: [0, 4] }], { extra: 4 }), /tensor 'q': unknown or unsupported dtype 'F12'/],
-    ['a duplicate tensor name', () => safetensors([], { headerText: '{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}', extra: 2 }), /duplicate key "a"/],
+    [
+      'a shape that does not match the byte size',
+      () =>
+        safetensors(
+          [
+            { ...good[0], shape: [2, 3], offsets: [0, 20] },
+            { ...good[1], offsets: [20, 30] },
+            { ...good[2], offsets: [30, 46] },
+          ],
+          { extra: 0 },
+        ),
+      /tensor 'a': shape \[2, 3\] x F32 needs 24 bytes, but data_offsets span 20/,
+    ],
+    [
+      'a shape whose size overflows 64 bits',
+      () => safetensors([], { headerText: '{"x":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,0]}}' }),
+      /more than 2\^64/,
+    ],
+    [
+      'an unknown dtype',
+      () => safetensors([{ name: 'q', dtype: 'F12', shape: [2], offsets: [0, 4] }], { extra: 4 }),
+      /tensor 'q': unknown or unsupported dtype 'F12'/,
+    ],
+    [
+      'a duplicate tensor name',
+      () =>
+        safetensors([], { headerText: '{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}', extra: 2 }),
+      /duplicate key "a"/,
+    ],
     ['a header that is not JSON', () => safetensors([], { headerText: '{"a": [1, 2' }), /not valid JSON/],
     ['a header that is a JSON array', () => safetensors([], { headerText: '[]' }), /expected a JSON object/],
     ['negative offsets', () => safetensors([], { headerText: '{"a":{"dtype":"U8","shape":[1],"data_offsets":[-1,0]}}' }), /non-negative integers/],
-    ['fractional shape', () => safetensors([], { headerText: '{"a":{"dtype":"U8","shape":[0.5],"data_offsets":[0,0]}}' }), /shape entries must be non-negative integers/],
-    ['a tensor entry with an unknown field', () => safetensors([], { headerText: '{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0],"x":1}}' }), /unexpected field 'x'/],
+    [
+      'fractional shape',
+      () => safetensors([], { headerText: '{"a":{"dtype":"U8","shape":[0.5],"data_offsets":[0,0]}}' }),
+      /shape entries must be non-negative integers/,
+    ],
+    [
+      'a tensor entry with an unknown field',
+      () => safetensors([], { headerText: '{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0],"x":1}}' }),
+      /unexpected field 'x'/,
+    ],
     ['nesting deep enough to exhaust a recursive parser', () => safetensors([], { headerText: '['.repeat(100000) }), /nested deeper/],
   ];
   for (const [what, make, message] of cases) {
@@ -187,7 +232,12 @@ describe('checkpoint folders are checked against config.json', () => {
   });
 
   it('a missing tensor names the tensor and the shape it should have', async () => {
-    const e = await loadError(checkpointDir(TINY_CONFIG, tinyTensors().filter((s) => !s.name.includes('k_norm'))));
+    const e = await loadError(
+      checkpointDir(
+        TINY_CONFIG,
+        tinyTensors().filter((s) => !s.name.includes('k_norm')),
+      ),
+    );
     expect(e.code).toBe('E_CHECKPOINT');
     expect(e.message).toMatch(/missing tensor 'model\.layers\.0\.self_attn\.k_norm\.weight' \(expected shape \[4\]/);
   });
@@ -195,7 +245,9 @@ describe('checkpoint folders are checked against config.json', () => {
   it('a tensor whose shape disagrees with config.json', async () => {
     const e = await loadError(checkpointDir({ ...TINY_CONFIG, intermediate_size: 10 }, tinyTensors()));
     expect(e.code).toBe('E_CHECKPOINT');
-    expect(e.message).toMatch(/model\.safetensors: tensor 'model\.layers\.0\.mlp\.gate_proj\.weight': expected shape \[10, 8\] from config\.json, found \[12, 8\]/);
+    expect(e.message).toMatch(
+      /model\.safetensors: tensor 'model\.layers\.0\.mlp\.gate_proj\.weight': expected shape \[10, 8\] from config\.json, found \[12, 8\]/,
+    );
   });
 
   it('an extra tensor the config does not describe', async () => {
@@ -273,7 +325,11 @@ describe('checkpoint folders are checked against config.json', () => {
     expect(b.eosTokenIds).toEqual([2]);
     const q2 = parseModelConfig({ ...TINY_CONFIG, model_type: 'qwen2' });
     expect([q2.qkvBias, q2.oBias, q2.qkNorm]).toEqual([true, false, false]);
-    const l = parseModelConfig({ ...TINY_CONFIG, model_type: 'llama', rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 } });
+    const l = parseModelConfig({
+      ...TINY_CONFIG,
+      model_type: 'llama',
+      rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 },
+    });
     expect(l.ropeLlama3).toEqual({ factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 });
   });
 
@@ -358,7 +414,10 @@ describe('1,000 random corruptions of a valid file: each rejected with E_CHECKPO
         buf[pick(buf.length)] ^= 1 << pick(8); // any single bit
       } else {
         const at = 8 + pick(headerEnd - 8); // bytes inserted into or deleted from the header
-        buf = r() < 0.5 ? Buffer.concat([buf.subarray(0, at), Buffer.from([pick(128)]), buf.subarray(at)]) : Buffer.concat([buf.subarray(0, at), buf.subarray(at + 1)]);
+        buf =
+          r() < 0.5
+            ? Buffer.concat([buf.subarray(0, at), Buffer.from([pick(128)]), buf.subarray(at)])
+            : Buffer.concat([buf.subarray(0, at), buf.subarray(at + 1)]);
       }
       const path = join(dir, 'fuzz.safetensors');
       writeFileSync(path, buf);
@@ -366,7 +425,8 @@ describe('1,000 random corruptions of a valid file: each rejected with E_CHECKPO
       try {
         got = addon().safetensorsRead(path);
       } catch (e) {
-        if (!hasCode(e, 'E_CHECKPOINT')) throw new Error(`corruption ${k} (kind ${kind}) raised ${(e as { code?: string }).code}: ${(e as Error).message}`, { cause: e });
+        if (!hasCode(e, 'E_CHECKPOINT'))
+          throw new Error(`corruption ${k} (kind ${kind}) raised ${(e as { code?: string }).code}: ${(e as Error).message}`, { cause: e });
         rejected++;
         continue;
       }

@@ -15,7 +15,22 @@ const CHILDREN = 4;
 const RSS_CAP_MB = 1500;
 
 const ABSURD: unknown[] = [0, -1, 1e9, 1e300, 2 ** 53, 1.5, 'x', null, [], {}, true, 1e-300, -1e300];
-const FIELDS = ['vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'rms_norm_eps', 'rope_theta', 'eos_token_id', 'bos_token_id', 'tie_word_embeddings', 'max_position_embeddings', 'model_type'];
+const FIELDS = [
+  'vocab_size',
+  'hidden_size',
+  'intermediate_size',
+  'num_hidden_layers',
+  'num_attention_heads',
+  'num_key_value_heads',
+  'head_dim',
+  'rms_norm_eps',
+  'rope_theta',
+  'eos_token_id',
+  'bos_token_id',
+  'tie_word_embeddings',
+  'max_position_embeddings',
+  'model_type',
+];
 
 /** The cases: a folder each, corrupted one way. */
 function corrupt(base: string, out: string): string[] {

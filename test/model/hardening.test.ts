@@ -63,7 +63,11 @@ describe('checkpoint loading under hostile files', { timeout: 120_000 }, () => {
     });
   }
 
-  for (const [what, text] of [['null', 'null'], ['an array', '[2]'], ['a string', '"eos"']]) {
+  for (const [what, text] of [
+    ['null', 'null'],
+    ['an array', '[2]'],
+    ['a string', '"eos"'],
+  ]) {
     it(`a generation_config.json holding ${what} is refused with a code`, async () => {
       const dir = await savedTiny();
       writeFileSync(join(dir, 'generation_config.json'), text);
@@ -142,7 +146,10 @@ describe('checkpoint loading under hostile files', { timeout: 120_000 }, () => {
 
   it('an ordinary chat template loads and renders as before', async () => {
     const dir = await savedTiny();
-    writeFileSync(join(dir, 'chat_template.jinja'), '{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}');
+    writeFileSync(
+      join(dir, 'chat_template.jinja'),
+      '{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}',
+    );
     await using policy = await Policy.load(dir);
     expect(policy.chatTemplate?.render([{ role: 'user', content: 'hi' }])).toBe('<user>hi<assistant>');
   });

@@ -32,12 +32,24 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'Qwen3, tied, heads*head_dim (64) != hidden (48)', args: ['--arch', 'qwen3', '--tied', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '16'] },
+  {
+    name: 'Qwen3, tied, heads*head_dim (64) != hidden (48)',
+    args: ['--arch', 'qwen3', '--tied', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '16'],
+  },
   { name: 'Qwen3, untied, GQA 6/2', args: ['--arch', 'qwen3', '--hidden', '48', '--heads', '6', '--kv-heads', '2', '--head-dim', '8', '--layers', '3'] },
   { name: 'Qwen2 (q/k/v biases)', args: ['--arch', 'qwen2', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '12'] },
-  { name: 'Llama with llama3 RoPE scaling', args: ['--arch', 'llama', '--llama3-rope', '--hidden', '48', '--heads', '4', '--kv-heads', '1', '--head-dim', '12', '--rope-theta', '500000'] },
-  { name: 'Qwen3 sharded (index + 4 shards)', args: ['--arch', 'qwen3', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '16', '--shard-bytes', '40000'] },
-  { name: 'Qwen3 stored in bf16, computed in fp32', args: ['--arch', 'qwen3', '--tied', '--dtype', 'bfloat16', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '16'] },
+  {
+    name: 'Llama with llama3 RoPE scaling',
+    args: ['--arch', 'llama', '--llama3-rope', '--hidden', '48', '--heads', '4', '--kv-heads', '1', '--head-dim', '12', '--rope-theta', '500000'],
+  },
+  {
+    name: 'Qwen3 sharded (index + 4 shards)',
+    args: ['--arch', 'qwen3', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '16', '--shard-bytes', '40000'],
+  },
+  {
+    name: 'Qwen3 stored in bf16, computed in fp32',
+    args: ['--arch', 'qwen3', '--tied', '--dtype', 'bfloat16', '--hidden', '48', '--heads', '4', '--kv-heads', '2', '--head-dim', '16'],
+  },
 ];
 
 let oracle: Oracle;

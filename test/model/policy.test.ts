@@ -48,9 +48,11 @@ describe('init-model', () => {
     expect(cfg).toMatchObject({ model_type: 'qwen3', hidden_size: 64, num_hidden_layers: 2, tie_word_embeddings: true, dtype: 'float32' });
   });
 
-  it('small preset has the issue\'s shape', async () => {
+  it("small preset has the issue's shape", async () => {
     const { config } = await presetCheckpoint('small');
-    expect([config.hiddenSize, config.numHiddenLayers, config.numAttentionHeads, config.numKeyValueHeads, config.headDim, config.intermediateSize]).toEqual([256, 4, 4, 2, 64, 768]);
+    expect([config.hiddenSize, config.numHiddenLayers, config.numAttentionHeads, config.numKeyValueHeads, config.headDim, config.intermediateSize]).toEqual([
+      256, 4, 4, 2, 64, 768,
+    ]);
     expect(config.vocabSize).toBeGreaterThan(256);
     expect(config.vocabSize).toBeLessThan(1000);
   });
@@ -107,13 +109,15 @@ describe('Policy', () => {
   });
 
   it('missing folder or config.json: E_CHECKPOINT', async () => {
-    await expect(Policy.load(join(tempDir('empty'), 'nope'))).rejects.toSatisfy((e) => hasCode(e, 'E_CHECKPOINT') && /no config\.json/.test((e as Error).message));
+    await expect(Policy.load(join(tempDir('empty'), 'nope'))).rejects.toSatisfy(
+      (e) => hasCode(e, 'E_CHECKPOINT') && /no config\.json/.test((e as Error).message),
+    );
     const d = tempDir('nojson');
     writeFileSync(join(d, 'config.json'), '{not json');
     await expect(Policy.load(d)).rejects.toSatisfy((e) => hasCode(e, 'E_CHECKPOINT') && /config\.json: not valid JSON/.test((e as Error).message));
   });
 
-  it('save is atomic and switching layouts removes the other layout\'s weight files', async () => {
+  it("save is atomic and switching layouts removes the other layout's weight files", async () => {
     await using p = await Policy.load(tiny);
     const out = tempDir('resave');
     await p.save(out, { maxShardBytes: 100_000 });
@@ -164,7 +168,10 @@ describe.skipIf(!py.ok)(`lamer score${py.ok ? '' : ` (skipped: ${py.reason})`}`,
     const seqs = [[1, 2, 3, 4, 5, 6], [7], [100, 200, 300, 400, 500, 12, 13, 14, 15, 16, 17], [540, 3]];
     writeFileSync(join(d, 'in.jsonl'), `${seqs.map((ids) => JSON.stringify({ ids })).join('\n')}\n`);
     expect(await score.run(['--model', tiny, '--input', join(d, 'in.jsonl'), '--out', join(d, 'out.jsonl'), '--batch', '3'])).toBe(0);
-    const lines = readFileSync(join(d, 'out.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { logprobs: number[] }).logprobs);
+    const lines = readFileSync(join(d, 'out.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { logprobs: number[] }).logprobs);
     expect(lines.map((l) => l.length)).toEqual(seqs.map((s) => s.length - 1));
     const ref = await oracle.reference(tiny, seqs);
     expect(maxAbsDiff(lines, ref.logprobs)).toBeLessThan(1e-4);

@@ -98,11 +98,7 @@ export class Oracle {
   }
 
   /** transformers' log-probs (and logits) of each sequence run alone, in float32. */
-  reference(
-    modelDir: string,
-    sequences: number[][],
-    options: { starts?: number[]; temperature?: number; logits?: boolean } = {},
-  ): Promise<Reference> {
+  reference(modelDir: string, sequences: number[][], options: { starts?: number[]; temperature?: number; logits?: boolean } = {}): Promise<Reference> {
     return this.request<Reference>({
       op: 'reference',
       model: modelDir,

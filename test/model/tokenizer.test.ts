@@ -80,7 +80,14 @@ describe.skipIf(!py.ok)(`tokenizers against transformers${py.ok ? '' : ` (skippe
       }
 
       it('plain text encodes like transformers and decodes back', async () => {
-        const texts = ['Hello world', '  leading spaces\tand\ttabs\n\nnewlines', 'numbers 12345 and 3.14159', '<action>(2, 3)</action>', 'naïve café 日本語 🙂', "it's don't I'll"];
+        const texts = [
+          'Hello world',
+          '  leading spaces\tand\ttabs\n\nnewlines',
+          'numbers 12345 and 3.14159',
+          '<action>(2, 3)</action>',
+          'naïve café 日本語 🙂',
+          "it's don't I'll",
+        ];
         const ref = await oracle.request<{ ids: number[][] }>({ op: 'encode', tokenizer: dir, texts });
         texts.forEach((t, i) => {
           expect(tokenizer.encode(t)).toEqual(ref.ids[i]);
@@ -182,6 +189,8 @@ describe('tokenizer patterns from a checkpoint', () => {
     const qwen = (await qwen3TokenizerFiles()).tokenizer;
     expect(() => new TextTokenizer(qwen, {})).not.toThrow();
     const evil = { ...qwen, pre_tokenizer: { type: 'Split', pattern: { Regex: '(a+)+$' }, behavior: 'Isolated', invert: false } };
-    expect(() => new TextTokenizer(evil, {})).toThrow(expect.objectContaining({ code: 'E_CHECKPOINT', message: expect.stringContaining('repeats a group that itself repeats') }));
+    expect(() => new TextTokenizer(evil, {})).toThrow(
+      expect.objectContaining({ code: 'E_CHECKPOINT', message: expect.stringContaining('repeats a group that itself repeats') }),
+    );
   });
 });

@@ -155,7 +155,7 @@ describe('runRollout', () => {
           const inner = scriptedPolicy({ noise: 0.5, seed: 3 })(view);
           return {
             generate: async (req) => {
-              seeds[k].push(view.trial * 1000 + (req.seed ?? -1) % 1000);
+              seeds[k].push(view.trial * 1000 + ((req.seed ?? -1) % 1000));
               await new Promise((r) => setTimeout(r, delay(seeds[k].length)));
               return inner.generate(req);
             },

@@ -73,8 +73,7 @@ describe('scriptedPolicy', () => {
 
 describe('SimulatedBatchEngine', () => {
   const answer = (view: { phase: string }) => ({
-    generate: async (req: { prompt: string } & typeof SAMPLING) =>
-      scriptedResult({ ...req }, view.phase === 'reflect' ? '<remark>r</remark>' : click(2, 2)),
+    generate: async (req: { prompt: string } & typeof SAMPLING) => scriptedResult({ ...req }, view.phase === 'reflect' ? '<remark>r</remark>' : click(2, 2)),
   });
 
   it('decodes concurrent trials together: 8 trials x 5 rows take 5 steps of batch 8', async () => {

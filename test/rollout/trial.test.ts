@@ -52,9 +52,7 @@ describe('runTrial', () => {
     expect(reflect.prompt).toContain('The task was NOT completed.');
     expect(play0.prompt).not.toContain('Memory of your earlier trials');
     expect(play0.prompt).toContain('Currently you are on trial #1.');
-    expect(play1.prompt).toContain(
-      'On trial #1 the task was NOT completed. Your reflection was: mine at (2, 2); avoid it',
-    );
+    expect(play1.prompt).toContain('On trial #1 the task was NOT completed. Your reflection was: mine at (2, 2); avoid it');
     expect(play1.prompt).toContain('Currently you are on trial #2.');
     // Token arrays are complete: char-code ids of the prompt and response, one log-prob per response token.
     for (const r of result.rows) {
@@ -79,9 +77,7 @@ describe('runTrial', () => {
       const expert = new ScriptedPolicy(view);
       return {
         generate: (request: GenerateRequest) =>
-          view.phase === 'play' && view.episode === 0
-            ? Promise.resolve(scriptedResult(request, 'I give up.'))
-            : expert.generate(request),
+          view.phase === 'play' && view.episode === 0 ? Promise.resolve(scriptedResult(request, 'I give up.')) : expert.generate(request),
       };
     };
     const result = await runTrial({
@@ -197,9 +193,7 @@ describe('runTrial', () => {
     expect(react.endsWith('inside <action> and </action>, for example: <action>(2, 3)</action>')).toBe(true);
     expect(react).toContain('First reason about which unopened cells');
     expect(zero).not.toContain('First reason');
-    expect(zero).toContain(
-      'Do not write any reasoning. Give the one cell to open as (row, col) inside <action> and </action>',
-    );
+    expect(zero).toContain('Do not write any reasoning. Give the one cell to open as (row, col) inside <action> and </action>');
     // Everything before the answer format is the same prompt.
     const head = (p: string) => p.slice(0, p.lastIndexOf('\n\n'));
     expect(head(zero)).toBe(head(react));

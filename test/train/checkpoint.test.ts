@@ -3,12 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  cleanInterruptedCheckpoints,
-  latestCheckpoint,
-  listCheckpoints,
-  saveCheckpoint,
-} from '../../src/train/checkpoint.js';
+import { cleanInterruptedCheckpoints, latestCheckpoint, listCheckpoints, saveCheckpoint } from '../../src/train/checkpoint.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const PAYLOAD = 4 * 1024 * 1024;

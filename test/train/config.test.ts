@@ -9,7 +9,9 @@ const configsDir = join(import.meta.dirname, '..', '..', 'configs');
 
 describe('trainer config', () => {
   it('every named config in configs/ validates', () => {
-    const names = readdirSync(configsDir).filter((f) => f.endsWith('.yaml')).map((f) => f.replace(/\.yaml$/, ''));
+    const names = readdirSync(configsDir)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => f.replace(/\.yaml$/, ''));
     expect(names.length).toBeGreaterThanOrEqual(4 * 8);
     for (const name of names) expect(() => loadConfig(name), name).not.toThrow();
   });

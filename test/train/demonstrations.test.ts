@@ -66,7 +66,9 @@ describe('warm-start demonstrations (MineSweeper)', () => {
 
   it('sft.trialsPerTask spreads the same number of trials over more distinct boards', async () => {
     const boards = async (trialsPerTask?: number) => {
-      const demos = await collectDemonstrations(config({ reflectionWeight: 1, memoryWeight: 1, guess: 'ordered', ...(trialsPerTask ? { trialsPerTask } : {}) }));
+      const demos = await collectDemonstrations(
+        config({ reflectionWeight: 1, memoryWeight: 1, guess: 'ordered', ...(trialsPerTask ? { trialsPerTask } : {}) }),
+      );
       return { trials: demos.trials, boards: new Set(demos.prompts.filter((p) => p.startsWith('mine T1 | now:'))).size };
     };
     const grouped = await boards(); // rollout.groupSize 4: 16 tasks x 4 trials

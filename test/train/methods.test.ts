@@ -36,12 +36,18 @@ describe('every method, two iterations, tiny model', () => {
     });
     for (const method of ['lamer', 'gigpo', 'grpo', 'ppo']) {
       const its = events.filter((e) => e.method === method && e.event.type === 'iteration').map((e) => e.event as IterationEvent);
-      expect(its.map((e) => e.iteration), method).toEqual([1, 2]);
+      expect(
+        its.map((e) => e.iteration),
+        method,
+      ).toEqual([1, 2]);
       for (const e of its) {
         expect(e.rows, method).toBeGreaterThan(0);
         expect(Number.isFinite(e.loss) || e.skipped, `${method} loss ${e.loss}`).toBe(true);
       }
-      expect(events.some((e) => e.method === method && e.event.type === 'checkpoint'), method).toBe(true);
+      expect(
+        events.some((e) => e.method === method && e.event.type === 'checkpoint'),
+        method,
+      ).toBe(true);
     }
     // Single-episode methods train with N = 1 and K x N trials; LaMer with K trials of N episodes (SPEC §2).
     const firstRows = (m: string) => (events.find((e) => e.method === m && e.event.type === 'iteration')!.event as IterationEvent).rows;

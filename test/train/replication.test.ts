@@ -68,11 +68,7 @@ describe('what a seed varies', () => {
       }
       return readFileSync(join(dir, 'model.safetensors'));
     };
-    const [zero, one, pinned] = await Promise.all([
-      weights(defaults('seed=0')),
-      weights(defaults('seed=1')),
-      weights(defaults('seed=1', 'model.init.seed=0')),
-    ]);
+    const [zero, one, pinned] = await Promise.all([weights(defaults('seed=0')), weights(defaults('seed=1')), weights(defaults('seed=1', 'model.init.seed=0'))]);
     expect(zero.equals(one)).toBe(false);
     expect(pinned.equals(zero)).toBe(true);
   }, 120_000);

@@ -10,9 +10,25 @@ import type { EvalEvent, TrainerEvent } from '../../src/train/events.js';
 
 function iteration(method: string, i: number, reward: number) {
   return {
-    type: 'iteration', method, iteration: i, reward, successRate: 0.5, validRatio: 0.9, entropy: 1.2, loss: 0.1,
-    clipFraction: 0, approxKl: 0, gradNorm: 1, lr: 1e-4, rows: 10, tokens: 100, promptTokens: 900, tokensPerSecond: 1000,
-    rolloutSeconds: 1, updateSeconds: 1, seconds: 2,
+    type: 'iteration',
+    method,
+    iteration: i,
+    reward,
+    successRate: 0.5,
+    validRatio: 0.9,
+    entropy: 1.2,
+    loss: 0.1,
+    clipFraction: 0,
+    approxKl: 0,
+    gradNorm: 1,
+    lr: 1e-4,
+    rows: 10,
+    tokens: 100,
+    promptTokens: 900,
+    tokensPerSecond: 1000,
+    rolloutSeconds: 1,
+    updateSeconds: 1,
+    seconds: 2,
   } as const;
 }
 
@@ -37,7 +53,16 @@ function writeJob(dir: string, seed: number, wins: Record<string, number[]>): vo
   const results = [];
   for (const [method, firstWin] of Object.entries(wins)) {
     const ev = evaluation(method, 2, firstWin);
-    writeRun(join(dir, method), [iteration(method, 1, 0.1), iteration(method, 2, 0.3), evaluation(method, 1, firstWin.map(() => -1)), ev]);
+    writeRun(join(dir, method), [
+      iteration(method, 1, 0.1),
+      iteration(method, 2, 0.3),
+      evaluation(
+        method,
+        1,
+        firstWin.map(() => -1),
+      ),
+      ev,
+    ]);
     writeFileSync(join(dir, method, 'config.json'), JSON.stringify({ seed, method }));
     results.push({ method, env: ev.env, tasks: ev.tasks, taskSet: ev.taskSet, passAtK: ev.passAtK, firstWin });
   }
@@ -62,8 +87,23 @@ function legendXs(svg: string): number[] {
 describe('lamer report charts', () => {
   it('draws one line per series through its points, the legend right of the plot area', () => {
     const svg = lineChart('t', [
-      { label: 'a', color: '#1f77b4', points: [[0, 0], [10, 1]] },
-      { label: 'b', color: '#d62728', points: [[0, 1], [5, 0.5], [10, 0]] },
+      {
+        label: 'a',
+        color: '#1f77b4',
+        points: [
+          [0, 0],
+          [10, 1],
+        ],
+      },
+      {
+        label: 'b',
+        color: '#d62728',
+        points: [
+          [0, 1],
+          [5, 0.5],
+          [10, 0],
+        ],
+      },
     ]);
     expect(svg.match(/<path /g)?.length).toBe(2);
     expect(svg.match(/<circle /g)?.length).toBe(5);
@@ -78,7 +118,21 @@ describe('lamer report charts', () => {
   });
 
   it('iteration axes have integer ticks; a ratio axis stays in [0, 1]; a percentage in [0, 100]', () => {
-    const svg = lineChart('ratio', [{ label: 'a', color: '#000', points: [[1, 0], [2, 1], [3, 0.5]] }], { yMin: 0, yMax: 1, integerX: true });
+    const svg = lineChart(
+      'ratio',
+      [
+        {
+          label: 'a',
+          color: '#000',
+          points: [
+            [1, 0],
+            [2, 1],
+            [3, 0.5],
+          ],
+        },
+      ],
+      { yMin: 0, yMax: 1, integerX: true },
+    );
     const xTicks = [...svg.matchAll(/<text x="[\d.]+" y="276" [^>]*>([^<]+)<\/text>/g)].map((m) => Number(m[1]));
     expect(xTicks.length).toBeGreaterThan(1);
     expect(xTicks.every(Number.isInteger)).toBe(true);
@@ -113,7 +167,14 @@ describe('lamer report pages', () => {
     expect(sections[0]).toContain('lamer: 2 iterations, 2 evaluations; gigpo: 2 iterations, 2 evaluations');
     expect(sections[2]).toContain('1 line(s) of metrics.jsonl could not be read');
     // Charts: pass@k (two evaluations each), and the iteration metrics including loss, KL, clip fraction, grad norm, lr.
-    for (const title of ['pass@k on held-out tasks 0-3 (development set) (%)', 'loss', 'approximate KL to the rollout policy', 'clip fraction', 'gradient norm (before clipping)', 'learning rate']) {
+    for (const title of [
+      'pass@k on held-out tasks 0-3 (development set) (%)',
+      'loss',
+      'approximate KL to the rollout policy',
+      'clip fraction',
+      'gradient norm (before clipping)',
+      'learning rate',
+    ]) {
       expect(sections[0]).toContain(`>${title}</text>`);
     }
     // LaMer has one colour on the whole page, GiGPO another.
@@ -163,11 +224,24 @@ describe('lamer report pages', () => {
   it('pairs the latest evaluations on the same tasks and shows how many reflections were right', () => {
     // 8 tasks: lamer wins 4 (two of them at the third attempt), gigpo wins 2 (both at the first).
     const lamer: TrainerEvent = {
-      type: 'eval', method: 'lamer', iteration: 6, env: 'minesweeper', tasks: 8, taskSet: taskSet(8), passAtK: [0.25, 0.25, 0.5],
-      firstWin: [0, 2, -1, 2, 0, -1, -1, -1], reflectionChecks: { checked: 10, correct: 3 },
+      type: 'eval',
+      method: 'lamer',
+      iteration: 6,
+      env: 'minesweeper',
+      tasks: 8,
+      taskSet: taskSet(8),
+      passAtK: [0.25, 0.25, 0.5],
+      firstWin: [0, 2, -1, 2, 0, -1, -1, -1],
+      reflectionChecks: { checked: 10, correct: 3 },
     };
     const gigpo: TrainerEvent = {
-      type: 'eval', method: 'gigpo', iteration: 6, env: 'minesweeper', tasks: 8, taskSet: taskSet(8), passAtK: [0.25, 0.25, 0.25],
+      type: 'eval',
+      method: 'gigpo',
+      iteration: 6,
+      env: 'minesweeper',
+      tasks: 8,
+      taskSet: taskSet(8),
+      passAtK: [0.25, 0.25, 0.25],
       firstWin: [0, -1, -1, -1, 0, -1, -1, -1],
     };
     // Given in the other order, LaMer still comes first.

@@ -73,7 +73,11 @@ describe('lamer train --seeds, lamer compare', () => {
     expect(train.out.endsWith(table)).toBe(true);
     const written = JSON.parse(readFileSync(json, 'utf8')) as { runs: Array<{ seed: number }>; pairs: Array<{ b: string; passAtN: { runs: number } }> };
     expect(written.runs.map((r) => r.seed)).toEqual([0, 1]);
-    expect(written.pairs.map((p) => [p.b, p.passAtN.runs])).toEqual([['gigpo', 2], ['random', 2], ['random-memory', 2]]);
+    expect(written.pairs.map((p) => [p.b, p.passAtN.runs])).toEqual([
+      ['gigpo', 2],
+      ['random', 2],
+      ['random-memory', 2],
+    ]);
     // What the job wrote as its own paired comparison is what compare recomputes for that seed.
     const jobCompare = JSON.parse(readFileSync(join(runs[1], 'compare.json'), 'utf8')) as Array<{ b: string; passAtN: unknown }>;
     const fromCompare = (written.pairs as unknown as Array<{ b: string; perRun: Array<{ comparison: { passAtN: unknown } }> }>)[0].perRun[1].comparison.passAtN;

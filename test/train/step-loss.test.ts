@@ -166,7 +166,10 @@ describe('policy loss value', () => {
     const refLp = await reference.logprobs({ prompts: rows.map((r) => r.prompt), completions: rows.map((r) => r.response) }, { temperature });
     const kl = { type: 'low_var_kl' as KlType, coef: 0.2 };
     const a = await opt.lossAndGrad(bare, { grad: false, temperature, kl, reference });
-    const b = await opt.lossAndGrad(bare.map((r, i) => ({ ...r, refLogprobs: refLp[i] })), { grad: false, temperature, kl });
+    const b = await opt.lossAndGrad(
+      bare.map((r, i) => ({ ...r, refLogprobs: refLp[i] })),
+      { grad: false, temperature, kl },
+    );
     expect(a.metrics.klLoss).toBeGreaterThan(0.01);
     // The same numbers as the reference's own scoring pass (Policy.logprobs), up to float32 summation order.
     expect(Math.abs(a.metrics.klLoss! - b.metrics.klLoss!)).toBeLessThan(1e-6 * b.metrics.klLoss!);
@@ -185,7 +188,14 @@ describe('policy loss value', () => {
     await bad(() => opt.trainStep([{ prompt: [1], response: [999], advantage: 1 }]));
     await bad(() => opt.trainStep([{ prompt: [1], response: [2, 3], advantage: [1] }]));
     await bad(() => opt.trainStep([{ prompt: [1], response: [2], advantage: Number.NaN }]));
-    await bad(() => opt.trainStep(rows, { kl: { type: 'low_var_kl' } }).then(() => opt.trainStep(rows.map(({ refLogprobs: _r, ...x }) => x), { kl: { type: 'kl' } })));
+    await bad(() =>
+      opt.trainStep(rows, { kl: { type: 'low_var_kl' } }).then(() =>
+        opt.trainStep(
+          rows.map(({ refLogprobs: _r, ...x }) => x),
+          { kl: { type: 'kl' } },
+        ),
+      ),
+    );
     await bad(() => opt.trainStep(rows, { valueCoef: 1 }));
     await bad(() => opt.trainStep(rows, { aggregation: 'mean' as Aggregation }));
   });
@@ -241,7 +251,13 @@ describe('policy loss gradient (float64 model)', () => {
         const an = dot(dir);
         expect(Math.abs(an)).toBeGreaterThan(1e-3);
         expect(Math.abs(fd - an)).toBeLessThan(1e-6 * Math.max(1, Math.abs(an)));
-        for (const n of ['model.embed_tokens.weight', 'model.layers.0.self_attn.q_norm.weight', 'model.layers.1.mlp.down_proj.weight', 'lm_head.weight', 'model.norm.weight']) {
+        for (const n of [
+          'model.embed_tokens.weight',
+          'model.layers.0.self_attn.q_norm.weight',
+          'model.layers.1.mlp.down_proj.weight',
+          'lm_head.weight',
+          'model.norm.weight',
+        ]) {
           const gd = g.grads![n].data as Float64Array;
           // The coordinate with the largest gradient and a random one.
           let best = 0;

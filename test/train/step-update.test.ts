@@ -67,7 +67,12 @@ describe('micro-batching', () => {
 
 describe('AdamW', () => {
   it('two steps with gradient clipping and weight-decay groups equal a plain TS AdamW on the same gradients (float64)', async () => {
-    await using policy = await tinyPolicy(5, { arch: 'qwen2', vocab: 40, hidden: 16, intermediate: 24, headDim: 4, heads: 4, kvHeads: 2, tied: false }, 'float64', 0.3);
+    await using policy = await tinyPolicy(
+      5,
+      { arch: 'qwen2', vocab: 40, hidden: 16, intermediate: 24, headDim: 4, heads: 4, kvHeads: 2, tied: false },
+      'float64',
+      0.3,
+    );
     const o = { lr: 3e-3, weightDecay: 0.1, betas: [0.8, 0.95] as [number, number], eps: 1e-6, gradClip: 0.05 };
     using opt = Optimizer.create(policy, o);
     const rows = await splitRows(policy, 23);
@@ -139,8 +144,7 @@ describe('save, reload, continue', () => {
       const bf16 = variant.startsWith('bf16');
       const dir = tempDir('resume');
       try {
-        const init = async () =>
-          Policy.init(tinyConfig(), { seed: 9, std: 0.2, dtype: 'float32', paramDtype: bf16 ? 'bfloat16' : 'float32' });
+        const init = async () => Policy.init(tinyConfig(), { seed: 9, std: 0.2, dtype: 'float32', paramDtype: bf16 ? 'bfloat16' : 'float32' });
         const optOptions = { lr: 2e-3, weightDecay: 0.01, valueHead: !bf16, schedule: 'cosine' as const, warmupSteps: 2, totalSteps: 6 };
         const rowsFor = async (policy: Policy, k: number): Promise<TrainRow[]> => {
           const rows = await splitRows(policy, 100 + k);
@@ -297,9 +301,15 @@ describe('staged batch (what the trainer runs: the iteration staged once, mini-b
     expect(kept).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     await optA.stage(batch);
     const before = snapshot(a);
-    for (const pick of [[5, 2, 7], [0, 1, 3, 4, 6]]) {
+    for (const pick of [
+      [5, 2, 7],
+      [0, 1, 3, 4, 6],
+    ]) {
       const ma = await optA.stagedStep(Int32Array.from(pick), { entropyCoef: 0.01, microBatchTokens: 40 });
-      const mb = await optB.trainStep(pick.map((i) => rows[i]), { entropyCoef: 0.01, microBatchTokens: 40 });
+      const mb = await optB.trainStep(
+        pick.map((i) => rows[i]),
+        { entropyCoef: 0.01, microBatchTokens: 40 },
+      );
       expect(ma.loss).toBe(mb.loss);
       expect(ma.tokens).toBe(mb.tokens);
     }
@@ -367,7 +377,11 @@ describe('staged batch (what the trainer runs: the iteration staged once, mini-b
   it('bad staged calls are coded errors', async () => {
     await using policy = await tinyPolicy(11, { vocab: 64, hidden: 32 });
     using opt = Optimizer.create(policy, { lr: 1e-3 });
-    const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (hasCode(e, 'E_ARG') ? 'E_ARG' : String(e)));
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e: unknown) => (hasCode(e, 'E_ARG') ? 'E_ARG' : String(e)),
+      );
     expect(await code(opt.stagedStep(Int32Array.from([0])))).toBe('E_ARG'); // nothing staged
     const rows = await splitRows(policy, 3);
     const { batch } = trainBatch({

@@ -35,7 +35,16 @@ class StandInRuntime implements PolicyRuntime {
     let s = 0;
     for (const a of batch.advantages) s += a;
     if (!broken) this.theta += 0.1 + 0.01 * (s / Math.max(1, batch.advantages.length));
-    return { loss: broken ? NaN : -this.theta, clipFraction: 0, approxKl: 0, entropy: 1, gradNorm: 1, steps: broken ? 0 : 1, skipped: broken ? 1 : 0, tokens: 10 };
+    return {
+      loss: broken ? NaN : -this.theta,
+      clipFraction: 0,
+      approxKl: 0,
+      entropy: 1,
+      gradNorm: 1,
+      steps: broken ? 0 : 1,
+      skipped: broken ? 1 : 0,
+      tokens: 10,
+    };
   }
   async supervised(batch: { responses: string[] }) {
     this.supervisedSteps++;
@@ -90,12 +99,17 @@ describe('Trainer loop', () => {
     expect(logged.filter((l) => l.includes(`reflections right ${checks[0]!.correct} of ${checks[0]!.checked} (100.0%)`)).length).toBeGreaterThan(0);
     expect(events.filter((e) => e.type === 'eval').map((e) => (e as { iteration: number }).iteration)).toEqual([2, 4]);
     expect(events.filter((e) => e.type === 'checkpoint')).toHaveLength(4);
-    const lines = readFileSync(join(dir, 'test', 'metrics.jsonl'), 'utf8').trim().split('\n');
+    const lines = readFileSync(join(dir, 'test', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
     expect(lines.length).toBe(events.length);
     expect(rt.theta).toBeGreaterThan(0.39);
     // The run folder keeps the latest evaluation's transcripts: one line per held-out task, from iteration 4.
     const evalEvent = events.filter((e) => e.type === 'eval').at(-1) as { tasks: number; firstWin: number[] };
-    const trials = readFileSync(join(dir, 'test', TRANSCRIPTS_FILE), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const trials = readFileSync(join(dir, 'test', TRANSCRIPTS_FILE), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(trials).toHaveLength(evalEvent.tasks);
     expect(trials.every((t) => t.method === 'lamer' && t.iteration === 4 && t.episodes.length > 0)).toBe(true);
     expect(trials.map((t) => t.wonEpisode)).toEqual(evalEvent.firstWin);
@@ -104,7 +118,13 @@ describe('Trainer loop', () => {
   it('a method without reflections reports no reflection checks', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-gigpo-'));
     const logged: string[] = [];
-    const events = await collect(new Trainer(config(dir, { method: 'gigpo', train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => new StandInRuntime(), progress: false, log: (l) => logged.push(l) }));
+    const events = await collect(
+      new Trainer(config(dir, { method: 'gigpo', train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), {
+        runtime: async () => new StandInRuntime(),
+        progress: false,
+        log: (l) => logged.push(l),
+      }),
+    );
     const its = events.filter((e): e is IterationEvent => e.type === 'iteration');
     expect(its).toHaveLength(1);
     expect(its[0].reflectionChecks).toBeUndefined();
@@ -123,14 +143,19 @@ describe('Trainer loop', () => {
     const evals = (evs: TrainerEvent[]) => evs.filter((e) => e.type === 'eval');
     expect(evals(resumed)).toEqual(evals(full).slice(1));
     // The resumed run's metrics file holds the whole run once.
-    const lines = readFileSync(join(b, 'test', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrainerEvent);
+    const lines = readFileSync(join(b, 'test', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as TrainerEvent);
     expect(pick(lines)).toEqual(pick(full));
   });
 
   it('a non-finite loss skips the step and says so', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-nan-'));
     const rt = new StandInRuntime([2]);
-    const events = await collect(new Trainer(config(dir, { train: { iterations: 3, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => rt, progress: false, log: () => {} }));
+    const events = await collect(
+      new Trainer(config(dir, { train: { iterations: 3, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => rt, progress: false, log: () => {} }),
+    );
     const warn = events.find((e) => e.type === 'log' && e.level === 'warn');
     expect(warn).toMatchObject({ message: expect.stringMatching(/iteration 2: 1 mini-batch step\(s\) skipped: non-finite/) });
     const it2 = events.find((e) => e.type === 'iteration' && e.iteration === 2) as IterationEvent;
@@ -142,7 +167,11 @@ describe('Trainer loop', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-sft-'));
     const rt = new StandInRuntime();
     const events = await collect(
-      new Trainer(config(dir, { sft: { trials: 8, steps: 5, batchRows: 4 }, train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => rt, progress: false, log: () => {} }),
+      new Trainer(config(dir, { sft: { trials: 8, steps: 5, batchRows: 4 }, train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), {
+        runtime: async () => rt,
+        progress: false,
+        log: () => {},
+      }),
     );
     expect(rt.supervisedSteps).toBe(5);
     expect(events[0]).toMatchObject({ type: 'log', message: expect.stringContaining('warm start: 5 supervised steps') });
@@ -152,7 +181,13 @@ describe('Trainer loop', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-trainer-sft2-'));
     const rt = new StandInRuntime();
     const sft = { trials: 32, steps: 4, reflectSteps: 3, batchRows: 8 };
-    await collect(new Trainer(config(dir, { sft, train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => rt, progress: false, log: () => {} }));
+    await collect(
+      new Trainer(config(dir, { sft, train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), {
+        runtime: async () => rt,
+        progress: false,
+        log: () => {},
+      }),
+    );
     expect(rt.supervisedSteps).toBe(7);
     const reflections = (batch: string[]) => batch.filter((r) => r.startsWith('<remark>')).length;
     for (const batch of rt.supervisedResponses.slice(0, 3)) expect(reflections(batch)).toBe(8);
@@ -165,12 +200,23 @@ describe('Trainer loop', () => {
     const rt = new StandInRuntime(); // supervised loss of step n is 1/n
     const logs: string[] = [];
     const sft = { trials: 32, steps: 4, reflectSteps: 40, reflectUntilLoss: 0.17, batchRows: 8 };
-    await collect(new Trainer(config(dir, { sft, train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), { runtime: async () => rt, progress: false, log: (m) => logs.push(m) }));
+    await collect(
+      new Trainer(config(dir, { sft, train: { iterations: 1, evalEvery: 0, checkpointEvery: 0 } }), {
+        runtime: async () => rt,
+        progress: false,
+        log: (m) => logs.push(m),
+      }),
+    );
     // mean(1/(n-9) .. 1/n): n = 11 gives 0.202, n = 12 gives 0.160
     expect(rt.supervisedSteps).toBe(12 + 4);
     const reflections = (batch: string[]) => batch.filter((r) => r.startsWith('<remark>')).length;
     expect(rt.supervisedResponses.slice(0, 12).every((b) => reflections(b) === b.length)).toBe(true);
-    expect(rt.supervisedResponses.slice(12).flat().every((r) => r.startsWith('<remark>'))).toBe(false);
+    expect(
+      rt.supervisedResponses
+        .slice(12)
+        .flat()
+        .every((r) => r.startsWith('<remark>')),
+    ).toBe(false);
     expect(logs.join('\n')).toContain('after 12 of 40 steps');
   });
 
@@ -198,14 +244,17 @@ describe('Trainer loop', () => {
   it('a comparison job adds the chance rows, which load no model', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-job-chance-'));
     const made: string[] = [];
-    const { results, table } = await runJob(validateConfig(config(dir, { compare: ['lamer', 'react'], train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 } })), {
-      runtime: async (c) => {
-        made.push(c.method);
-        return new StandInRuntime();
+    const { results, table } = await runJob(
+      validateConfig(config(dir, { compare: ['lamer', 'react'], train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 } })),
+      {
+        runtime: async (c) => {
+          made.push(c.method);
+          return new StandInRuntime();
+        },
+        progress: false,
+        log: () => {},
       },
-      progress: false,
-      log: () => {},
-    });
+    );
     expect(results.map((r) => r.method)).toEqual(['lamer', 'react', 'random', 'random-memory']);
     expect(made).toEqual(['lamer', 'react']);
     for (const r of results) expect(r.firstWin).toHaveLength(4);

@@ -94,7 +94,7 @@ describe('lamer command-line conventions', () => {
     const code = new Promise<number | null>((resolve) => child.on('close', resolve));
     await interrupted;
     expect(await code).toBe(130);
-    expect(err, err).toContain("--resume");
+    expect(err, err).toContain('--resume');
     const checkpoints = readdirSync(join(dir, 'tiny', 'checkpoints')).filter((n) => /^ckpt-\d+$/.test(n));
     expect(checkpoints.length).toBe(1);
     const saved = Number(checkpoints[0].slice(5));
@@ -104,7 +104,15 @@ describe('lamer command-line conventions', () => {
     expect(resumed.code, resumed.err).toBe(0);
     expect(resumed.err).toContain(`iter ${saved + 1}/${saved + 1}`);
     // `lamer eval --model` on the run's checkpoint takes the run's own config (its 4x4 board, 3 turns), unless --config.
-    const ckpt = join(dir, 'tiny', 'checkpoints', readdirSync(join(dir, 'tiny', 'checkpoints')).filter((n) => /^ckpt-\d+$/.test(n)).sort().at(-1)!);
+    const ckpt = join(
+      dir,
+      'tiny',
+      'checkpoints',
+      readdirSync(join(dir, 'tiny', 'checkpoints'))
+        .filter((n) => /^ckpt-\d+$/.test(n))
+        .sort()
+        .at(-1)!,
+    );
     const metrics = readFileSync(join(dir, 'tiny', 'metrics.jsonl'), 'utf8');
     const own = lamer(['eval', '--model', ckpt, '--tasks', '2', '--quiet']);
     expect(own.code, own.err).toBe(0);
@@ -131,7 +139,8 @@ describe('temporary files of interrupted writes', () => {
     const config = tinyYaml(dir, { iterations: 2, checkpointEvery: 1 });
     const r = lamer(['train', '--config', config, '--quiet']);
     expect(r.code, r.err).toBe(0);
-    const all = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [e.name, ...all(join(d, e.name))] : [e.name]));
+    const all = (d: string): string[] =>
+      readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [e.name, ...all(join(d, e.name))] : [e.name]));
     const leftovers = all(run).filter((n) => /\.tmp-\d+/.test(n));
     expect(leftovers).toEqual(['metrics.jsonl.tmp-1-1700000000000']);
     expect(readdirSync(join(run, 'checkpoints')).filter((n) => /^ckpt-\d+$/.test(n)).length).toBeGreaterThan(0);

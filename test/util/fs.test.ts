@@ -23,7 +23,9 @@ describe('makeDirs / ensureParentDir', () => {
   it('fails with E_IO naming the folder when a file is in the way or the place cannot hold folders', () => {
     const root = mkdtempSync(join(tmpdir(), 'lamer-fs-'));
     writeFileSync(join(root, 'file'), '');
-    expect(() => makeDirs(join(root, 'file', 'sub'))).toThrow(expect.objectContaining({ code: 'E_IO', message: expect.stringContaining(join(root, 'file', 'sub')) }));
+    expect(() => makeDirs(join(root, 'file', 'sub'))).toThrow(
+      expect.objectContaining({ code: 'E_IO', message: expect.stringContaining(join(root, 'file', 'sub')) }),
+    );
     expect(() => makeDirs(join(root, 'file'))).toThrow(expect.objectContaining({ code: 'E_IO', message: expect.stringContaining('not a folder') }));
     if (existsSync('/proc/self')) {
       expect(() => ensureParentDir('/proc/lamer-no-such/deeper/out.json')).toThrow(expect.objectContaining({ code: 'E_IO' }));

@@ -122,8 +122,8 @@ __global__ void group_keys_kernel(RowView r, uint32_t* episode_key, uint64_t* st
 // The thread at a segment's first position reduces the whole segment. A segment of one gets `singleton(value)`:
 // the raw value at the episode level, 0 at the step level.
 template <typename Key>
-__global__ void segment_normalize_kernel(const Key* keys, const int32_t* rows, int64_t n, const double* value,
-                                         int divide_by_std, double eps, int singleton_keeps_value, double* out) {
+__global__ void segment_normalize_kernel(const Key* keys, const int32_t* rows, int64_t n, const double* value, int divide_by_std,
+                                         double eps, int singleton_keeps_value, double* out) {
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (first >= n) return;
   if (first > 0 && keys[first] == keys[first - 1]) return;
@@ -154,8 +154,8 @@ __global__ void segment_normalize_kernel(const Key* keys, const int32_t* rows, i
   }
 }
 
-__global__ void combine_kernel(int64_t n, const double* a_episode, const double* a_step, const double* G, double omega,
-                               float* advantage, float* step_return) {
+__global__ void combine_kernel(int64_t n, const double* a_episode, const double* a_step, const double* G, double omega, float* advantage,
+                               float* step_return) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double a = a_step ? __dadd_rn(a_episode[i], __dmul_rn(omega, a_step[i])) : a_episode[i];
@@ -186,9 +186,9 @@ class Scratch {
 
 std::string describe(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
 
-#define LAMER_CUDA_TRY(expr)                      \
-  do {                                            \
-    cudaError_t lamer_err_ = (expr);              \
+#define LAMER_CUDA_TRY(expr)                                    \
+  do {                                                          \
+    cudaError_t lamer_err_ = (expr);                            \
     if (lamer_err_ != cudaSuccess) return describe(lamer_err_); \
   } while (0)
 
@@ -196,21 +196,16 @@ inline unsigned blocks_for(int64_t n, unsigned threads) { return static_cast<uns
 
 }  // namespace
 
-std::string compute_advantages_device(const RowView& rows, const AdvantageParams& params, const AdvantageOutputs& out,
-                                      void* stream_ptr) {
+std::string compute_advantages_device(const RowView& rows, const AdvantageParams& params, const AdvantageOutputs& out, void* stream_ptr) {
   const int64_t n = rows.rows;
   if (n <= 0) return "";
   if (n > INT32_MAX) return "more than 2^31-1 rows";
   cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   const bool gigpo = params.estimator == Estimator::kGiGPO;
-  const DeviceParams p{gigpo ? 1 : 0,
-                       params.returns == ReturnsFormula::kPaper ? 1 : 0,
-                       params.gamma_step,
-                       params.gamma_traj,
-                       params.invalid_penalty,
-                       params.divide_by_std ? 1 : 0,
-                       params.omega,
-                       params.eps};
+  const DeviceParams p{gigpo ? 1 : 0,          params.returns == ReturnsFormula::kPaper ? 1 : 0,
+                       params.gamma_step,      params.gamma_traj,
+                       params.invalid_penalty, params.divide_by_std ? 1 : 0,
+                       params.omega,           params.eps};
   constexpr unsigned kThreads = 256;
   const unsigned grid = blocks_for(n, kThreads);
   const int num_items = static_cast<int>(n);
@@ -240,27 +235,26 @@ std::string compute_advantages_device(const RowView& rows, const AdvantageParams
 
     // One temp buffer sized for the larger of the two sorts.
     size_t episode_temp = 0, step_temp = 0;
-    LAMER_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, episode_temp, episode_key_in, episode_key_out, row_in,
-                                                   row_out, num_items, 0, 32, stream));
+    LAMER_CUDA_TRY(
+        cub::DeviceRadixSort::SortPairs(nullptr, episode_temp, episode_key_in, episode_key_out, row_in, row_out, num_items, 0, 32, stream));
     if (gigpo) {
-      LAMER_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, step_temp, step_key_in, step_key_out, row_in, row_out,
-                                                     num_items, 0, 64, stream));
+      LAMER_CUDA_TRY(
+          cub::DeviceRadixSort::SortPairs(nullptr, step_temp, step_key_in, step_key_out, row_in, row_out, num_items, 0, 64, stream));
     }
     unsigned char* temp;
     const size_t temp_bytes = episode_temp > step_temp ? episode_temp : step_temp;
     LAMER_CUDA_TRY(scratch.alloc(&temp, temp_bytes));
 
     // Radix sort is stable: rows with equal keys keep row order, the CPU kernel's summation order.
-    LAMER_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp, episode_temp, episode_key_in, episode_key_out, row_in,
-                                                   row_out, num_items, 0, 32, stream));
-    segment_normalize_kernel<uint32_t><<<grid, kThreads, 0, stream>>>(episode_key_out, row_out, n, score,
-                                                                      p.divide_by_std, p.eps, 1, a_episode);
+    LAMER_CUDA_TRY(
+        cub::DeviceRadixSort::SortPairs(temp, episode_temp, episode_key_in, episode_key_out, row_in, row_out, num_items, 0, 32, stream));
+    segment_normalize_kernel<uint32_t>
+        <<<grid, kThreads, 0, stream>>>(episode_key_out, row_out, n, score, p.divide_by_std, p.eps, 1, a_episode);
     LAMER_CUDA_TRY(cudaGetLastError());
     if (gigpo) {
-      LAMER_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp, step_temp, step_key_in, step_key_out, row_in, row_out,
-                                                     num_items, 0, 64, stream));
-      segment_normalize_kernel<uint64_t><<<grid, kThreads, 0, stream>>>(step_key_out, row_out, n, G, p.divide_by_std,
-                                                                        p.eps, 0, a_step);
+      LAMER_CUDA_TRY(
+          cub::DeviceRadixSort::SortPairs(temp, step_temp, step_key_in, step_key_out, row_in, row_out, num_items, 0, 64, stream));
+      segment_normalize_kernel<uint64_t><<<grid, kThreads, 0, stream>>>(step_key_out, row_out, n, G, p.divide_by_std, p.eps, 0, a_step);
       LAMER_CUDA_TRY(cudaGetLastError());
     }
     combine_kernel<<<grid, kThreads, 0, stream>>>(n, a_episode, a_step, G, p.omega, out.advantage, out.step_return);
@@ -270,8 +264,7 @@ std::string compute_advantages_device(const RowView& rows, const AdvantageParams
   return "";
 }
 
-std::string compute_advantages_from_host(const RowView& rows, const AdvantageParams& params,
-                                         const AdvantageOutputs& out) {
+std::string compute_advantages_from_host(const RowView& rows, const AdvantageParams& params, const AdvantageOutputs& out) {
   const int64_t n = rows.rows;
   if (n <= 0) return "";
   cudaStream_t stream = nullptr;
@@ -301,12 +294,9 @@ std::string compute_advantages_from_host(const RowView& rows, const AdvantagePar
     LAMER_CUDA_TRY(scratch.alloc(&d_out.advantage, n));
     error = compute_advantages_device(d, params, d_out, stream);
     if (error.empty()) {
-      LAMER_CUDA_TRY(cudaMemcpyAsync(out.episode_reward, d_out.episode_reward, n * sizeof(float),
-                                     cudaMemcpyDeviceToHost, stream));
-      LAMER_CUDA_TRY(cudaMemcpyAsync(out.step_return, d_out.step_return, n * sizeof(float), cudaMemcpyDeviceToHost,
-                                     stream));
-      LAMER_CUDA_TRY(
-          cudaMemcpyAsync(out.advantage, d_out.advantage, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+      LAMER_CUDA_TRY(cudaMemcpyAsync(out.episode_reward, d_out.episode_reward, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+      LAMER_CUDA_TRY(cudaMemcpyAsync(out.step_return, d_out.step_return, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+      LAMER_CUDA_TRY(cudaMemcpyAsync(out.advantage, d_out.advantage, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
     }
   }
   if (!error.empty()) return error;

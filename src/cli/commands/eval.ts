@@ -167,8 +167,24 @@ export const command: Command = {
 };
 
 /** `lamer eval --run JOB --out DIR`: a finished job's models scored on other tasks (src/train/rescore.ts). */
-async function rescore(values: { run?: string; out?: string; tasks?: string; split?: string; offset?: string; force?: boolean; quiet?: boolean; model?: string; method?: string[]; config?: string; set?: string[]; json?: string; transcripts?: string }): Promise<number> {
-  const conflicting = (['model', 'method', 'config', 'json', 'transcripts'] as const).filter((k) => values[k] !== undefined && !(Array.isArray(values[k]) && values[k].length === 0));
+async function rescore(values: {
+  run?: string;
+  out?: string;
+  tasks?: string;
+  split?: string;
+  offset?: string;
+  force?: boolean;
+  quiet?: boolean;
+  model?: string;
+  method?: string[];
+  config?: string;
+  set?: string[];
+  json?: string;
+  transcripts?: string;
+}): Promise<number> {
+  const conflicting = (['model', 'method', 'config', 'json', 'transcripts'] as const).filter(
+    (k) => values[k] !== undefined && !(Array.isArray(values[k]) && values[k].length === 0),
+  );
   if (!values.run || !values.out || conflicting.length > 0 || (values.set?.length ?? 0) > 0) {
     console.error(
       `lamer eval: --run JOB_DIR and --out DIR go together${conflicting.length || values.set?.length ? `, without ${[...conflicting, ...(values.set?.length ? ['set'] : [])].map((k) => `--${k}`).join(', ')} (the job's own models and configs are scored)` : ''}\n\n${usage}`,
@@ -178,7 +194,8 @@ async function rescore(values: { run?: string; out?: string; tasks?: string; spl
   const number = (flag: string, text: string | undefined, min: number): number | undefined => {
     if (text === undefined) return undefined;
     const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new LamerError('E_ARG', `lamer eval: --${flag} expects an integer of at least ${min}, found ${JSON.stringify(text)}`);
+    if (!Number.isInteger(n) || n < min)
+      throw new LamerError('E_ARG', `lamer eval: --${flag} expects an integer of at least ${min}, found ${JSON.stringify(text)}`);
     return n;
   };
   if (values.split !== undefined && values.split !== 'eval' && values.split !== 'select') {

@@ -103,11 +103,13 @@ export const command: Command = {
     tokens.length = result.tokens.length;
     flush(true);
     const seconds = (performance.now() - t0) / 1000;
-    const why = result.stoppedBy ? ('tokenId' in result.stoppedBy ? `stop id ${result.stoppedBy.tokenId}` : `stop string ${JSON.stringify(result.stoppedBy.string)}`) : `${maxNew} tokens`;
+    const why = result.stoppedBy
+      ? 'tokenId' in result.stoppedBy
+        ? `stop id ${result.stoppedBy.tokenId}`
+        : `stop string ${JSON.stringify(result.stoppedBy.string)}`
+      : `${maxNew} tokens`;
     process.stdout.write('\n');
-    console.error(
-      `[${result.finishReason}: ${why}; ${promptIds.length} prompt + ${result.tokens.length} new tokens in ${seconds.toFixed(2)} s]`,
-    );
+    console.error(`[${result.finishReason}: ${why}; ${promptIds.length} prompt + ${result.tokens.length} new tokens in ${seconds.toFixed(2)} s]`);
     return 0;
   },
 };

@@ -45,9 +45,7 @@ export const command: Command = {
     } finally {
       policy.dispose();
     }
-    console.log(
-      `wrote ${values.out}: ${preset} (${(parameterCount(config) / 1e6).toFixed(2)}M parameters, vocabulary ${config.vocabSize}, seed ${seed})`,
-    );
+    console.log(`wrote ${values.out}: ${preset} (${(parameterCount(config) / 1e6).toFixed(2)}M parameters, vocabulary ${config.vocabSize}, seed ${seed})`);
     return 0;
   },
 };

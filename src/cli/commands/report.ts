@@ -35,7 +35,13 @@ export function reportFor(path: string): { html: string; sections: number; runs:
     ]
       .filter(Boolean)
       .join(' ');
-    body.push(renderSection(s.name, s.runs.flatMap((r) => r.events), note));
+    body.push(
+      renderSection(
+        s.name,
+        s.runs.flatMap((r) => r.events),
+        note,
+      ),
+    );
   }
   return {
     html: renderPage(`lamer report: ${basename(path)}`, body),

@@ -68,9 +68,7 @@ export const command: Command = {
           return 1;
         }
         if (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => Number.isInteger(x) && x >= 0 && x < policy.config.vocabSize)) {
-          console.error(
-            `lamer score: ${values.input}:${lineNo}: expected {"ids": [...]} with at least one token id in [0, ${policy.config.vocabSize})`,
-          );
+          console.error(`lamer score: ${values.input}:${lineNo}: expected {"ids": [...]} with at least one token id in [0, ${policy.config.vocabSize})`);
           return 1;
         }
         pending.push(ids as number[]);

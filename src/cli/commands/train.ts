@@ -114,7 +114,7 @@ export const command: Command = {
         const scored = results[0]?.taskSet ? describeTaskSet(results[0].taskSet) : `${config.eval.tasks} tasks`;
         print(`\n${config.env.name}: pass@k on ${scored}${seeds ? ` (seed ${config.seed})` : ''}${dist ? ` (${dist.size} processes)` : ''}\n${table}`);
         print(
-          `run folder: ${runDir} (eval.json, metrics.jsonl, transcripts.jsonl of the last evaluation${config.compare ? ' in each method\'s folder' : ''}; ` +
+          `run folder: ${runDir} (eval.json, metrics.jsonl, transcripts.jsonl of the last evaluation${config.compare ? " in each method's folder" : ''}; ` +
             `\`lamer report ${runDir}\` draws the charts)`,
         );
       }
@@ -125,7 +125,10 @@ export const command: Command = {
       return 0;
     } catch (e) {
       if (!received) throw e;
-      const where = jobs.map((c) => join(c.runsDir, c.name)).slice(0, runDirs.length + 1).at(-1);
+      const where = jobs
+        .map((c) => join(c.runsDir, c.name))
+        .slice(0, runDirs.length + 1)
+        .at(-1);
       console.error(`lamer train: interrupted; \`lamer train --resume\` with the same options continues ${where}`);
       return received === 'SIGTERM' ? 143 : 130;
     } finally {

@@ -5,26 +5,11 @@
 import { LamerError } from '../../errors.js';
 import { extractRemark } from '../common/tags.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
-import type {
-  Environment,
-  Observation,
-  PlayPromptInput,
-  ReflectPromptInput,
-  Reflection,
-  StepResult,
-} from '../types.js';
+import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
 import { parseAlfWorldResponse } from './parse.js';
 import { alfWorldPlayPrompt, alfWorldReflectPrompt } from './prompts.js';
 import { TASK_TYPES, isAccomplished, taskTypesOf, type AlfWorldSplit, type TaskType } from './tasks.js';
-import {
-  CONTAINER_TYPES,
-  LAMP_TYPES,
-  cloneState,
-  generateHousehold,
-  type Household,
-  type Receptacle,
-  type WorldState,
-} from './world.js';
+import { CONTAINER_TYPES, LAMP_TYPES, cloneState, generateHousehold, type Household, type Receptacle, type WorldState } from './world.js';
 
 export interface AlfWorldOptions {
   /** Task types to sample: 'train' (pick, look, clean, heat), 'eval-ood' (cool, pick-two) or 'all'. Default 'all'. */

@@ -35,8 +35,7 @@ export function expertCommand(house: Household, s: WorldState): string | null {
   if (isAccomplished(house, s)) return null;
   const task = house.task;
   const need = requiredState(task.type);
-  const byCost = (recs: string[]) =>
-    recs.slice().sort((a, b) => reachCost(house, s, a) - reachCost(house, s, b) || (a < b ? -1 : a > b ? 1 : 0));
+  const byCost = (recs: string[]) => recs.slice().sort((a, b) => reachCost(house, s, a) - reachCost(house, s, b) || (a < b ? -1 : a > b ? 1 : 0));
 
   // Where the object goes: for pick-two, the receptacle that already holds one; otherwise the cheapest to reach.
   const destinations = house.receptacles.filter((r) => r.type === task.receptacleType).map((r) => r.id);
@@ -50,9 +49,7 @@ export function expertCommand(house: Household, s: WorldState): string | null {
     if (task.type === 'look_at_obj_in_light') {
       const lamps = [
         ...house.receptacles.filter((r) => r.type === task.lampType).map((r) => ({ lamp: r.id, at: r.id })),
-        ...Object.entries(s.contents).flatMap(([rec, items]) =>
-          items.filter((id) => typeOf(id) === task.lampType).map((id) => ({ lamp: id, at: rec })),
-        ),
+        ...Object.entries(s.contents).flatMap(([rec, items]) => items.filter((id) => typeOf(id) === task.lampType).map((id) => ({ lamp: id, at: rec }))),
       ];
       const { lamp, at } = lamps[0];
       if (s.location !== at) return `go to ${at}`;
@@ -124,9 +121,6 @@ export class AlfWorldExpert implements Expert {
     if (wasted > 0) reasons.push(`${wasted} of them were not admissible and did nothing.`);
     const plan = expertPlan(house);
     const wrong = reasons.join(' ');
-    return (
-      `Looking back: ${wrong}\n` +
-      `<remark>What went wrong: ${wrong} Plan for the next trial (${plan.length} actions): ${plan.join(', ')}.</remark>`
-    );
+    return `Looking back: ${wrong}\n` + `<remark>What went wrong: ${wrong} Plan for the next trial (${plan.length} actions): ${plan.join(', ')}.</remark>`;
   }
 }

@@ -7,15 +7,7 @@ import { AlfWorldExpert } from './expert.js';
 
 export { AlfWorldEnv, NOTHING_HAPPENS, admissibleCommands, executeCommand, type AlfWorldOptions } from './env.js';
 export { AlfWorldExpert, expertCommand, expertPlan } from './expert.js';
-export {
-  IN_DISTRIBUTION_TYPES,
-  OUT_OF_DISTRIBUTION_TYPES,
-  TASK_TYPES,
-  isAccomplished,
-  type AlfWorldSplit,
-  type Task,
-  type TaskType,
-} from './tasks.js';
+export { IN_DISTRIBUTION_TYPES, OUT_OF_DISTRIBUTION_TYPES, TASK_TYPES, isAccomplished, type AlfWorldSplit, type Task, type TaskType } from './tasks.js';
 export { generateHousehold, type Household, type WorldState } from './world.js';
 
 export function createAlfWorldEnv(options?: AlfWorldOptions): AlfWorldEnv {

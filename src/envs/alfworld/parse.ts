@@ -6,7 +6,12 @@ import { extractAction } from '../common/tags.js';
 
 /** The canonical spelling of a command as the environment lists it. */
 export function canonicalCommand(text: string): string {
-  let cmd = text.toLowerCase().replace(/\s+/g, ' ').trim().replace(/[.!]+$/, '').trim();
+  let cmd = text
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!]+$/, '')
+    .trim();
   const put = /^(?:put|place|move) (.+?) (?:in\/on|in|on|into|onto|to) (.+)$/.exec(cmd);
   if (put !== null) cmd = `put ${put[1]} in/on ${put[2]}`;
   const goTo = /^go (?:to )?(.+)$/.exec(cmd);

@@ -14,12 +14,7 @@ export const TASK_TYPES = [
 
 export type TaskType = (typeof TASK_TYPES)[number];
 
-export const IN_DISTRIBUTION_TYPES: readonly TaskType[] = [
-  'pick_and_place',
-  'look_at_obj_in_light',
-  'pick_clean_then_place',
-  'pick_heat_then_place',
-];
+export const IN_DISTRIBUTION_TYPES: readonly TaskType[] = ['pick_and_place', 'look_at_obj_in_light', 'pick_clean_then_place', 'pick_heat_then_place'];
 export const OUT_OF_DISTRIBUTION_TYPES: readonly TaskType[] = ['pick_cool_then_place', 'pick_two_obj_and_place'];
 
 export type AlfWorldSplit = 'train' | 'eval-ood' | 'all';

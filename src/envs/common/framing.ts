@@ -153,8 +153,7 @@ export function composeReflectPrompt(parts: ReflectPromptParts): string {
   }
   const trajectory =
     input.steps.length > 0
-      ? `Your actions and the observations that followed (older observations are shown as ...):\n` +
-        formatTrajectory(input.steps, { style: 'full' })
+      ? `Your actions and the observations that followed (older observations are shown as ...):\n` + formatTrajectory(input.steps, { style: 'full' })
       : 'You took no action.';
   return [
     parts.rules.trim(),

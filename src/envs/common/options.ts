@@ -4,31 +4,17 @@
 import { LamerError } from '../../errors.js';
 
 /** An integer option in [min, max], or its default when absent. Throws E_ENV otherwise. */
-export function intOption(
-  env: string,
-  options: Record<string, unknown> | undefined,
-  key: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
+export function intOption(env: string, options: Record<string, unknown> | undefined, key: string, fallback: number, min: number, max: number): number {
   const value = options?.[key];
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new LamerError(
-      'E_ENV',
-      `${env} option ${key}: expected an integer in [${min}, ${max}], found ${JSON.stringify(value)}`,
-    );
+    throw new LamerError('E_ENV', `${env} option ${key}: expected an integer in [${min}, ${max}], found ${JSON.stringify(value)}`);
   }
   return value;
 }
 
 /** Throws E_ENV when `options` names keys the environment does not know (usually a typo). */
-export function rejectUnknownOptions(
-  env: string,
-  options: Record<string, unknown> | undefined,
-  known: readonly string[],
-): void {
+export function rejectUnknownOptions(env: string, options: Record<string, unknown> | undefined, known: readonly string[]): void {
   if (options === undefined) return;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new LamerError('E_ENV', `${env} options must be an object, found ${JSON.stringify(options)}`);

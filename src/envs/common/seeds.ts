@@ -37,10 +37,7 @@ export function seedRange(split: SeedSplit): SeedRange {
 export function taskSeed(split: SeedSplit, index: number): number {
   const range = seedRange(split);
   if (!Number.isInteger(index) || index < 0 || index >= range.end - range.start) {
-    throw new LamerError(
-      'E_ENV',
-      `task index ${index} is outside the ${split} split: expected an integer in [0, ${range.end - range.start})`,
-    );
+    throw new LamerError('E_ENV', `task index ${index} is outside the ${split} split: expected an integer in [0, ${range.end - range.start})`);
   }
   return range.start + index;
 }

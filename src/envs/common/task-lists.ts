@@ -25,7 +25,8 @@ export interface DistinctTasksOptions {
 export function distinctTaskSeeds(nth: (i: number) => number, count: number, env: (() => Environment) | undefined, options: DistinctTasksOptions): number[] {
   const offset = options.offset ?? 0;
   if (!Number.isInteger(count) || count < 1) throw new LamerError('E_ARG', `${options.what} tasks: expected a positive task count, found ${count}`);
-  if (!Number.isInteger(offset) || offset < 0) throw new LamerError('E_ARG', `${options.what} tasks: expected a non-negative first task index, found ${offset}`);
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new LamerError('E_ARG', `${options.what} tasks: expected a non-negative first task index, found ${offset}`);
   const length = options.length ?? Infinity;
   const probe = env?.();
   if (!probe?.taskKey) {

@@ -5,28 +5,11 @@ import { LamerError } from '../../errors.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
 import { contentSplitOfSeed } from '../common/seeds.js';
 import { extractAction, extractRemark } from '../common/tags.js';
-import type {
-  Environment,
-  Observation,
-  PlayPromptInput,
-  ReflectPromptInput,
-  Reflection,
-  StepResult,
-  TrajectoryStep,
-} from '../types.js';
+import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult, TrajectoryStep } from '../types.js';
 import { mineSweeperEpisodeFacts } from './expert.js';
 import { parseCellAction } from './parse.js';
 import { mineSweeperPlayPrompt, mineSweeperReflectPrompt } from './prompts.js';
-import {
-  allSafeOpened,
-  cellLabel,
-  layoutContent,
-  makeBoard,
-  reveal,
-  seededLayout,
-  type MineBoard,
-  type VisibleBoard,
-} from './solver.js';
+import { allSafeOpened, cellLabel, layoutContent, makeBoard, reveal, seededLayout, type MineBoard, type VisibleBoard } from './solver.js';
 
 export interface MineSweeperOptions {
   rows?: number;

@@ -58,11 +58,7 @@ export function mineSweeperEpisodeFacts(env: MineSweeperEnv, steps: readonly Tra
 }
 
 /** The scripted reflection: only the facts of the failed episode (mineSweeperEpisodeFacts) and, in full style, a plan. */
-export function mineSweeperReflectionText(
-  env: MineSweeperEnv,
-  steps: readonly TrajectoryStep[],
-  style: PromptStyle = 'full',
-): string {
+export function mineSweeperReflectionText(env: MineSweeperEnv, steps: readonly TrajectoryStep[], style: PromptStyle = 'full'): string {
   const { cols } = env.settings;
   const { mineHit, safeClicks, wasted } = mineSweeperEpisodeFacts(env, steps);
   const safeList = safeClicks.length > 0 ? safeClicks.map((i) => cellLabel(cols, i)).join(', ') : 'none';

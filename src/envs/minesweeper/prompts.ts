@@ -33,8 +33,7 @@ export function mineSweeperAnswerFormat(): string {
   );
 }
 
-const REFLECT_HINT =
-  'Say where the mine you hit was, which cells turned out safe, and the order of cells to open next time.';
+const REFLECT_HINT = 'Say where the mine you hit was, which cells turned out safe, and the order of cells to open next time.';
 
 /** Compact board: `Row r:` prefixes dropped, rows joined by ` / `; a message line (e.g. a mine hit) stays last. */
 export const compactMineBoard: CompactObservation = (text) =>

@@ -117,7 +117,10 @@ export function seededLayout(seed: number, rows: number, cols: number, mineCount
     }
     if (candidates.length > 0) return { board, firstReveal: rng.pick(candidates) };
   }
-  const side = split === undefined ? '' : ` in the ${split} split of the layouts (${split === 'eval' ? 'half' : split === 'select' ? 'an eighth' : 'three eighths'} of them, by content)`;
+  const side =
+    split === undefined
+      ? ''
+      : ` in the ${split} split of the layouts (${split === 'eval' ? 'half' : split === 'select' ? 'an eighth' : 'three eighths'} of them, by content)`;
   throw new LamerError('E_ENV', `minesweeper: no ${rows}x${cols} layout with ${mineCount} mines leaves a game to play${side}; use a larger board`);
 }
 

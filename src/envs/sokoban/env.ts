@@ -7,28 +7,10 @@ import { LamerError } from '../../errors.js';
 import { Rng } from '../../util/rng.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
 import { extractAction, extractRemark } from '../common/tags.js';
-import type {
-  Environment,
-  Observation,
-  PlayPromptInput,
-  ReflectPromptInput,
-  Reflection,
-  StepResult,
-} from '../types.js';
+import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
 import { parseSokobanMoves } from './parse.js';
 import { sokobanPlayPrompt, sokobanReflectPrompt, type SokobanPromptSettings } from './prompts.js';
-import {
-  MOVES,
-  SokobanGraph,
-  applyMove,
-  boxesOnTargets,
-  isSolved,
-  neighbour,
-  renderRoom,
-  type Move,
-  type SokobanRoom,
-  type SokobanState,
-} from './solver.js';
+import { MOVES, SokobanGraph, applyMove, boxesOnTargets, isSolved, neighbour, renderRoom, type Move, type SokobanRoom, type SokobanState } from './solver.js';
 
 export interface SokobanOptions {
   width?: number;

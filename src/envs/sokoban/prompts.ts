@@ -34,8 +34,7 @@ export function sokobanAnswerFormat(s: SokobanPromptSettings): string {
   );
 }
 
-const REFLECT_HINT =
-  'Name the box that got stuck (or the moves that were wasted) and write the sequence of moves to try from the start.';
+const REFLECT_HINT = 'Name the box that got stuck (or the moves that were wasted) and write the sequence of moves to try from the start.';
 
 /** Compact board: rows without their numbers, cells space-separated, rows joined by ` / `. */
 export const compactSokobanBoard: CompactObservation = (text) =>

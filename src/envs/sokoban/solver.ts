@@ -127,10 +127,7 @@ export class SokobanGraph {
   static explore(room: SokobanRoom, start: SokobanState, limit = DEFAULT_STATE_LIMIT): SokobanGraph | null {
     const cells = room.width * room.height;
     if (Math.pow(cells, start.boxes.length + 1) > Number.MAX_SAFE_INTEGER) {
-      throw new LamerError(
-        'E_ENV',
-        `sokoban room ${room.width}x${room.height} with ${start.boxes.length} boxes is too large to solve exactly`,
-      );
+      throw new LamerError('E_ENV', `sokoban room ${room.width}x${room.height} with ${start.boxes.length} boxes is too large to solve exactly`);
     }
     const keys: number[] = [];
     const states: SokobanState[] = [];

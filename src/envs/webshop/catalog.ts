@@ -80,8 +80,17 @@ const CATEGORIES: readonly CategorySpec[] = [
     category: 'beauty',
     root: 'Beauty & Personal Care',
     attributes: [
-      'paraben free', 'cruelty free', 'long lasting', 'natural ingredients', 'sensitive skin', 'travel size',
-      'fragrance free', 'dry skin', 'easy to use', 'sulfate free', 'vegan formula',
+      'paraben free',
+      'cruelty free',
+      'long lasting',
+      'natural ingredients',
+      'sensitive skin',
+      'travel size',
+      'fragrance free',
+      'dry skin',
+      'easy to use',
+      'sulfate free',
+      'vegan formula',
     ],
     types: [
       { type: 'shampoo', department: 'Hair Care', options: { size: BOTTLE_SIZES, scent: SCENTS }, priceRange: [6, 38] },
@@ -97,30 +106,63 @@ const CATEGORIES: readonly CategorySpec[] = [
     category: 'electronics',
     root: 'Electronics',
     attributes: [
-      'fast charging', 'noise cancelling', 'water resistant', 'wireless charging', 'high definition', 'easy install',
-      'long battery life', 'bluetooth', 'usb c', 'plug and play', 'heavy duty',
+      'fast charging',
+      'noise cancelling',
+      'water resistant',
+      'wireless charging',
+      'high definition',
+      'easy install',
+      'long battery life',
+      'bluetooth',
+      'usb c',
+      'plug and play',
+      'heavy duty',
     ],
     types: [
       { type: 'wireless earbuds', department: 'Headphones', options: { color: DEVICE_COLORS }, priceRange: [19, 150] },
-      { type: 'phone case', department: 'Cell Phone Accessories', options: { color: DEVICE_COLORS, size: ['iphone 13', 'iphone 14', 'iphone 15', 'galaxy s23', 'pixel 8'] }, priceRange: [8, 35] },
+      {
+        type: 'phone case',
+        department: 'Cell Phone Accessories',
+        options: { color: DEVICE_COLORS, size: ['iphone 13', 'iphone 14', 'iphone 15', 'galaxy s23', 'pixel 8'] },
+        priceRange: [8, 35],
+      },
       { type: 'charging cable', department: 'Cables', options: { size: ['3 ft', '6 ft', '10 ft'], color: DEVICE_COLORS }, priceRange: [6, 25] },
       { type: 'portable speaker', department: 'Audio', options: { color: DEVICE_COLORS }, priceRange: [25, 180] },
       { type: 'computer monitor', department: 'Computers', options: { size: ['22 inch', '24 inch', '27 inch', '32 inch'] }, priceRange: [90, 400] },
       { type: 'memory card', department: 'Storage', options: { size: ['32gb', '64gb', '128gb', '256gb', '512gb'] }, priceRange: [7, 60] },
-      { type: 'security camera', department: 'Home Security', options: { color: ['black', 'white'], size: ['1 pack', '2 pack', '4 pack'] }, priceRange: [25, 200] },
+      {
+        type: 'security camera',
+        department: 'Home Security',
+        options: { color: ['black', 'white'], size: ['1 pack', '2 pack', '4 pack'] },
+        priceRange: [25, 200],
+      },
     ],
   },
   {
     category: 'fashion',
     root: 'Clothing, Shoes & Jewelry',
     attributes: [
-      'machine wash', 'slim fit', 'long sleeve', 'quick drying', 'button closure', 'relaxed fit', 'moisture wicking',
-      'short sleeve', 'elastic waistband', 'rubber sole', 'hand wash',
+      'machine wash',
+      'slim fit',
+      'long sleeve',
+      'quick drying',
+      'button closure',
+      'relaxed fit',
+      'moisture wicking',
+      'short sleeve',
+      'elastic waistband',
+      'rubber sole',
+      'hand wash',
     ],
     types: [
       { type: 't-shirt', department: 'Tops & Tees', options: { size: FASHION_SIZES, color: CLOTH_COLORS }, priceRange: [8, 35] },
       { type: 'hoodie', department: 'Fashion Hoodies & Sweatshirts', options: { size: FASHION_SIZES, color: CLOTH_COLORS }, priceRange: [18, 70] },
-      { type: 'jeans', department: 'Pants', options: { size: ['28w x 30l', '30w x 30l', '32w x 32l', '34w x 32l', '36w x 34l'], color: ['light wash', 'dark wash', 'black', 'stone'] }, priceRange: [20, 80] },
+      {
+        type: 'jeans',
+        department: 'Pants',
+        options: { size: ['28w x 30l', '30w x 30l', '32w x 32l', '34w x 32l', '36w x 34l'], color: ['light wash', 'dark wash', 'black', 'stone'] },
+        priceRange: [20, 80],
+      },
       { type: 'running shoes', department: 'Shoes', options: { size: SHOE_SIZES, color: CLOTH_COLORS }, priceRange: [30, 140] },
       { type: 'yoga pants', department: 'Active', options: { size: FASHION_SIZES, color: CLOTH_COLORS }, priceRange: [14, 60] },
       { type: 'rain jacket', department: 'Coats, Jackets & Vests', options: { size: FASHION_SIZES, color: CLOTH_COLORS }, priceRange: [30, 150] },
@@ -131,32 +173,75 @@ const CATEGORIES: readonly CategorySpec[] = [
     category: 'food',
     root: 'Grocery & Gourmet Food',
     attributes: [
-      'gluten free', 'sugar free', 'non gmo', 'low calorie', 'organic', 'keto friendly', 'high protein', 'kosher',
-      'low sodium', 'dairy free', 'ready to eat',
+      'gluten free',
+      'sugar free',
+      'non gmo',
+      'low calorie',
+      'organic',
+      'keto friendly',
+      'high protein',
+      'kosher',
+      'low sodium',
+      'dairy free',
+      'ready to eat',
     ],
     types: [
       { type: 'protein bars', department: 'Snack Foods', options: { flavor: FLAVORS, size: PACK_SIZES }, priceRange: [8, 40] },
-      { type: 'green tea', department: 'Beverages', options: { flavor: ['original', 'jasmine', 'mint', 'lemon', 'ginger', 'peach'], size: PACK_SIZES }, priceRange: [4, 30] },
+      {
+        type: 'green tea',
+        department: 'Beverages',
+        options: { flavor: ['original', 'jasmine', 'mint', 'lemon', 'ginger', 'peach'], size: PACK_SIZES },
+        priceRange: [4, 30],
+      },
       { type: 'olive oil', department: 'Pantry Staples', options: { size: ['8.5 fl oz', '16.9 fl oz', '25.4 fl oz', '33.8 fl oz'] }, priceRange: [7, 45] },
       { type: 'trail mix', department: 'Snack Foods', options: { flavor: FLAVORS, size: PACK_SIZES }, priceRange: [5, 32] },
-      { type: 'ground coffee', department: 'Beverages', options: { flavor: ['original', 'hazelnut', 'french vanilla', 'caramel', 'mocha'], size: ['12 ounce', '24 ounce', '32 ounce'] }, priceRange: [7, 40] },
-      { type: 'beef jerky', department: 'Meat Snacks', options: { flavor: ['original', 'teriyaki', 'peppered', 'sweet and spicy', 'smoked'], size: PACK_SIZES }, priceRange: [6, 45] },
+      {
+        type: 'ground coffee',
+        department: 'Beverages',
+        options: { flavor: ['original', 'hazelnut', 'french vanilla', 'caramel', 'mocha'], size: ['12 ounce', '24 ounce', '32 ounce'] },
+        priceRange: [7, 40],
+      },
+      {
+        type: 'beef jerky',
+        department: 'Meat Snacks',
+        options: { flavor: ['original', 'teriyaki', 'peppered', 'sweet and spicy', 'smoked'], size: PACK_SIZES },
+        priceRange: [6, 45],
+      },
     ],
   },
   {
     category: 'furniture',
     root: 'Home & Kitchen',
     attributes: [
-      'easy assemble', 'solid wood', 'space saving', 'storage space', 'living room', 'metal frame', 'mid century',
-      'non slip', 'height adjustable', 'faux leather', 'bedroom furniture',
+      'easy assemble',
+      'solid wood',
+      'space saving',
+      'storage space',
+      'living room',
+      'metal frame',
+      'mid century',
+      'non slip',
+      'height adjustable',
+      'faux leather',
+      'bedroom furniture',
     ],
     types: [
       { type: 'office chair', department: 'Home Office Furniture', options: { color: WOOD_COLORS }, priceRange: [60, 300] },
       { type: 'bookshelf', department: 'Living Room Furniture', options: { color: WOOD_COLORS, size: ['3-tier', '4-tier', '5-tier'] }, priceRange: [40, 220] },
       { type: 'coffee table', department: 'Living Room Furniture', options: { color: WOOD_COLORS }, priceRange: [50, 260] },
-      { type: 'bar stool', department: 'Kitchen & Dining Furniture', options: { color: WOOD_COLORS, size: ['24 inch', '26 inch', '30 inch'] }, priceRange: [35, 180] },
+      {
+        type: 'bar stool',
+        department: 'Kitchen & Dining Furniture',
+        options: { color: WOOD_COLORS, size: ['24 inch', '26 inch', '30 inch'] },
+        priceRange: [35, 180],
+      },
       { type: 'nightstand', department: 'Bedroom Furniture', options: { color: WOOD_COLORS }, priceRange: [30, 160] },
-      { type: 'shoe rack', department: 'Storage & Organization', options: { color: WOOD_COLORS, size: ['2-tier', '3-tier', '4-tier', '5-tier'] }, priceRange: [15, 90] },
+      {
+        type: 'shoe rack',
+        department: 'Storage & Organization',
+        options: { color: WOOD_COLORS, size: ['2-tier', '3-tier', '4-tier', '5-tier'] },
+        priceRange: [15, 90],
+      },
     ],
   },
 ];
@@ -196,9 +281,7 @@ function makeAsin(rng: Rng): string {
 function describe(spec: ProductTypeSpec, attributes: string[], brand: string): { description: string; features: string[] } {
   const features = attributes.map((a) => `${titleCase(a)}: designed to be ${a} for everyday use.`);
   features.push(`Made by ${brand} with a satisfaction guarantee.`);
-  const description =
-    `This ${spec.type} from ${brand} is ${attributes.join(', ')}. ` +
-    `Choose the option that suits you and enjoy it at home or on the go.`;
+  const description = `This ${spec.type} from ${brand} is ${attributes.join(', ')}. ` + `Choose the option that suits you and enjoy it at home or on the go.`;
   return { description, features };
 }
 
@@ -228,7 +311,10 @@ export function generateCatalog(size = 1000, seed = 0): Catalog {
     const [lo, hi] = spec.priceRange;
     const price = Math.round((lo + rng.next() * (hi - lo)) * 100) / 100;
     // Titles carry one or two attributes, as shop titles do; the rest is only in the description and features.
-    const titleAttrs = attributes.slice(0, 1 + rng.int(2)).map(titleCase).join(' ');
+    const titleAttrs = attributes
+      .slice(0, 1 + rng.int(2))
+      .map(titleCase)
+      .join(' ');
     const name = `${brand} ${rng.pick(TITLE_EXTRAS)} ${titleAttrs} ${titleCase(spec.type)}`;
     const { description, features } = describe(spec, attributes, brand);
     products.push({

@@ -6,14 +6,7 @@ import { LamerError } from '../../errors.js';
 import { Rng } from '../../util/rng.js';
 import { extractRemark } from '../common/tags.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
-import type {
-  Environment,
-  Observation,
-  PlayPromptInput,
-  ReflectPromptInput,
-  Reflection,
-  StepResult,
-} from '../types.js';
+import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
 import { generateCatalog, writeGoal, type Catalog, type Goal, type Product } from './catalog.js';
 import { parseWebShopResponse, type WebShopAction } from './parse.js';
 import { webShopPlayPrompt, webShopReflectPrompt } from './prompts.js';

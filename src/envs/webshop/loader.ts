@@ -22,8 +22,33 @@ export interface WebShopFiles {
 
 /** Words a title shares with many others and that say nothing about what the product is. */
 const TITLE_STOP_WORDS = new Set([
-  'and', 'the', 'for', 'with', 'pack', 'set', 'inch', 'inches', 'count', 'ounce', 'ounces', 'new', 'from', 'that',
-  'women', 'men', 'womens', 'mens', 'size', 'color', 'black', 'white', 'free', 'oz', 'pcs', 'piece', 'pieces',
+  'and',
+  'the',
+  'for',
+  'with',
+  'pack',
+  'set',
+  'inch',
+  'inches',
+  'count',
+  'ounce',
+  'ounces',
+  'new',
+  'from',
+  'that',
+  'women',
+  'men',
+  'womens',
+  'mens',
+  'size',
+  'color',
+  'black',
+  'white',
+  'free',
+  'oz',
+  'pcs',
+  'piece',
+  'pieces',
 ]);
 
 type Json = unknown;
@@ -81,7 +106,11 @@ function parseOptions(raw: Json): Record<string, string[]> {
 }
 
 function stringList(v: Json): string[] {
-  if (Array.isArray(v)) return v.map(str).map((s) => s.trim()).filter((s) => s.length > 0);
+  if (Array.isArray(v))
+    return v
+      .map(str)
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
   if (typeof v === 'string' && v.trim() !== '') return [v.trim()];
   return [];
 }
@@ -116,9 +145,7 @@ export function catalogFromWebShopJson(
     seen.add(asin);
     const pricing = parsePricing(row.pricing);
     const fromTable = attributeTable[asin];
-    const attributes = stringList(row.attributes).length > 0
-      ? stringList(row.attributes)
-      : isRecord(fromTable) ? stringList(fromTable.attributes) : [];
+    const attributes = stringList(row.attributes).length > 0 ? stringList(row.attributes) : isRecord(fromTable) ? stringList(fromTable.attributes) : [];
     products.push({
       asin,
       name,

@@ -48,7 +48,12 @@ function prepare(product: Product): PreparedProduct {
 }
 
 function breadcrumbSegments(path: string): Set<string> {
-  return new Set(path.split('›').map((s) => s.trim().toLowerCase()).filter(Boolean));
+  return new Set(
+    path
+      .split('›')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
 }
 
 /** The goal side, prepared once per goal for the same reason. */
