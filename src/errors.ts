@@ -7,7 +7,6 @@ export type ErrorCode =
   | 'E_DISPOSED' // a disposed object was used
   | 'E_NATIVE' // the addon could not be loaded, or another native failure
   | 'E_CHECKPOINT' // a checkpoint file or config is malformed
-  | 'E_SAFETENSORS' // a safetensors file is malformed
   | 'E_ROWS' // a row table is malformed
   | 'E_ENV' // an environment was misused
   | 'E_CONFIG' // a configuration value is invalid

@@ -7,7 +7,7 @@
 //   engineUniform(seed, n) -> number                                    (a request's n-th uniform, for tests)
 //
 // Steps run on the model's executor thread, in order with every other job on that model. One step at a time per
-// engine: the TS scheduler (src/engine/scheduler.ts) awaits each before the next.
+// engine: the TS engine (src/engine/engine.ts) awaits each before the next.
 #include <c10/core/InferenceMode.h>
 #include <napi.h>
 

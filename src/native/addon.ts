@@ -49,13 +49,3 @@ export function addon(): NativeAddon {
   }
   return loaded;
 }
-
-/** True when the addon can be loaded; for code that has a pure-TS fallback. */
-export function addonAvailable(): boolean {
-  try {
-    addon();
-    return true;
-  } catch {
-    return false;
-  }
-}

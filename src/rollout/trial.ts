@@ -45,7 +45,6 @@ export interface TrialConfig {
 
 export type ResolvedTrialConfig = Required<Omit<TrialConfig, 'maxTurns' | 'window'>> & Pick<TrialConfig, 'maxTurns' | 'window'>;
 
-/** One row of SPEC §1 plus what the train step and the logs need. */
 /** What the policy answered, as a row keeps it. */
 interface Sampled {
   response: string;
@@ -56,6 +55,7 @@ interface Sampled {
   finishReason: FinishReason;
 }
 
+/** One row of SPEC §1 plus what the train step and the logs need. */
 export interface TrialRow extends Row, Sampled {
   phase: 'play' | 'reflect';
   valid: boolean;

@@ -413,7 +413,6 @@ export function configPath(nameOrPath: string): string {
   return join(configsDir, `${nameOrPath}.yaml`);
 }
 
-/** Reads a YAML config and the chain of configs it extends, merged (unvalidated). */
 /**
  * A run folder's name stays inside runsDir and names a folder of its own: relative, no '.'/'..' or empty parts (so
  * neither `runs/` itself, which `--force` would empty, nor anything outside it), no NUL or backslash, 200 characters
@@ -427,6 +426,7 @@ export function isRunName(name: string): boolean {
 /** A config file's size limit: a YAML config is a few kilobytes. */
 const MAX_CONFIG_BYTES = 1 << 20;
 
+/** Reads a YAML config and the chain of configs it extends, merged (unvalidated). */
 export function readConfigFile(nameOrPath: string, seen: string[] = []): Record<string, unknown> {
   const path = configPath(nameOrPath);
   if (seen.includes(path)) throw new LamerError('E_CONFIG', `config ${path}: 'extends' forms a cycle (${[...seen, path].join(' -> ')})`);
