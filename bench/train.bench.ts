@@ -17,7 +17,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseModelConfig } from '../src/model/config.js';
 import { Policy } from '../src/model/policy.js';
 import { presetCheckpoint } from '../src/model/presets.js';
-import { Optimizer, trainBatch, type TrainRow } from '../src/train/step.js';
+import { Optimizer } from '../src/train/optimizer.js';
+import { trainBatch, type TrainRow } from '../src/train/batch.js';
 import type { Bench, BenchResult } from './run.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Entry point of the `lamer` command: runs the TypeScript CLI through tsx's loader.
 import { register } from 'tsx/esm/api';
 

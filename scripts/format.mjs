@@ -4,13 +4,16 @@
 // (.clang-format; the clang-format npm package's binary, so every machine formats alike). With --check nothing is
 // written, and the exit status is 1 when a file would change, naming it.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const check = process.argv.includes('--check');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
-const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean);
+const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' })
+  .split('\n')
+  .filter((f) => f && existsSync(join(root, f))); // a file deleted but not yet staged is still in the index
 const native = tracked.filter((f) => /^(native|test)\/.*\.(cpp|h|cu|cuh)$/.test(f));
 const script = tracked.filter((f) => /\.(ts|mjs|js)$/.test(f) && /^(src|test|bench|scripts|bin)\/|^[^/]+\.(ts|js)$/.test(f));
 

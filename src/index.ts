@@ -40,17 +40,7 @@ export { DistContext, distSettingsFromEnv, DEFAULT_DIST_TIMEOUT_MS } from './tra
 export type { DistSettings } from './train/distributed.js';
 
 // The train step (SPEC §5): AdamW state, PPO/GRPO policy loss, supervised warm-start steps.
-export { Optimizer, trainStep, lrAt, optimizerOptionsFromConfig, stepOptionsFromConfig } from './train/step.js';
-export type {
-  Aggregation,
-  KlType,
-  LossAndGrad,
-  LrSchedule,
-  OptimizerOptions,
-  PolicyLossOptions,
-  SftRow,
-  StepOptions,
-  TrainMetrics,
-  TrainRow,
-  TrainStepOptions,
-} from './train/step.js';
+export { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig } from './train/optimizer.js';
+export { lrAt } from './train/schedule.js';
+export type { Aggregation, KlType, LossAndGrad, LrSchedule, OptimizerOptions, PolicyLossOptions, StepOptions, TrainMetrics } from './train/optimizer.js';
+export type { SftRow, TrainRow } from './train/batch.js';

@@ -26,16 +26,17 @@ struct RowView {
 enum class Estimator : int32_t { kGiGPO = 0, kGRPO = 1 };
 enum class ReturnsFormula : int32_t { kRecursive = 0, kPaper = 1 };
 
+// No defaults here: the binding requires every field, and the defaults live once, in src/algo/options.ts.
 struct AdvantageParams {
   Estimator estimator = Estimator::kGiGPO;
   ReturnsFormula returns = ReturnsFormula::kRecursive;
-  double gamma_step = 0.95;
-  double gamma_traj = 0.6;
-  double invalid_penalty = 0.5;
+  double gamma_step = 0;
+  double gamma_traj = 0;
+  double invalid_penalty = 0;
   // GiGPO: true for mean_std_norm. GRPO: normByStd.
   bool divide_by_std = false;
-  double omega = 1.0;
-  double eps = 1e-6;
+  double omega = 0;
+  double eps = 0;
 };
 
 // Outputs, one value per row; caller-owned.

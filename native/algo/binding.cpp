@@ -5,6 +5,8 @@
 // pointer is kept after it returns.
 #include <napi.h>
 
+#include <limits>
+
 #include <string>
 #include <vector>
 
@@ -40,8 +42,9 @@ T* Column(const Napi::Object& obj, const char* name, int64_t& rows) {
   return typed.Data();
 }
 
-// columns: { group, trial, episode, turn, phase, reward, valid, stepKey }, params: { estimator: 0 gigpo | 1 grpo,
-// returns: 0 recursive | 1 paper, gammaStep, gammaTraj, invalidPenalty, divideByStd, omega, eps },
+// columns: { group, trial, episode, turn, phase, reward, valid, stepKey }, params: { estimator: 'gigpo' | 'grpo',
+// returns: 'recursive' | 'paper', gammaStep, gammaTraj, invalidPenalty, divideByStd, omega, eps } (the ranges of
+// src/algo/options.ts's schema),
 // out: { episodeReward, stepReturn, advantage } (Float32Array, one per row, written in place).
 void ReadArgs(const Napi::CallbackInfo& info, RowView& rows, AdvantageParams& params, AdvantageOutputs& out) {
   if (info.Length() < 3 || !info[0].IsObject() || !info[1].IsObject() || !info[2].IsObject()) {
@@ -64,18 +67,18 @@ void ReadArgs(const Napi::CallbackInfo& info, RowView& rows, AdvantageParams& pa
   out.step_return = Column<float>(o, "stepReturn", n);
   out.advantage = Column<float>(o, "advantage", n);
 
-  const double estimator = p.AnyNumber("estimator");
-  const double returns = p.AnyNumber("returns");
-  if (estimator != 0 && estimator != 1) Fail("E_ROWS", "advantage option 'estimator': expected 0 (gigpo) or 1 (grpo)");
-  if (returns != 0 && returns != 1) Fail("E_ROWS", "advantage option 'returns': expected 0 (recursive) or 1 (paper)");
-  params.estimator = estimator == 0 ? lamer::algo::Estimator::kGiGPO : lamer::algo::Estimator::kGRPO;
-  params.returns = returns == 0 ? lamer::algo::ReturnsFormula::kRecursive : lamer::algo::ReturnsFormula::kPaper;
-  params.gamma_step = p.AnyNumber("gammaStep");
-  params.gamma_traj = p.AnyNumber("gammaTraj");
-  params.invalid_penalty = p.AnyNumber("invalidPenalty");
+  using Bound = lamer::args::Fields::Bound;
+  using lamer::algo::Estimator;
+  using lamer::algo::ReturnsFormula;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  params.estimator = p.Choice<Estimator>("estimator", {{"gigpo", Estimator::kGiGPO}, {"grpo", Estimator::kGRPO}});
+  params.returns = p.Choice<ReturnsFormula>("returns", {{"recursive", ReturnsFormula::kRecursive}, {"paper", ReturnsFormula::kPaper}});
+  params.gamma_step = p.NumberIn("gammaStep", 0, Bound::kClosed, 1, Bound::kClosed);
+  params.gamma_traj = p.NumberIn("gammaTraj", 0, Bound::kClosed, 1, Bound::kClosed);
+  params.invalid_penalty = p.NumberIn("invalidPenalty", 0, Bound::kClosed, kInf, Bound::kOpen);
   params.divide_by_std = p.Bool("divideByStd");
-  params.omega = p.AnyNumber("omega");
-  params.eps = p.AnyNumber("eps");
+  params.omega = p.Number("omega");
+  params.eps = p.NumberIn("eps", 0, Bound::kOpen, kInf, Bound::kOpen);
 }
 
 // Rows errors carry code E_ROWS; anything else goes through the bridge's classification.

@@ -1,6 +1,7 @@
 #include "bridge/args.h"
 
 #include <cmath>
+#include <sstream>
 
 namespace lamer::args {
 
@@ -102,5 +103,30 @@ std::string Fields::String(const char* name) const {
 }
 
 std::string Fields::String(const char* name, const std::string& fallback) const { return Present(name) ? String(name) : fallback; }
+
+double Fields::NumberIn(const char* name, double lo, Bound lo_bound, double hi, Bound hi_bound) const {
+  const double d = Number(name);
+  const bool above = lo_bound == Bound::kClosed ? d >= lo : d > lo;
+  const bool below = hi_bound == Bound::kClosed ? d <= hi : d < hi;
+  if (!above || !below) {
+    auto bound = [](double b) {
+      if (std::isinf(b)) return std::string(b < 0 ? "-inf" : "inf");
+      std::ostringstream s;
+      s << b;
+      return s.str();
+    };
+    std::ostringstream found;
+    found << d;
+    lamer::Fail(code_, Label(name) + " must be in " + (lo_bound == Bound::kClosed ? "[" : "(") + bound(lo) + ", " + bound(hi) +
+                           (hi_bound == Bound::kClosed ? "]" : ")") + ", found " + found.str());
+  }
+  return d;
+}
+
+Fields Fields::Object(const char* name) const {
+  const Napi::Value v = object_.Get(name);
+  if (!v.IsObject()) lamer::Fail(code_, Label(name) + " must be an object");
+  return Fields(v.As<Napi::Object>(), where_ + "." + name, code_, separator_);
+}
 
 }  // namespace lamer::args

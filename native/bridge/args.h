@@ -9,6 +9,7 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -95,6 +96,28 @@ class Fields {
   bool Bool(const char* name, bool fallback) const;
   std::string String(const char* name) const;
   std::string String(const char* name, const std::string& fallback) const;
+
+  // A finite number within bounds, each included (kClosed) or not (kOpen); an infinite bound is no bound:
+  // "<label> must be in [lo, hi), found x". The ranges are the config schema's (src/train/options.ts,
+  // src/algo/options.ts), so a value the config accepts is never refused here.
+  enum class Bound { kClosed, kOpen };
+  double NumberIn(const char* name, double lo, Bound lo_bound, double hi, Bound hi_bound) const;
+
+  // One of the names in `choices`, as its value: "<label> must be one of a, b, found 'x'". The vocabularies are
+  // declared once in src/native/types.ts; each binding maps them here, in one place.
+  template <typename E>
+  E Choice(const char* name, std::initializer_list<std::pair<const char*, E>> choices) const {
+    const std::string s = String(name);
+    std::string names;
+    for (const auto& [n, e] : choices) {
+      if (s == n) return e;
+      names += (names.empty() ? "" : ", ") + std::string(n);
+    }
+    lamer::Fail(code_, Label(name) + " must be one of " + names + ", found '" + s + "'");
+  }
+
+  // The object in field `name`, read with the same code; its errors name it "<where>.<name>".
+  Fields Object(const char* name) const;
 
   // A typed array of T copied into `out` (as Out). Absent: E_ARG "'<name>' is required (<type>)" when `required`,
   // else `out` is left as it is and the result is false.

@@ -50,13 +50,14 @@ class GroupWrap : public Napi::ObjectWrap<GroupWrap> {
       GroupOptions o;
       o.rank = static_cast<int>(f.Integer("rank", 0));
       o.world_size = static_cast<int>(f.Integer("worldSize", 1));
-      o.local_rank = static_cast<int>(f.Integer("localRank", 0, 0));
-      o.master_addr = f.String("masterAddr", o.master_addr);
-      o.master_port = static_cast<int>(f.Integer("masterPort", 1, o.master_port));
-      o.timeout = std::chrono::milliseconds(f.Integer("timeoutMs", 1, o.timeout.count()));
-      o.backend = f.String("backend", o.backend);
-      o.agent_store = f.Bool("agentStore", false);
-      o.restart_count = static_cast<int>(f.Integer("restartCount", 0, 0));
+      // Every field is required: the defaults (and the collective timeout) live in TS, src/train/distributed.ts.
+      o.local_rank = static_cast<int>(f.Integer("localRank", 0));
+      o.master_addr = f.String("masterAddr");
+      o.master_port = static_cast<int>(f.Integer("masterPort", 1));
+      o.timeout = std::chrono::milliseconds(f.Integer("timeoutMs", 1));
+      o.backend = f.Choice<std::string>("backend", {{"gloo", "gloo"}, {"nccl", "nccl"}});
+      o.agent_store = f.Bool("agentStore");
+      o.restart_count = static_cast<int>(f.Integer("restartCount", 0));
       group_ = std::make_shared<Group>(o);
       executor_ = group_->device().str();
       return 0;

@@ -24,16 +24,17 @@ class Work;
 
 namespace lamer::dist {
 
+// Every field comes from the binding, which requires them all; the defaults live in TS (src/train/distributed.ts).
 struct GroupOptions {
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
-  std::string master_addr = "127.0.0.1";
-  int master_port = 29500;
+  std::string master_addr;
+  int master_port = 0;
   // Every collective and the rendezvous itself fail with E_DIST after this long.
-  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds timeout{0};
   // "gloo" (CPU tensors) or "nccl" (CUDA tensors, device cuda:local_rank).
-  std::string backend = "gloo";
+  std::string backend;
   // torchrun's agent already serves the store at MASTER_ADDR:MASTER_PORT: every rank is a client, under the prefix
   // /worker/attempt_<restart_count>. Otherwise rank 0 serves it.
   bool agent_store = false;

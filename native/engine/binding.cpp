@@ -93,24 +93,19 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Guarded(info.Env(), [&]() {
       if (info.Length() < 1) Fail("E_ARG", "createEngine(model, options)");
       decoder_ = model::ModelWrap::Get(info[0], "createEngine: model");
+      // Every option is required: the defaults live in TS (src/engine/engine.ts, the device profile).
+      if (info.Length() < 2 || !info[1].IsObject()) Fail("E_ARG", "createEngine(model, options): options must be an object");
+      const args::Fields f(info[1].As<Napi::Object>(), "createEngine options");
       GeneratorOptions options;
-      if (info.Length() > 1 && info[1].IsObject()) {
-        const args::Fields f(info[1].As<Napi::Object>(), "createEngine options");
-        options.prefill_tokens = f.Integer("prefillTokens", 1, 8192);
-        options.slots = f.Integer("slots", 1, 32);
-        options.cuda_graphs = f.Bool("cudaGraphs", true);
-        // Absent: the generator's default for the device (kDefault).
-        const std::string layout = f.String("slotLayout", "");
-        if (!layout.empty()) {
-          if (layout != "packed" && layout != "fixed") Fail("E_ARG", f.Label("slotLayout") + " must be 'packed' or 'fixed'");
-          options.layout = layout == "packed" ? SlotLayout::kPacked : SlotLayout::kFixed;
-        }
-        // Bytes to tokens: keys and values of every layer, in the compute dtype.
-        const model::DecoderConfig& c = decoder_->config();
-        const int64_t token_bytes = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim *
-                                    static_cast<int64_t>(c10::elementSize(decoder_->compute_dtype()));
-        options.prefix_cache_tokens = f.Integer("prefixCacheBytes", 0, 0) / token_bytes;
-      }
+      options.prefill_tokens = f.Integer("prefillTokens", 1);
+      options.slots = f.Integer("slots", 1);
+      options.cuda_graphs = f.Bool("cudaGraphs");
+      options.layout = f.Choice<SlotLayout>("slotLayout", {{"packed", SlotLayout::kPacked}, {"fixed", SlotLayout::kFixed}});
+      // Bytes to tokens: keys and values of every layer, in the compute dtype.
+      const model::DecoderConfig& c = decoder_->config();
+      const int64_t token_bytes =
+          2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * static_cast<int64_t>(c10::elementSize(decoder_->compute_dtype()));
+      options.prefix_cache_tokens = f.Integer("prefixCacheBytes", 0) / token_bytes;
       executor_ = model::ModelWrap::ExecutorName(*decoder_);
       generator_ = std::make_shared<Generator>(decoder_, options);
       busy_ = std::make_shared<std::atomic<bool>>(false);

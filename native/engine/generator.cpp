@@ -120,16 +120,7 @@ Generator::~Generator() = default;
 
 int64_t Generator::graphs() const { return graphs_ ? graphs_->size() : 0; }
 
-bool Generator::Packed() const {
-  switch (options_.layout) {
-    case SlotLayout::kPacked:
-      return true;
-    case SlotLayout::kFixed:
-      return false;
-    default:
-      return decoder_->device().is_cpu();
-  }
-}
+bool Generator::Packed() const { return options_.layout == SlotLayout::kPacked; }
 
 bool Generator::graphs_enabled() const {
 #ifdef LAMER_WITH_CUDA

@@ -64,19 +64,21 @@ struct Emitted {
 
 // How decoding rows sit in the slots: packed (moved down into slots freed below them; each step decodes exactly the
 // decoding rows) or fixed (never moved; rows and attended width rounded up to powers of two, as CUDA graphs need).
-// Default: packed on the CPU, fixed on a GPU.
-enum class SlotLayout { kDefault = 0, kPacked = 1, kFixed = 2 };
+// Which one is the device profile's (src/model/device.ts: packed on the CPU, fixed on a GPU).
+enum class SlotLayout { kPacked, kFixed };
 
+// Every field comes from the binding, which requires them all: the defaults live in TS (src/engine/engine.ts and the
+// device profile).
 struct GeneratorOptions {
   // Padded prompt tokens per prefill forward (prompts that join together are prefilled in micro-batches).
-  int64_t prefill_tokens = 8192;
+  int64_t prefill_tokens = 0;
   // Prompt tokens whose keys/values the prefix cache keeps; 0 turns it off.
   int64_t prefix_cache_tokens = 0;
   // Rows of the KV cache: requests decoding at once at most.
-  int64_t slots = 32;
+  int64_t slots = 0;
   // Capture decode steps as CUDA graphs (CUDA only; ignored on the CPU).
-  bool cuda_graphs = true;
-  SlotLayout layout = SlotLayout::kDefault;
+  bool cuda_graphs = false;
+  SlotLayout layout = SlotLayout::kPacked;
 };
 
 // The uniform number in [0, 1) behind token `n` of the request seeded with `seed` (splitmix64 output n).

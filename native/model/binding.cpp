@@ -28,7 +28,7 @@ DecoderConfig ReadConfig(const Napi::Value& value) {
   if (!value.IsObject()) Fail("E_ARG", "model config must be an object");
   const args::Fields o(value.As<Napi::Object>(), "model config");
   DecoderConfig c;
-  c.model_type = o.String("modelType");
+  c.model_type = o.Choice<std::string>("modelType", {{"qwen3", "qwen3"}, {"qwen2", "qwen2"}, {"llama", "llama"}});
   c.vocab_size = o.Integer("vocabSize", 1);
   c.hidden_size = o.Integer("hiddenSize", 1);
   c.intermediate_size = o.Integer("intermediateSize", 1);

@@ -146,7 +146,9 @@ at::Tensor Decoder::Linear(const at::Tensor& x, const std::string& prefix, bool 
   return at::linear(x, W(prefix + ".weight"), bias ? std::optional<at::Tensor>(W(prefix + ".bias")) : std::nullopt);
 }
 
-at::Tensor Decoder::LmHeadWeight() { return W(config_.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight"); }
+const char* Decoder::LmHeadName() const { return config_.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight"; }
+
+at::Tensor Decoder::LmHeadWeight() { return W(LmHeadName()); }
 
 std::pair<at::Tensor, at::Tensor> Decoder::Rope(const at::Tensor& position_ids) {
   // freqs[b, t, i] = position[b, t] * inv_freq[i], in fp32; the two halves of head_dim share a frequency.

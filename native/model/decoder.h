@@ -98,6 +98,8 @@ class Decoder {
 
   // The output head's weight [vocab, hidden] (the embedding when tied), in compute dtype.
   at::Tensor LmHeadWeight();
+  // The checkpoint name of the LM head's weight: the embeddings' when they are tied.
+  const char* LmHeadName() const;
 
   // Releases the parameters (dispose).
   void Clear();

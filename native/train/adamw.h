@@ -10,11 +10,12 @@
 
 namespace lamer::train {
 
+// No defaults here: the binding requires every field, and the defaults live once, in TS (src/train/options.ts).
 struct AdamWOptions {
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 0.01;
+  double beta1 = 0;
+  double beta2 = 0;
+  double eps = 0;
+  double weight_decay = 0;
 };
 
 // Norm weights (every "*norm.weight") and biases get no weight decay; everything else does (embeddings included).

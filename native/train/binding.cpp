@@ -1,9 +1,10 @@
-// N-API binding of the train concern: `new NativeTrainer(model, options)` holds the optimizer state (and the PPO value
+// N-API binding of the train concern: `new NativeOptimizer(model, options)` holds the optimizer state (and the PPO value
 // head) of one model; its step/values/save/load run on the model's device executor, in order with every other job on
 // that model, and return Promises.
 #include <napi.h>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 
 #include "bridge/args.h"
@@ -13,7 +14,7 @@
 #include "bridge/tensor.h"
 #include "distributed/binding.h"
 #include "model/model_wrap.h"
-#include "train/trainer.h"
+#include "train/optimizer.h"
 
 namespace lamer::train {
 
@@ -43,60 +44,39 @@ Batch ReadBatch(const Napi::Value& value) {
   return b;
 }
 
-// Every loss and optimizer field is required: their defaults live once, in the config schema (src/train/config.ts),
-// and src/train/step.ts fills them in; the flags below are the binding's own (tests and diagnostics).
+// Every loss and optimizer field is required: their defaults live once, in the config schema (src/train/options.ts),
+// whose ranges these are (a value the config accepts is never refused here); the flags below are the binding's own
+// (tests and diagnostics).
 StepOptions ReadStepOptions(const Napi::Value& value) {
+  using Bound = args::Fields::Bound;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
   StepOptions s;
   if (!value.IsObject()) Fail("E_ARG", "train options must be an object");
   const args::Fields o(value.As<Napi::Object>(), "train options");
-  const std::string objective = o.String("objective");
-  if (objective == "policy")
-    s.objective = Objective::kPolicy;
-  else if (objective == "sft")
-    s.objective = Objective::kSft;
-  else
-    Fail("E_ARG", "train options: 'objective' must be 'policy' or 'sft', found '" + objective + "'");
+  s.objective = o.Choice<Objective>("objective", {{"policy", Objective::kPolicy}, {"sft", Objective::kSft}});
+  const args::Fields l = o.Object("loss");
   LossOptions& L = s.loss;
-  L.clip_low = o.Number("clipLow");
-  L.clip_high = o.Number("clipHigh");
-  L.dual_clip = o.Number("dualClip");
-  if (L.clip_low < 0 || L.clip_low >= 1 || L.clip_high < 0) Fail("E_ARG", "train options: clipLow must be in [0, 1) and clipHigh >= 0");
-  if (!(L.dual_clip > 1)) Fail("E_ARG", "train options: 'dualClip' must be > 1");
-  const std::string agg = o.String("aggregation");
-  if (agg == "token-mean")
-    L.aggregation = Aggregation::kTokenMean;
-  else if (agg == "seq-mean-token-sum")
-    L.aggregation = Aggregation::kSeqMeanTokenSum;
-  else if (agg == "seq-mean-token-mean")
-    L.aggregation = Aggregation::kSeqMeanTokenMean;
-  else
-    Fail("E_ARG", "train options: 'aggregation' must be token-mean, seq-mean-token-sum or seq-mean-token-mean, found '" + agg + "'");
-  L.entropy_coef = o.Number("entropyCoef");
-  const std::string kl = o.String("klType");
-  if (kl == "none")
-    L.kl = KlType::kNone;
-  else if (kl == "low_var_kl")
-    L.kl = KlType::kLowVar;
-  else if (kl == "kl")
-    L.kl = KlType::kK1;
-  else if (kl == "mse")
-    L.kl = KlType::kMse;
-  else
-    Fail("E_ARG", "train options: 'klType' must be none, low_var_kl, kl or mse, found '" + kl + "'");
-  L.kl_coef = o.Number("klCoef");
-  L.value_clip = o.Number("valueClip");
-  L.value_coef = o.Number("valueCoef");
-  L.temperature = o.Number("temperature");
-  if (!(L.temperature > 0)) Fail("E_ARG", "train options: 'temperature' must be > 0");
+  L.clip_low = l.NumberIn("clipLow", 0, Bound::kClosed, 1, Bound::kOpen);
+  L.clip_high = l.NumberIn("clipHigh", 0, Bound::kClosed, kInf, Bound::kOpen);
+  L.dual_clip = l.NumberIn("dualClip", 1, Bound::kOpen, kInf, Bound::kOpen);
+  L.aggregation = l.Choice<Aggregation>("aggregation", {{"token-mean", Aggregation::kTokenMean},
+                                                        {"seq-mean-token-sum", Aggregation::kSeqMeanTokenSum},
+                                                        {"seq-mean-token-mean", Aggregation::kSeqMeanTokenMean}});
+  L.entropy_coef = l.NumberIn("entropyCoef", 0, Bound::kClosed, kInf, Bound::kOpen);
+  const args::Fields kl = l.Object("kl");
+  L.kl = kl.Choice<KlType>("type", {{"none", KlType::kNone}, {"low_var_kl", KlType::kLowVar}, {"kl", KlType::kK1}, {"mse", KlType::kMse}});
+  L.kl_coef = kl.NumberIn("coef", 0, Bound::kClosed, kInf, Bound::kOpen);
+  L.value_clip = l.NumberIn("valueClip", 0, Bound::kOpen, kInf, Bound::kOpen);
+  L.value_coef = l.NumberIn("valueCoef", 0, Bound::kClosed, kInf, Bound::kOpen);
+  L.temperature = l.NumberIn("temperature", 0, Bound::kOpen, kInf, Bound::kOpen);
   s.micro_batch_tokens = o.Integer("microBatchTokens", 1);
-  s.max_grad_norm = o.Number("maxGradNorm");
-  s.lr = o.Number("lr");
-  if (s.lr < 0) Fail("E_ARG", "train options: 'lr' must be >= 0");
+  s.max_grad_norm = o.NumberIn("maxGradNorm", 0, Bound::kClosed, kInf, Bound::kOpen);
+  s.lr = o.NumberIn("lr", 0, Bound::kClosed, kInf, Bound::kOpen);
   s.update = o.Bool("update", true);
   s.with_grad = o.Bool("withGrad", true);
   s.return_grads = o.Bool("returnGrads", false);
   s.chunked = o.Bool("chunked", true);
-  s.chunk_bytes = o.Integer("chunkBytes", 0, 0);
+  s.chunk_bytes = o.Integer("chunkBytes", 1);
   s.gradient_checkpointing = o.Bool("gradientCheckpointing", false);
   const Napi::Object obj = value.As<Napi::Object>();
   const Napi::Value group = obj.Get("group");
@@ -127,53 +107,50 @@ Napi::Value StepResultObject(Napi::Env env, const StepResult& result) {
   return out;
 }
 
-class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
+class OptimizerWrap : public Napi::ObjectWrap<OptimizerWrap> {
  public:
   static void Init(Napi::Env env, Napi::Object exports) {
-    Napi::Function fn = DefineClass(env, "NativeTrainer",
+    Napi::Function fn = DefineClass(env, "NativeOptimizer",
                                     {
-                                        InstanceMethod<&TrainerWrap::Step>("step"),
-                                        InstanceMethod<&TrainerWrap::Stage>("stage"),
-                                        InstanceMethod<&TrainerWrap::StepStaged>("stepStaged"),
-                                        InstanceMethod<&TrainerWrap::Gae>("gae"),
-                                        InstanceMethod<&TrainerWrap::Values>("values"),
-                                        InstanceMethod<&TrainerWrap::Save>("save"),
-                                        InstanceMethod<&TrainerWrap::Load>("load"),
-                                        InstanceMethod<&TrainerWrap::Dispose>("dispose"),
-                                        InstanceAccessor<&TrainerWrap::StepCount>("stepCount"),
-                                        InstanceAccessor<&TrainerWrap::HasValueHead>("hasValueHead"),
+                                        InstanceMethod<&OptimizerWrap::Step>("step"),
+                                        InstanceMethod<&OptimizerWrap::Stage>("stage"),
+                                        InstanceMethod<&OptimizerWrap::StepStaged>("stepStaged"),
+                                        InstanceMethod<&OptimizerWrap::Gae>("gae"),
+                                        InstanceMethod<&OptimizerWrap::Values>("values"),
+                                        InstanceMethod<&OptimizerWrap::Save>("save"),
+                                        InstanceMethod<&OptimizerWrap::Load>("load"),
+                                        InstanceMethod<&OptimizerWrap::Dispose>("dispose"),
+                                        InstanceAccessor<&OptimizerWrap::StepCount>("stepCount"),
+                                        InstanceAccessor<&OptimizerWrap::HasValueHead>("hasValueHead"),
                                     });
-    exports.Set("NativeTrainer", fn);
+    exports.Set("NativeOptimizer", fn);
   }
 
-  // new NativeTrainer(model, {beta1, beta2, eps, weightDecay, valueHead})
-  explicit TrainerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TrainerWrap>(info) {
+  // new NativeOptimizer(model, {beta1, beta2, eps, weightDecay, valueHead})
+  explicit OptimizerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<OptimizerWrap>(info) {
     Guarded(info.Env(), [&]() {
-      auto decoder = model::ModelWrap::Get(info.Length() > 0 ? info[0] : info.Env().Undefined(), "NativeTrainer(model, options): model");
+      auto decoder = model::ModelWrap::Get(info.Length() > 0 ? info[0] : info.Env().Undefined(), "NativeOptimizer(model, options): model");
+      // Every field is required: the defaults live in TS (src/train/options.ts, src/train/optimizer.ts).
+      if (info.Length() < 2 || !info[1].IsObject()) Fail("E_ARG", "NativeOptimizer(model, options): options must be an object");
+      const args::Fields o(info[1].As<Napi::Object>(), "optimizer options");
+      using Bound = args::Fields::Bound;
+      constexpr double kInf = std::numeric_limits<double>::infinity();
       AdamWOptions adam;
-      bool value_head = false;
-      if (info.Length() > 1 && !info[1].IsUndefined()) {
-        if (!info[1].IsObject()) Fail("E_ARG", "NativeTrainer(model, options): options must be an object");
-        const args::Fields o(info[1].As<Napi::Object>(), "train options");
-        adam.beta1 = o.Number("beta1", adam.beta1);
-        adam.beta2 = o.Number("beta2", adam.beta2);
-        adam.eps = o.Number("eps", adam.eps);
-        adam.weight_decay = o.Number("weightDecay", adam.weight_decay);
-        value_head = o.Bool("valueHead", false);
-        if (adam.beta1 < 0 || adam.beta1 >= 1 || adam.beta2 < 0 || adam.beta2 >= 1) Fail("E_ARG", "AdamW betas must be in [0, 1)");
-        if (!(adam.eps > 0)) Fail("E_ARG", "AdamW eps must be > 0");
-        if (adam.weight_decay < 0) Fail("E_ARG", "AdamW weightDecay must be >= 0");
-      }
+      adam.beta1 = o.NumberIn("beta1", 0, Bound::kClosed, 1, Bound::kOpen);
+      adam.beta2 = o.NumberIn("beta2", 0, Bound::kClosed, 1, Bound::kOpen);
+      adam.eps = o.NumberIn("eps", 0, Bound::kOpen, kInf, Bound::kOpen);
+      adam.weight_decay = o.NumberIn("weightDecay", 0, Bound::kClosed, kInf, Bound::kOpen);
+      const bool value_head = o.Bool("valueHead");
       executor_ = model::ModelWrap::ExecutorName(*decoder);
-      trainer_ = std::make_shared<Trainer>(std::move(decoder), adam, value_head);
+      optimizer_ = std::make_shared<Optimizer>(std::move(decoder), adam, value_head);
       return 0;
     });
   }
 
  private:
-  std::shared_ptr<Trainer> Get() {
-    if (!trainer_) Fail("E_DISPOSED", "this optimizer was disposed");
-    return trainer_;
+  std::shared_ptr<Optimizer> Get() {
+    if (!optimizer_) Fail("E_DISPOSED", "this optimizer was disposed");
+    return optimizer_;
   }
 
   // step(batch, options) -> Promise<{metrics, logprobs, grads?}>
@@ -307,7 +284,7 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
   }
 
   Napi::Value Dispose(const Napi::CallbackInfo& info) {
-    trainer_.reset();
+    optimizer_.reset();
     staged_.reset();
     return info.Env().Undefined();
   }
@@ -319,13 +296,13 @@ class TrainerWrap : public Napi::ObjectWrap<TrainerWrap> {
     return Guarded(info.Env(), [&]() -> Napi::Value { return Napi::Boolean::New(info.Env(), Get()->has_value_head()); });
   }
 
-  std::shared_ptr<Trainer> trainer_;
+  std::shared_ptr<Optimizer> optimizer_;
   std::shared_ptr<StagedBatch> staged_;
   std::string executor_;
   std::shared_ptr<std::atomic<int64_t>> step_count_ = std::make_shared<std::atomic<int64_t>>(0);
 };
 
-void RegisterTrain(Napi::Env env, Napi::Object exports) { TrainerWrap::Init(env, exports); }
+void RegisterTrain(Napi::Env env, Napi::Object exports) { OptimizerWrap::Init(env, exports); }
 
 }  // namespace
 

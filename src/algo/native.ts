@@ -11,8 +11,8 @@ export type KernelColumns = NativeAdvantageColumns;
 
 function kernelParams(o: ResolvedAdvantageOptions): NativeAdvantageParams {
   return {
-    estimator: o.estimator === 'gigpo' ? 0 : 1,
-    returns: o.returns === 'recursive' ? 0 : 1,
+    estimator: o.estimator,
+    returns: o.returns,
     gammaStep: o.gammaStep,
     gammaTraj: o.gammaTraj,
     invalidPenalty: o.invalidPenalty,

@@ -7,12 +7,16 @@
 //
 // Stop ids end a sequence natively (the stop token is the last token returned). Stop strings are checked here, on the
 // decoded tail of each request after every step; the token that completes one is the last token returned.
+import { deviceProfile } from '../model/device.js';
 import { LamerError } from '../errors.js';
 import type { Policy } from '../model/policy.js';
 import { addon } from '../native/addon.js';
 import type { NativeEngine, NativeEngineRequest, NativeEngineStepResult } from '../native/types.js';
 
 export type FinishReason = 'stop' | 'length';
+
+/** The engine's defaults, in one place (the native side has none); stepsPerCall and slotLayout are the device profile's. */
+export const ENGINE_DEFAULTS = Object.freeze({ slots: 32, tokenBudget: 131072, prefillTokens: 8192, prefixCacheBytes: 256 * 2 ** 20, cudaGraphs: true });
 
 export interface EngineOptions {
   /** Requests decoded together at most (rows of the batch). Default 32. */
@@ -168,13 +172,14 @@ export class Engine {
   constructor(policy: Policy, options: EngineOptions = {}) {
     const int = (name: string, v: number | undefined, d: number): number =>
       v === undefined ? d : checkNumber(`engine option ${name}`, v, (x) => Number.isInteger(x) && x >= 1, 'an integer >= 1');
-    this.slots = int('slots', options.slots, 32);
-    this.tokenBudget = int('tokenBudget', options.tokenBudget, 131072);
-    this.stepsPerCall = int('stepsPerCall', options.stepsPerCall, policy.device.startsWith('cuda') ? 8 : 1);
-    const prefillTokens = int('prefillTokens', options.prefillTokens, 8192);
+    const profile = deviceProfile(policy.device);
+    this.slots = int('slots', options.slots, ENGINE_DEFAULTS.slots);
+    this.tokenBudget = int('tokenBudget', options.tokenBudget, ENGINE_DEFAULTS.tokenBudget);
+    this.stepsPerCall = int('stepsPerCall', options.stepsPerCall, profile.stepsPerCall);
+    const prefillTokens = int('prefillTokens', options.prefillTokens, ENGINE_DEFAULTS.prefillTokens);
     const prefixCacheBytes =
       options.prefixCacheBytes === undefined
-        ? 256 * 2 ** 20
+        ? ENGINE_DEFAULTS.prefixCacheBytes
         : checkNumber('engine option prefixCacheBytes', options.prefixCacheBytes, (x) => Number.isInteger(x) && x >= 0, 'an integer >= 0 (0: no prefix cache)');
     if (options.cudaGraphs !== undefined && typeof options.cudaGraphs !== 'boolean') {
       throw new LamerError('E_ARG', `engine option cudaGraphs must be a boolean, found ${JSON.stringify(options.cudaGraphs)}`);
@@ -187,8 +192,8 @@ export class Engine {
       prefillTokens,
       prefixCacheBytes,
       slots: this.slots,
-      cudaGraphs: options.cudaGraphs ?? true,
-      ...(options.slotLayout ? { slotLayout: options.slotLayout } : {}),
+      cudaGraphs: options.cudaGraphs ?? ENGINE_DEFAULTS.cudaGraphs,
+      slotLayout: options.slotLayout ?? profile.slotLayout,
     });
   }
 

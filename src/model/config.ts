@@ -3,9 +3,11 @@
 // spellings, which default) is answered here, once, with an E_CHECKPOINT error naming the file, the field, what was
 // expected and what was found.
 import { LamerError } from '../errors.js';
-import type { NativeModelConfig } from '../native/types.js';
+import { MODEL_TYPES, type ModelType, type NativeModelConfig } from '../native/types.js';
 
-export type ModelType = 'qwen3' | 'qwen2' | 'llama';
+export type { ModelType };
+
+const isModelType = (v: unknown): v is ModelType => (MODEL_TYPES as readonly unknown[]).includes(v);
 export type CheckpointDType = 'float32' | 'bfloat16' | 'float16';
 
 export interface ModelConfig {
@@ -105,8 +107,8 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   const r: Reader = new Reader(file, json as Json);
   const j = r.json;
   const modelType = j.model_type;
-  if (modelType !== 'qwen3' && modelType !== 'qwen2' && modelType !== 'llama') {
-    r.fail('model_type', '"qwen3", "qwen2" or "llama"', modelType);
+  if (!isModelType(modelType)) {
+    r.fail('model_type', `one of ${MODEL_TYPES.map((t) => `"${t}"`).join(', ')}`, modelType);
   }
   const act = j.hidden_act ?? 'silu';
   if (act !== 'silu') r.fail('hidden_act', '"silu" (the only activation these decoders use)', act);

@@ -2,6 +2,7 @@
 // tokenizer, chat template and stop ids. Weights are memory-mapped by the addon; heavy calls run on the device's
 // executor thread and return Promises. The native handle (`policy.native`) is what the generation engine and the
 // train step take, so they share these parameters without copies.
+import { deviceProfile, type ComputeDType } from './device.js';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LamerError } from '../errors.js';
@@ -13,7 +14,7 @@ import { addon } from '../native/addon.js';
 import type { NativeModel } from '../native/types.js';
 import { TextTokenizer } from './tokenizer.js';
 
-export type ComputeDType = 'float32' | 'bfloat16';
+export type { ComputeDType };
 
 export interface PolicyLoadOptions {
   /** 'cpu' (default), 'cuda' or 'cuda:N'. */
@@ -136,9 +137,9 @@ export class Policy {
 
   static #dtypes(options: PolicyLoadOptions): { device: DeviceName; dtype: ComputeDType; paramDtype: ComputeDType } {
     const device = options.device ?? 'cpu';
-    const cuda = device.startsWith('cuda');
-    const dtype = options.dtype ?? (cuda ? 'bfloat16' : 'float32');
-    const paramDtype = options.paramDtype ?? (cuda ? 'float32' : dtype);
+    const profile = deviceProfile(device);
+    const dtype = options.dtype ?? profile.computeDtype;
+    const paramDtype = options.paramDtype ?? (profile.fp32Masters ? 'float32' : dtype);
     return { device, dtype, paramDtype };
   }
 

@@ -2,8 +2,8 @@
 // native/<concern>/binding.cpp registers. `addon()` returns exactly this type; areas import the types they need from
 // here and never retype or cast the addon.
 //
-// Handles (NativeTensor, NativeModel, NativeEngine, NativeTrainer) are branded: only the addon makes them, so TS code
-// can hold one and pass it down (a model handle to createEngine or new NativeTrainer), never build or mistake one for
+// Handles (NativeTensor, NativeModel, NativeEngine, NativeOptimizer) are branded: only the addon makes them, so TS code
+// can hold one and pass it down (a model handle to createEngine or new NativeOptimizer), never build or mistake one for
 // another.
 
 declare const handle: unique symbol;
@@ -15,6 +15,26 @@ interface Handle<Name extends string> {
 
 /** A constructor registered by the addon that JS must not call (handles come from factory functions). */
 type AddonOnlyConstructor<T> = abstract new (...args: never[]) => T;
+
+// ---- the option vocabularies the native side maps ------------------------------------------------------------------
+// Each is declared once, here: the config schema builds its enums from these lists, the TS code types its options with
+// them, and they cross the boundary as these strings, which each binding maps to its own enum in one place.
+
+/** Advantage estimators (native/algo/binding.cpp). */
+export const ESTIMATORS = ['gigpo', 'grpo'] as const;
+export type Estimator = (typeof ESTIMATORS)[number];
+/** Cross-episode return forms (native/algo/binding.cpp). */
+export const RETURNS_FORMULAS = ['recursive', 'paper'] as const;
+export type ReturnsFormula = (typeof RETURNS_FORMULAS)[number];
+/** Loss aggregations over a mini-batch (native/train/binding.cpp). */
+export const AGGREGATIONS = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'] as const;
+export type Aggregation = (typeof AGGREGATIONS)[number];
+/** KL penalties to a frozen reference (native/train/binding.cpp). */
+export const KL_TYPES = ['none', 'low_var_kl', 'kl', 'mse'] as const;
+export type KlType = (typeof KL_TYPES)[number];
+/** Decoder architectures (native/model/binding.cpp). */
+export const MODEL_TYPES = ['qwen3', 'qwen2', 'llama'] as const;
+export type ModelType = (typeof MODEL_TYPES)[number];
 
 // ---- bridge (native/bridge: tensor.cpp, ops.cpp, info.cpp, addon.cpp) ----------------------------------------------
 
@@ -93,10 +113,8 @@ export interface NativeAdvantageColumns {
 }
 
 export interface NativeAdvantageParams {
-  /** 0 gigpo, 1 grpo. */
-  estimator: 0 | 1;
-  /** 0 recursive, 1 paper. */
-  returns: 0 | 1;
+  estimator: Estimator;
+  returns: ReturnsFormula;
   gammaStep: number;
   gammaTraj: number;
   invalidPenalty: number;
@@ -131,8 +149,7 @@ interface AlgoExports {
 
 /** The plain struct the native decoder reads (ReadConfig): llama3 RoPE scaling flattened. */
 export interface NativeModelConfig {
-  /** 'qwen3', 'qwen2' or 'llama'. */
-  modelType: string;
+  modelType: ModelType;
   vocabSize: number;
   hiddenSize: number;
   intermediateSize: number;
@@ -254,17 +271,18 @@ export interface NativeEngine extends Handle<'NativeEngine'> {
   dispose(): void;
 }
 
+/** Every field is required: the defaults are src/engine/engine.ts's and the device profile's. */
 export interface NativeEngineOptions {
-  prefillTokens?: number;
-  prefixCacheBytes?: number;
-  slots?: number;
-  cudaGraphs?: boolean;
-  slotLayout?: 'packed' | 'fixed';
+  prefillTokens: number;
+  prefixCacheBytes: number;
+  slots: number;
+  cudaGraphs: boolean;
+  slotLayout: 'packed' | 'fixed';
 }
 
 interface EngineExports {
   NativeEngine: AddonOnlyConstructor<NativeEngine>;
-  createEngine(model: NativeModel, options?: NativeEngineOptions): NativeEngine;
+  createEngine(model: NativeModel, options: NativeEngineOptions): NativeEngine;
   /** The sampler alone, for tests. */
   engineSample(logits: NativeTensor, params: NativeSamplingParams[], uniforms: Float64Array): { tokens: Int32Array; logprobs: Float32Array };
   /** A request's n-th uniform, for tests. */
@@ -286,20 +304,30 @@ export interface NativeTrainBatch {
   oldValues?: Float32Array;
 }
 
-/** Every loss and optimizer field is required (their defaults live in the config schema; src/train/step.ts fills
- * them in); the flags after them are for tests and diagnostics. */
-export interface NativeTrainStepOptions {
-  objective: 'policy' | 'sft';
+/**
+ * The policy loss, one object: the config's `loss` section (src/train/options.ts, whose schema the compiler holds to
+ * this type) plus the two fields a method and the rollout decide. Every field is required; the native side checks
+ * the same ranges as the schema.
+ */
+export interface NativeLossOptions {
   clipLow: number;
   clipHigh: number;
   dualClip: number;
-  aggregation: string;
+  aggregation: Aggregation;
   entropyCoef: number;
-  klType: string;
-  klCoef: number;
+  kl: { type: KlType; coef: number };
   valueClip: number;
+  /** Weight of the value loss: 1 for a method with a critic (PPO), else 0. */
   valueCoef: number;
+  /** Sampling temperature of the rollouts: log-probs are of softmax(logits / temperature). */
   temperature: number;
+}
+
+/** Every loss and optimizer field is required (their defaults live in the config schema; src/train/optimizer.ts fills
+ * them in); the flags after them are for tests and diagnostics. */
+export interface NativeTrainStepOptions {
+  objective: 'policy' | 'sft';
+  loss: NativeLossOptions;
   microBatchTokens: number;
   maxGradNorm: number;
   lr: number;
@@ -307,7 +335,8 @@ export interface NativeTrainStepOptions {
   withGrad?: boolean;
   returnGrads?: boolean;
   chunked?: boolean;
-  chunkBytes?: number;
+  /** Logit bytes per chunk of the log-probs (the device profile's logitChunkBytes unless a caller chooses). */
+  chunkBytes: number;
   gradientCheckpointing?: boolean;
   /** Data parallel: this rank's rows are its share of one global mini-batch (native/distributed). */
   group?: NativeDistGroup;
@@ -348,7 +377,7 @@ export interface NativeTrainStepResult {
   grads?: Record<string, NativeTensor>;
 }
 
-export interface NativeTrainerOptions {
+export interface NativeOptimizerOptions {
   beta1: number;
   beta2: number;
   eps: number;
@@ -357,7 +386,7 @@ export interface NativeTrainerOptions {
 }
 
 /** The optimizer state (and the PPO value head) of one model. */
-export interface NativeTrainer extends Handle<'NativeTrainer'> {
+export interface NativeOptimizer extends Handle<'NativeOptimizer'> {
   readonly stepCount: number;
   readonly hasValueHead: boolean;
   step(batch: NativeTrainBatch, options: NativeTrainStepOptions): Promise<NativeTrainStepResult>;
@@ -374,22 +403,23 @@ export interface NativeTrainer extends Handle<'NativeTrainer'> {
 }
 
 interface TrainExports {
-  NativeTrainer: new (model: NativeModel, options: NativeTrainerOptions) => NativeTrainer;
+  NativeOptimizer: new (model: NativeModel, options: NativeOptimizerOptions) => NativeOptimizer;
 }
 
 // ---- distributed (native/distributed/binding.cpp) -----------------------------------------------------------------
 
+/** Every field is required: the defaults (and the collective timeout) are src/train/distributed.ts's. */
 export interface NativeDistGroupOptions {
   rank: number;
   worldSize: number;
-  localRank?: number;
-  masterAddr?: string;
-  masterPort?: number;
-  timeoutMs?: number;
-  backend?: 'gloo' | 'nccl';
+  localRank: number;
+  masterAddr: string;
+  masterPort: number;
+  timeoutMs: number;
+  backend: 'gloo' | 'nccl';
   /** torchrun's agent serves the store: every rank connects as a client under /worker/attempt_<restartCount>. */
-  agentStore?: boolean;
-  restartCount?: number;
+  agentStore: boolean;
+  restartCount: number;
 }
 
 export interface NativeDistGroup extends Handle<'NativeDistGroup'> {

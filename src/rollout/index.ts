@@ -2,7 +2,9 @@
 // table (rows.ts) is already public through src/algo/index.ts, so it is not exported twice.
 export { EVAL_SAMPLING, TRAIN_SAMPLING, policyForTrial } from './policy.js';
 export type { FinishReason, GenerateRequest, GenerateResult, PolicyClient, PolicySource, SamplingOptions, TrialPolicyFactory, TrialView } from './policy.js';
-export { NO_ACTION, abortable, deriveSeed, resolveTrialConfig, runTrial } from './trial.js';
+export { NO_ACTION, resolveTrialConfig, runTrial } from './trial.js';
+export { abortable } from '../util/abort.js';
+export { deriveSeed } from '../util/seed.js';
 export type { ResolvedTrialConfig, TrialConfig, TrialInput, TrialResult, TrialRow } from './trial.js';
 export { runRollout } from './runner.js';
 export type { EnvFactory, RolloutBatch, RolloutOptions, RolloutProgress, RolloutStats, TrialSummary } from './runner.js';

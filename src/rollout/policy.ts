@@ -36,6 +36,11 @@ export interface GenerateResult {
   /** Sampling log-prob of each response token (at the sampling temperature), same length as `responseIds`. */
   logprobs: Float32Array;
   finishReason: FinishReason;
+  /**
+   * A scripted player's random move (a noisy expert's exploration), not its own choice: demonstrations leave such rows
+   * out. Absent for a model's answers.
+   */
+  randomMove?: boolean;
 }
 
 export interface PolicyClient {

@@ -10,7 +10,7 @@ import { LamerError } from '../errors.js';
 import { Rng } from '../util/rng.js';
 import type { GenerateRequest, GenerateResult, PolicyClient, TrialPolicyFactory, TrialView } from './policy.js';
 import { scriptedResult } from './scripted.js';
-import { deriveSeed } from './trial.js';
+import { deriveSeed } from '../util/seed.js';
 
 export interface RandomPolicyOptions {
   /** Never repeat an action that ended an earlier attempt of the trial in failure (`random-memory`). Default false. */

@@ -7,7 +7,8 @@ import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import type { FinishReason, PolicySource } from './policy.js';
 import { RowTableBuilder, type RowTable } from './rows.js';
-import { deriveSeed, resolveTrialConfig, runTrial, type TrialConfig, type TrialResult, type TrialRow } from './trial.js';
+import { resolveTrialConfig, runTrial, type TrialConfig, type TrialResult, type TrialRow } from './trial.js';
+import { deriveSeed } from '../util/seed.js';
 
 /** A fresh environment per trial: trials run concurrently, and an environment holds one task's state. */
 export type EnvFactory = () => Environment;
@@ -53,6 +54,8 @@ export interface RolloutBatch {
   responseIds: Int32Array[];
   logprobs: Float32Array[];
   finishReason: FinishReason[];
+  /** A scripted player's random move (GenerateResult.randomMove), which demonstrations leave out. */
+  randomMove: boolean[];
   prompts: string[];
   responses: string[];
   /** One per trial, in (group, trial) order. */
@@ -172,6 +175,7 @@ export async function runRollout(options: RolloutOptions): Promise<RolloutBatch>
     responseIds: [],
     logprobs: [],
     finishReason: [],
+    randomMove: [],
     prompts: [],
     responses: [],
     trials: [],
@@ -203,6 +207,7 @@ function appendRow(builder: RowTableBuilder, batch: Omit<RolloutBatch, 'table' |
   batch.responseIds.push(row.responseIds);
   batch.logprobs.push(row.logprobs);
   batch.finishReason.push(row.finishReason);
+  batch.randomMove.push(row.randomMove);
   batch.prompts.push(row.prompt);
   batch.responses.push(row.response);
   if (row.phase === 'play') stats.playRows++;

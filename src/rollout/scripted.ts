@@ -17,7 +17,7 @@ import {
   type TrialPolicyFactory,
   type TrialView,
 } from './policy.js';
-import { deriveSeed } from './trial.js';
+import { deriveSeed } from '../util/seed.js';
 
 /** Token ids of a text for policies without a tokenizer: one id per UTF-16 code unit. */
 export function charCodeIds(text: string): Int32Array {
@@ -80,20 +80,21 @@ export class ScriptedPolicy implements PolicyClient {
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
-    return scriptedResult(request, this.respond());
+    const { text, randomMove } = this.respond();
+    return { ...scriptedResult(request, text), ...(randomMove ? { randomMove } : {}) };
   }
 
-  private respond(): string {
+  private respond(): { text: string; randomMove?: boolean } {
     // Draw both numbers every call so the stream stays aligned whatever the probabilities are.
     const invalidDraw = this.rng.next();
     const noiseDraw = this.rng.next();
-    if (invalidDraw < this.invalid) return 'I am not sure what to do here.';
-    if (this.view.phase === 'reflect') return this.expert.reflect(this.view.steps.slice());
+    if (invalidDraw < this.invalid) return { text: 'I am not sure what to do here.' };
+    if (this.view.phase === 'reflect') return { text: this.expert.reflect(this.view.steps.slice()) };
     if (noiseDraw < this.noise) {
       const actions = this.view.env.admissibleActions();
-      if (actions.length > 0) return `I try something at random.\n<action>${this.rng.pick(actions)}</action>`;
+      if (actions.length > 0) return { text: `I try something at random.\n<action>${this.rng.pick(actions)}</action>`, randomMove: true };
     }
-    return this.expert.act();
+    return { text: this.expert.act() };
   }
 }
 

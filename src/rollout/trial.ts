@@ -6,6 +6,8 @@
 // Every model call awaits one `generate`; the runner starts many trials at once, so an engine that batches the calls
 // pending at any moment serves trials in different phases (playing, reflecting) in the same decode steps.
 
+import { abortable } from '../util/abort.js';
+import { deriveSeed } from '../util/seed.js';
 import { agentPlayPrompt, agentReflectPrompt, isPromptVariant, type PromptVariant } from '../agent/prompts.js';
 import { DEFAULT_MEMORY_MODE, TrialMemory, isMemoryMode, memoryUsesReflection, type MemoryMode } from '../agent/memory.js';
 import { extractAction } from '../envs/common/tags.js';
@@ -53,6 +55,8 @@ interface Sampled {
   /** Sampling log-probs of the response tokens. */
   logprobs: Float32Array;
   finishReason: FinishReason;
+  /** A scripted player's random move (GenerateResult.randomMove). */
+  randomMove: boolean;
 }
 
 /** One row of SPEC §1 plus what the train step and the logs need. */
@@ -161,49 +165,6 @@ export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
   };
 }
 
-/** A non-negative 31-bit seed from a base seed and a stream of integers (splitmix-style mixing). */
-export function deriveSeed(base: number, ...parts: number[]): number {
-  let h = (base >>> 0) ^ Math.floor(base / 0x100000000);
-  for (const p of [...parts, parts.length]) {
-    h = (h + Math.imul((p | 0) ^ 0x9e3779b9, 0x85ebca6b)) | 0;
-    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-    h ^= h >>> 16;
-  }
-  return h >>> 1;
-}
-
-/** The abort reason as an Error the caller can recognise (`name === 'AbortError'` for a plain `abort()`). */
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('The rollout was aborted', 'AbortError');
-}
-
-/** Resolves like `promise`, or rejects as soon as `signal` aborts, so a policy that ignores the signal cannot hang us. */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) {
-    promise.catch(() => {}); // the policy may still fail later; nobody is waiting for it
-    return Promise.reject(abortReason(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      promise.catch(() => {});
-      reject(abortReason(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
 function checkResult(result: GenerateResult, where: string): GenerateResult {
   if (
     result === null ||
@@ -284,6 +245,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
       responseIds: out.responseIds,
       logprobs: out.logprobs,
       finishReason: out.finishReason,
+      randomMove: out.randomMove === true,
     };
     rows.push(full);
     input.onRow?.(full);

@@ -9,6 +9,9 @@ import { LamerError } from '../errors.js';
 import { readRegularFile } from '../util/fs.js';
 
 import { METHODS, TRAINED_METHODS } from '../eval/methods.js';
+import { lossSchema, optimSchema } from './options.js';
+import { advantageConfigSchema } from '../algo/options.js';
+import { ENV_NAMES } from '../envs/registry.js';
 import { TASK_BLOCKS, TASK_BLOCK_SIZE } from '../envs/common/seeds.js';
 
 const positiveInt = z.number().int().positive();
@@ -33,7 +36,11 @@ const modelSchema = z
       .regex(/^(auto|cpu|cuda(:\d+)?)$/, "expected 'auto', 'cpu', 'cuda' or 'cuda:N'")
       .default('auto')
       .describe('auto (CUDA when the addon has it and sees a GPU), cpu, cuda or cuda:N'),
-    dtype: z.enum(['float32', 'bfloat16']).default('float32').describe('compute dtype of the forward'),
+    dtype: z
+      .enum(['float32', 'bfloat16'])
+      .nullable()
+      .default(null)
+      .describe("compute dtype of the forward (null: the device's, float32 on the CPU and bfloat16 on CUDA)"),
     /** `compact` prompts for tiny models trained from scratch; `full` for pretrained LLMs. */
     promptStyle: z
       .enum(['compact', 'full'])
@@ -46,9 +53,7 @@ const modelSchema = z
 const envSchema = z
   .object({
     /** `custom`: an Environment of your own, given to the Trainer as `options.env`. */
-    name: z
-      .enum(['sokoban', 'minesweeper', 'webshop', 'alfworld', 'custom'])
-      .describe('the environment: sokoban, minesweeper, webshop, alfworld, or custom (an Environment passed to the Trainer)'),
+    name: z.enum([...ENV_NAMES, 'custom']).describe(`the environment: ${ENV_NAMES.join(', ')}, or custom (an Environment passed to the Trainer)`),
     /** Passed to createEnv (sizes, limits); validated by the environment itself. */
     options: z.record(z.string(), z.unknown()).default({}).describe('options passed to the environment (board size, turn limit, ...)'),
     /** Options that differ at evaluation (e.g. ALFWorld's 30 turns and out-of-distribution split). */
@@ -92,62 +97,6 @@ const rolloutSchema = z
       .describe('block of training tasks the iterations draw (null: the run seed); two blocks share no task'),
     /** Generation slots run together by the engine (continuous batching). */
     slots: positiveInt.default(64).describe('rows the generation engine decodes together'),
-  })
-  .strict();
-
-const advantageSchema = z
-  .object({
-    estimator: z.enum(['gigpo', 'grpo']).default('gigpo').describe('gigpo (episode and step groups) or grpo (episode groups)'),
-    returns: z.enum(['recursive', 'paper']).default('recursive').describe('cross-episode return form: recursive or as the paper writes it'),
-    gammaStep: unitInterval.default(0.95).describe('discount between steps of an episode'),
-    gammaTraj: unitInterval.default(0.6).describe('discount between episodes of a trial (the cross-episode return)'),
-    invalidPenalty: z.number().nonnegative().default(0.5).describe('reward subtracted for an invalid response'),
-    mode: z.enum(['mean_norm', 'mean_std_norm']).default('mean_norm').describe('GiGPO normalisation: mean, or mean and standard deviation'),
-    omega: z.number().default(1.0).describe('weight of the step-level advantage in GiGPO'),
-    eps: z.number().positive().default(1e-6).describe('added to a standard deviation before dividing by it'),
-    normByStd: z.boolean().default(true).describe('GRPO: divide by the group standard deviation'),
-    /** GAE (PPO only). */
-    gaeGamma: unitInterval.default(1.0).describe('GAE discount (PPO only)'),
-    gaeLambda: unitInterval.default(1.0).describe('GAE lambda (PPO only)'),
-  })
-  .strict();
-
-const lossSchema = z
-  .object({
-    clipLow: z.number().positive().default(0.2).describe('PPO ratio clip below 1'),
-    clipHigh: z.number().positive().default(0.2).describe('PPO ratio clip above 1'),
-    dualClip: z.number().gt(1).default(3.0).describe('dual-clip bound for negative advantages (> 1)'),
-    aggregation: z
-      .enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'])
-      .default('token-mean')
-      .describe('how token losses are averaged over a mini-batch'),
-    entropyCoef: z.number().nonnegative().default(0.001).describe('weight of the entropy bonus'),
-    kl: z
-      .object({
-        type: z.enum(['none', 'low_var_kl', 'kl', 'mse']).default('none').describe('none, low_var_kl (k3), kl (k1) or mse'),
-        coef: z.number().nonnegative().default(0.001).describe('weight of the KL penalty'),
-      })
-      .strict()
-      .default({ type: 'none', coef: 0.001 })
-      .describe('KL penalty to the starting weights'),
-    valueClip: z.number().positive().default(0.5).describe('value-loss clip (PPO)'),
-  })
-  .strict();
-
-const optimSchema = z
-  .object({
-    lr: z.number().positive().default(1e-6).describe('AdamW learning rate of RL updates'),
-    weightDecay: z.number().nonnegative().default(0.01).describe('AdamW weight decay'),
-    betas: z.tuple([unitInterval, unitInterval]).default([0.9, 0.999]).describe('AdamW betas'),
-    gradClip: z.number().positive().default(1.0).describe('gradient norm clip'),
-    schedule: z.enum(['constant', 'warmup', 'cosine']).default('constant').describe('learning-rate schedule'),
-    warmupSteps: z.number().int().nonnegative().default(0).describe('warm-up steps of the schedule'),
-    /** Rows per optimizer step (one mini-batch). */
-    miniBatchRows: positiveInt.default(64).describe('rows per optimizer step (one mini-batch)'),
-    /** Token budget of one micro-batch (forward+backward); the mini-batch's loss is normalised globally. */
-    microBatchTokens: positiveInt.default(16384).describe('tokens per forward and backward (micro-batch)'),
-    epochs: positiveInt.default(1).describe("passes over an iteration's rows"),
-    gradientCheckpointing: z.boolean().default(false).describe('recompute each layer in backward instead of keeping its activations'),
   })
   .strict();
 
@@ -266,7 +215,7 @@ export const configSchema = z
       .describe('seed of the run: initial weights, demonstration and training tasks (where not pinned), sampling, shuffles; not the evaluation tasks'),
     /** Where runs are written; the run folder is `${runsDir}/${name}`. */
     runsDir: z.string().min(1).default('runs').describe('where run folders are written'),
-    method: z.enum(METHODS).default('lamer').describe('lamer, gigpo, grpo, ppo, reflexion, react, zero-shot, random or random-memory'),
+    method: z.enum(METHODS).default('lamer').describe(METHODS.join(', ')),
     /**
      * A comparison job (`lamer train` of the default config): one shared warm start, then each listed method trained
      * from it at an equal episode budget and evaluated on the same held-out tasks; `method` is ignored.
@@ -276,7 +225,7 @@ export const configSchema = z
     env: envSchema.describe('the environment'),
     trial: trialSchema.default(trialSchema.parse({})).describe('the LaMer trial'),
     rollout: rolloutSchema.default(rolloutSchema.parse({})).describe('training rollouts'),
-    advantage: advantageSchema.default(advantageSchema.parse({})).describe('returns and advantages'),
+    advantage: advantageConfigSchema.default(advantageConfigSchema.parse({})).describe('returns and advantages'),
     loss: lossSchema.default(lossSchema.parse({})).describe('the policy loss'),
     optim: optimSchema.default(optimSchema.parse({})).describe('the optimizer'),
     train: trainSchema.default(trainSchema.parse({})).describe('the training loop'),

@@ -14,12 +14,9 @@ import type { Environment } from '../envs/types.js';
 import { runRollout } from '../rollout/runner.js';
 import { scriptedPolicy, scriptedResult } from '../rollout/scripted.js';
 import type { GenerateRequest, GenerateResult, PolicyClient, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
-import { deriveSeed } from '../rollout/trial.js';
+import { deriveSeed } from '../util/seed.js';
 import { runSeeds, type TrainerConfig } from './config.js';
 import { LamerError } from '../errors.js';
-
-/** Marks the random moves of noisy experts, so they are left out of the demonstrations. */
-const RANDOM_MOVE = 'I try something at random.';
 
 export interface Demonstrations {
   prompts: string[];
@@ -99,7 +96,7 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
   const reflect: boolean[] = [];
   for (let i = 0; i < batch.prompts.length; i++) {
     const response = batch.responses[i];
-    if (response.startsWith(RANDOM_MOVE)) continue;
+    if (batch.randomMove[i]) continue;
     if (batch.table.phase[i] === 0 && extractAction(response) === null) continue;
     // Reflections and the episodes that read them are what a single-episode player never shows, and the scripted
     // players win most first episodes: those rows are repeated (`reflectionWeight`, `memoryWeight` times) so they are

@@ -11,7 +11,8 @@ import { METHOD_SPECS } from '../eval/methods.js';
 import { Rng } from '../util/rng.js';
 import { runSeeds, type TrainerConfig } from './config.js';
 import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
-import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig, trainBatch } from './step.js';
+import { trainBatch } from './batch.js';
+import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig } from './optimizer.js';
 import { writeDirAtomic } from './checkpoint.js';
 import type { DistContext } from './distributed.js';
 
@@ -20,7 +21,8 @@ const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const REFERENCE_DIR = 'reference';
 
 async function openPolicy(config: TrainerConfig, dir?: string): Promise<Policy> {
-  const options = { device: resolveDevice(config.model.device).device, dtype: config.model.dtype };
+  // The dtype the config names, else the device profile's (Policy.load / Policy.init apply it).
+  const options = { device: resolveDevice(config.model.device).device, ...(config.model.dtype ? { dtype: config.model.dtype } : {}) };
   const path = dir ?? config.model.path;
   if (path) return Policy.load(path, options);
   const { init } = config.model;

@@ -13,12 +13,11 @@ import { countReflectionChecks, evaluate, formatCheckedShare } from '../eval/eva
 import { transcriptJsonLines, type TrialTranscript } from '../eval/transcripts.js';
 import { TRAINED_METHODS, evalTrialMode, isChanceMethod, methodEstimator, trainRolloutShape } from '../eval/methods.js';
 import { runRollout, type RolloutBatch } from '../rollout/runner.js';
-import { deriveSeed } from '../rollout/trial.js';
+import { deriveSeed } from '../util/seed.js';
 import { Progress } from '../util/progress.js';
-import { Rng } from '../util/rng.js';
 import { runSeeds, validateConfig, type TrainerConfig, type TrainerConfigInput } from './config.js';
 import { checkpointName, cleanInterruptedCheckpoints, latestCheckpoint, removeStaleTemporaries, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
-import { collectDemonstrations } from './demonstrations.js';
+import { warmStart } from './warm-start.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import { claimRunFolder } from './run-lock.js';
@@ -59,22 +58,44 @@ interface TrainerState {
 export const STATE_FILE = 'trainer.json';
 /** The latest evaluation's transcripts, one JSON line per trial (method, iteration, task, episodes). */
 export const TRANSCRIPTS_FILE = 'transcripts.jsonl';
-/** Steps whose mean loss decides when the warm start's reflection-only phase has done its work (sft.reflectUntilLoss). */
-const LOSS_WINDOW = 10;
-
-function mean(xs: ArrayLike<number>): number {
-  let s = 0;
-  for (let i = 0; i < xs.length; i++) s += xs[i];
-  return xs.length ? s / xs.length : 0;
-}
-
 /** Mean undiscounted reward per played episode, share of trials won, share of valid rows. */
 export function rolloutSummary(batch: RolloutBatch): { reward: number; successRate: number; validRatio: number } {
   return summaryOfSums(rolloutSums(batch));
 }
 
-/** The sums behind rolloutSummary (and the iteration's counts), which data-parallel ranks add up. */
-function rolloutSums(batch: RolloutBatch): number[] {
+/** What an iteration's rollout adds up to: the sums data-parallel ranks add together before the summary is taken. */
+interface RolloutSums {
+  /** Undiscounted reward summed over the played episodes, and the episodes. */
+  reward: number;
+  episodes: number;
+  /** Trials won in any episode, and the trials. */
+  won: number;
+  trials: number;
+  /** Valid rows, and the rows. */
+  valid: number;
+  rows: number;
+  responseTokens: number;
+  promptTokens: number;
+  /** Reflections the environment could check, and the right ones. */
+  checked: number;
+  correct: number;
+}
+
+/** The order in which the sums travel in one all-reduce. */
+const SUM_FIELDS = [
+  'reward',
+  'episodes',
+  'won',
+  'trials',
+  'valid',
+  'rows',
+  'responseTokens',
+  'promptTokens',
+  'checked',
+  'correct',
+] as const satisfies readonly (keyof RolloutSums)[];
+
+function rolloutSums(batch: RolloutBatch): RolloutSums {
   const t = batch.table;
   const episodes = new Map<string, number>();
   let valid = 0;
@@ -86,24 +107,29 @@ function rolloutSums(batch: RolloutBatch): number[] {
   }
   let reward = 0;
   for (const r of episodes.values()) reward += r;
-  const won = batch.trials.filter((tr) => tr.won.some(Boolean)).length;
   const checks = countReflectionChecks(batch.trials);
-  return [
+  return {
     reward,
-    episodes.size,
-    won,
-    batch.trials.length,
+    episodes: episodes.size,
+    won: batch.trials.filter((tr) => tr.won.some(Boolean)).length,
+    trials: batch.trials.length,
     valid,
-    t.length,
-    batch.responseIds.reduce((s, r) => s + r.length, 0),
-    batch.promptIds.reduce((s, p) => s + p.length, 0),
-    checks.checked,
-    checks.correct,
-  ];
+    rows: t.length,
+    responseTokens: batch.responseIds.reduce((s, r) => s + r.length, 0),
+    promptTokens: batch.promptIds.reduce((s, p) => s + p.length, 0),
+    checked: checks.checked,
+    correct: checks.correct,
+  };
 }
 
-function summaryOfSums(s: readonly number[]): { reward: number; successRate: number; validRatio: number } {
-  return { reward: s[1] ? s[0] / s[1] : 0, successRate: s[3] ? s[2] / s[3] : 0, validRatio: s[5] ? s[4] / s[5] : 0 };
+/** The sums of every rank, added (one all-reduce). */
+async function sumOverRanks(sums: RolloutSums, dist: DistContext): Promise<RolloutSums> {
+  const total = await dist.sum(SUM_FIELDS.map((k) => sums[k]));
+  return Object.fromEntries(SUM_FIELDS.map((k, i) => [k, total[i]])) as unknown as RolloutSums;
+}
+
+function summaryOfSums(s: RolloutSums): { reward: number; successRate: number; validRatio: number } {
+  return { reward: s.episodes ? s.reward / s.episodes : 0, successRate: s.trials ? s.won / s.trials : 0, validRatio: s.rows ? s.valid / s.rows : 0 };
 }
 
 export class Trainer {
@@ -177,56 +203,7 @@ export class Trainer {
    * rows alone, then `sft.steps` on all rows. Returns the loss of each step.
    */
   async warmStart(runtime: PolicyRuntime, signal?: AbortSignal): Promise<number[]> {
-    const { sft } = this.config;
-    if (sft.trials === 0 || sft.steps === 0) return [];
-    const demos = await collectDemonstrations(this.config, signal);
-    const all = Array.from({ length: demos.prompts.length }, (_, i) => i);
-    const reflections = all.filter((i) => demos.reflect[i]);
-    const reflectSteps = reflections.length > 0 ? sft.reflectSteps : 0;
-    this.#log(
-      `[sft] ${demos.prompts.length} demonstration rows (${reflections.length} reflections) from ${demos.trials} trials (${demos.won} won)` +
-        (sft.reflectSteps > 0 && reflectSteps === 0 ? '; no reflections, so no reflection-only steps' : ''),
-    );
-    const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps, unit: 'steps', silent: this.#silent });
-    const dist = this.#options.dist;
-    const losses: number[] = [];
-    const rng = new Rng(deriveSeed(this.config.seed, 0x5f7));
-    // Returns the steps taken: `steps`, or fewer when the mean loss of the last LOSS_WINDOW steps reaches `untilLoss`.
-    const phase = async (order: number[], steps: number, label: string, untilLoss: number | null = null): Promise<number> => {
-      let cursor = order.length;
-      for (let step = 0; step < steps; step++) {
-        signal?.throwIfAborted();
-        const prompts: string[] = [];
-        const responses: string[] = [];
-        for (let b = 0; b < Math.min(sft.batchRows, order.length); b++) {
-          if (cursor >= order.length) {
-            rng.shuffle(order); // a seeded reshuffle each pass, so warm starts are reproducible
-            cursor = 0;
-          }
-          // Every rank draws the same rows; each trains on its share of them (one global batch).
-          if (!dist || b % dist.size === dist.rank) {
-            prompts.push(demos.prompts[order[cursor]]);
-            responses.push(demos.responses[order[cursor]]);
-          }
-          cursor++;
-        }
-        const { loss } = await runtime.supervised({ prompts, responses }, this.config);
-        losses.push(loss);
-        progress.tick(1, `${label}loss ${loss.toFixed(4)}`);
-        if (untilLoss !== null && step + 1 >= LOSS_WINDOW && mean(losses.slice(-LOSS_WINDOW)) <= untilLoss) return step + 1;
-      }
-      return steps;
-    };
-    const reflectDone = await phase(reflections, reflectSteps, 'reflections ', sft.reflectUntilLoss);
-    if (reflectDone < reflectSteps) {
-      progress.setTotal(reflectDone + sft.steps);
-      this.#log(
-        `[sft] reflections alone: loss of the last ${LOSS_WINDOW} steps at or below ${sft.reflectUntilLoss} after ${reflectDone} of ${reflectSteps} steps`,
-      );
-    }
-    await phase(all, sft.steps, '');
-    progress.finish();
-    return losses;
+    return warmStart(this.config, runtime, { dist: this.#options.dist, silent: this.#silent, log: (line) => this.#log(line), signal });
   }
 
   /**
@@ -355,9 +332,9 @@ export class Trainer {
     );
     const t2 = performance.now();
     const local = rolloutSums(batch);
-    const sums = mine && dist ? await dist.sum(local) : local;
+    const sums = mine && dist ? await sumOverRanks(local, dist) : local;
     const summary = summaryOfSums(sums);
-    const generated = sums[6];
+    const generated = sums.responseTokens;
     const event: IterationEvent = {
       type: 'iteration',
       method: c.method,
@@ -370,15 +347,15 @@ export class Trainer {
       approxKl: update.approxKl,
       gradNorm: update.gradNorm,
       ...(update.lr !== undefined ? { lr: update.lr } : {}),
-      rows: sums[5],
+      rows: sums.rows,
       tokens: generated,
-      promptTokens: sums[7],
+      promptTokens: sums.promptTokens,
       tokensPerSecond: (generated + update.tokens) / ((t2 - t0) / 1000),
       rolloutSeconds: (t1 - t0) / 1000,
       updateSeconds: (t2 - t1) / 1000,
       seconds: (t2 - t0) / 1000,
     };
-    const checks = { checked: sums[8], correct: sums[9] };
+    const checks = { checked: sums.checked, correct: sums.correct };
     if (checks.checked > 0) event.reflectionChecks = checks;
     if (update.skipped > 0) {
       event.skipped = update.steps === 0;

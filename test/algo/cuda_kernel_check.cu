@@ -76,6 +76,9 @@ int main() {
       p.divide_by_std = (combo & 4) != 0;
       p.gamma_step = 0.95;
       p.gamma_traj = combo & 2 ? 0.6 : 0.9;
+      p.invalid_penalty = 0.5;
+      p.omega = 1.0;
+      p.eps = 1e-6;
       const size_t n = t.group.size();
       std::vector<float> cpu[3], gpu[3];
       for (int j = 0; j < 3; ++j) cpu[j].assign(n, 0.f), gpu[j].assign(n, -1.f);

@@ -3,7 +3,8 @@
 // through the process group; writes the losses and every parameter after the steps to argv[2] (JSON).
 import { writeFileSync } from 'node:fs';
 import { DistContext } from '../../src/train/distributed.js';
-import { Optimizer, type TrainRow } from '../../src/train/step.js';
+import { Optimizer } from '../../src/train/optimizer.js';
+import type { TrainRow } from '../../src/train/batch.js';
 import { randomIds, rng, snapshot, tinyPolicy } from '../train/step-helpers.js';
 
 const out = process.argv[2];

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Engine, type EngineRequest, type EngineResult } from '../../src/engine/index.js';
 import { Policy } from '../../src/model/policy.js';
 import { addon } from '../../src/native/addon.js';
-import { Optimizer } from '../../src/train/step.js';
+import { Optimizer } from '../../src/train/optimizer.js';
 import { randomIds, rng, tinyConfig } from '../train/step-helpers.js';
 
 const info = addon().buildInfo();

@@ -4,7 +4,7 @@
 // must be dropped when the parameters change and stay within its budget.
 import { describe, expect, it } from 'vitest';
 import { Engine, type EngineRequest } from '../../src/engine/index.js';
-import { Optimizer } from '../../src/train/step.js';
+import { Optimizer } from '../../src/train/optimizer.js';
 import { Policy } from '../../src/model/policy.js';
 import { randomIds, rng, tinyConfig, tinyPolicy } from '../train/step-helpers.js';
 import { tempDir } from '../model/python.js';

@@ -2,7 +2,8 @@
 // reference of the policy loss (SPEC §5) computed from log-probs, independent of the native code.
 import { parseModelConfig, type ModelConfig } from '../../src/model/config.js';
 import { Policy, type ComputeDType } from '../../src/model/policy.js';
-import type { Aggregation, KlType, TrainRow } from '../../src/train/step.js';
+import type { Aggregation, KlType } from '../../src/train/optimizer.js';
+import type { TrainRow } from '../../src/train/batch.js';
 
 export function rng(seed: number): () => number {
   let s = seed >>> 0 || 1;

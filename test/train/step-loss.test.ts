@@ -4,7 +4,8 @@
 // (float64 model), and the chunked log-prob function against plain autograd.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Policy } from '../../src/model/policy.js';
-import { Optimizer, type Aggregation, type KlType, type TrainRow } from '../../src/train/step.js';
+import { Optimizer, type Aggregation, type KlType } from '../../src/train/optimizer.js';
+import type { TrainRow } from '../../src/train/batch.js';
 import { hasCode } from '../../src/errors.js';
 import type { Tensor } from '../../src/tensor.js';
 import { maxParamDiff, randomIds, referenceEntropy, referenceLoss, rng, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';

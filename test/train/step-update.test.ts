@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { Policy } from '../../src/model/policy.js';
-import { Optimizer, lrAt, trainBatch, trainStep, type TrainRow } from '../../src/train/step.js';
+import { Optimizer } from '../../src/train/optimizer.js';
+import { lrAt } from '../../src/train/schedule.js';
+import { trainBatch, type TrainRow } from '../../src/train/batch.js';
 import { computeGae } from '../../src/algo/gae.js';
 import * as lamer from '../../src/index.js';
 import { hasCode } from '../../src/errors.js';
@@ -263,25 +265,9 @@ describe('learning-rate schedule', () => {
   });
 });
 
-describe('trainStep(policy, rows)', () => {
-  it('keeps one optimizer per policy (steps count up), or uses the one given; exported from the package index', async () => {
+describe('the package index', () => {
+  it('exports the Optimizer', () => {
     expect(lamer.Optimizer).toBe(Optimizer);
-    expect(lamer.trainStep).toBe(trainStep);
-    await using policy = await tinyPolicy(2);
-    const rows = await splitRows(policy, 8);
-    const before = snapshot(policy);
-    const a = await trainStep(policy, rows, { lr: 1e-3 });
-    const b = await trainStep(policy, rows, { lr: 1e-3 });
-    expect([a.step, b.step]).toEqual([1, 2]);
-    expect(maxParamDiff(before, snapshot(policy))).toBeGreaterThan(1e-4);
-    using other = Optimizer.create(policy, { lr: 1e-3 });
-    expect((await trainStep(policy, rows, { optimizer: other })).step).toBe(1);
-    await using second = await tinyPolicy(2);
-    const e = await trainStep(second, rows, { optimizer: other }).then(
-      () => null,
-      (err: unknown) => err,
-    );
-    expect(hasCode(e, 'E_ARG')).toBe(true);
   });
 });
 

@@ -14,7 +14,7 @@
 // reproduces it. Children run under a time limit and a resident-memory cap (polled from /proc), so a regression
 // shows up as a row of the table instead of taking the machine down.
 //
-// usage: node scripts/probe.mjs [--quick] [--only LIST] [--jobs N] [--seed N] [--verbose] [--keep]
+// usage: npm run probe -- [--quick] [--only LIST] [--jobs N] [--seed N] [--verbose] [--keep]
 //   --quick    about 10% of the samples (each category keeps some of each kind of input)
 //   --only     comma-separated categories: checkpoints,cli,tensor,env,paths (default: all)
 //   --jobs     children run at once (default 2)
@@ -494,7 +494,7 @@ const known = new Set(['--quick', '--only', '--jobs', '--seed', '--verbose', '--
 for (let i = 0; i < args.length; i++) {
   if (!known.has(args[i])) {
     console.error(
-      `probe: unknown argument '${args[i]}'\nusage: node scripts/probe.mjs [--quick] [--only checkpoints,cli,tensor,env,paths] [--jobs N] [--seed N] [--verbose] [--keep]`,
+      `probe: unknown argument '${args[i]}'\nusage: npm run probe -- [--quick] [--only checkpoints,cli,tensor,env,paths] [--jobs N] [--seed N] [--verbose] [--keep]`,
     );
     process.exit(2);
   }

@@ -36,7 +36,7 @@ struct Batch {
   void Validate(int64_t vocab) const;
 };
 
-// The iteration's rows staged once in native memory (NativeTrainer.stage): each mini-batch step then names its rows
+// The iteration's rows staged once in native memory (NativeOptimizer.stage): each mini-batch step then names its rows
 // by index, and PPO's values and GAE are computed here, so nothing goes back to JS between the rollout and the update.
 struct StagedBatch {
   Batch batch;
@@ -68,7 +68,7 @@ struct StepOptions {
   bool with_grad = true;      // false: no backward at all (loss evaluation)
   bool return_grads = false;  // hand the gradients back (tests)
   bool chunked = true;        // chunked log-prob function (false: plain autograd over whole logits)
-  int64_t chunk_bytes = 0;    // logit-chunk budget; 0: 64 MiB on the CPU, 512 MiB on a GPU
+  int64_t chunk_bytes = 0;    // logit-chunk budget in bytes (the device profile's, src/model/device.ts)
   bool gradient_checkpointing = false;
   // The frozen reference of the KL loss: its log-probs are computed per micro-batch, without gradient, when the
   // batch carries no ref_logprobs. Same device as the trained model.
@@ -90,9 +90,11 @@ struct StepResult {
 // gets a micro-batch of its own.
 std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, const std::vector<int64_t>& rows, int64_t budget);
 
-class Trainer {
+// The optimizer of one model (NativeOptimizer in JS): its AdamW state and PPO value head, and the train steps that
+// update it. The training loop itself is TypeScript's (src/train/trainer.ts).
+class Optimizer {
  public:
-  Trainer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head);
+  Optimizer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head);
 
   // One step over every row of `batch` (validated here).
   StepResult Step(const Batch& batch, const StepOptions& options);

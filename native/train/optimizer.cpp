@@ -1,4 +1,4 @@
-#include "train/trainer.h"
+#include "train/optimizer.h"
 
 #include <ATen/core/grad_mode.h>
 
@@ -158,10 +158,10 @@ std::vector<int64_t> TokenBegin(const Batch& batch) {
 }
 }  // namespace
 
-Trainer::Trainer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head)
+Optimizer::Optimizer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head)
     : decoder_(std::move(decoder)), adam_(adam), value_head_(value_head) {}
 
-void Trainer::EnsureValueHead() {
+void Optimizer::EnsureValueHead() {
   if (!head_.empty()) return;
   at::NoGradGuard no_grad;
   // Zero-initialised: the critic starts by predicting 0 and its first gradients do not disturb the policy trunk.
@@ -170,7 +170,7 @@ void Trainer::EnsureValueHead() {
   head_[kHeadBias] = at::zeros({1}, opts);
 }
 
-std::map<std::string, at::Tensor> Trainer::TrainableParameters() {
+std::map<std::string, at::Tensor> Optimizer::TrainableParameters() {
   std::map<std::string, at::Tensor> params = decoder_->parameters();
   if (params.empty()) Fail("E_DISPOSED", "the model was disposed");
   if (value_head_) {
@@ -180,12 +180,12 @@ std::map<std::string, at::Tensor> Trainer::TrainableParameters() {
   return params;
 }
 
-StepResult Trainer::Step(const Batch& batch, const StepOptions& o) {
+StepResult Optimizer::Step(const Batch& batch, const StepOptions& o) {
   batch.Validate(decoder_->config().vocab_size);
   return StepRows(batch, AllRows(batch), o);
 }
 
-StepResult Trainer::Step(const StagedBatch& staged, const std::vector<int64_t>& rows, const StepOptions& o) {
+StepResult Optimizer::Step(const StagedBatch& staged, const std::vector<int64_t>& rows, const StepOptions& o) {
   // Each row at most once: the step keeps per-row offsets and weights by batch row.
   std::vector<bool> seen(staged.batch.rows(), false);
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -199,7 +199,7 @@ StepResult Trainer::Step(const StagedBatch& staged, const std::vector<int64_t>& 
   return StepRows(staged.batch, rows, o);
 }
 
-StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& selected, const StepOptions& o) {
+StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& selected, const StepOptions& o) {
   const model::DecoderConfig& cfg = decoder_->config();
   const bool policy = o.objective == Objective::kPolicy;
   const LossOptions& L = o.loss;
@@ -262,13 +262,12 @@ StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& sel
   const at::ScalarType score = ScoreDType(decoder_->compute_dtype());
   const auto sopts = at::TensorOptions().dtype(score).device(decoder_->device());
   const auto lopts = at::TensorOptions().dtype(at::kLong).device(decoder_->device());
-  const std::string head_name = cfg.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
   at::Tensor sums = at::zeros({kSlots}, sopts);
   std::vector<float> logprobs(N);
   const auto micro = MicroBatches(batch, selected, std::max<int64_t>(1, o.micro_batch_tokens));
 
-  // Logit chunks: small on the CPU (cache-friendly, bounded host memory); larger on a GPU, where tiny matmuls waste it.
-  const int64_t chunk_bytes = o.chunk_bytes > 0 ? o.chunk_bytes : decoder_->device().is_cpu() ? (64ll << 20) : (512ll << 20);
+  // Logit chunks: the device profile's size (src/model/device.ts), or the caller's.
+  const int64_t chunk_bytes = o.chunk_bytes;
 
   // Gradient checkpointing: each decoder layer keeps only its input and is recomputed in backward.
   model::Decoder::LayerRunner runner;
@@ -296,7 +295,7 @@ StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& sel
     }
     const at::Tensor hidden = decoder_->Hidden(ids, positions, mask, nullptr, runner);
     const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, flat);
-    at::Tensor head = params.at(head_name);
+    at::Tensor head = params.at(decoder_->LmHeadName());
     if (head.scalar_type() != decoder_->compute_dtype()) head = head.to(decoder_->compute_dtype());
     const bool want_entropy = policy;
     const TokenScores s = o.chunked ? ChunkedTokenScores(h, head, targets, L.temperature, want_entropy, chunk_bytes)
@@ -408,7 +407,7 @@ StepResult Trainer::StepRows(const Batch& batch, const std::vector<int64_t>& sel
   return out;
 }
 
-std::vector<float> Trainer::Values(const Batch& batch, int64_t micro_batch_tokens) {
+std::vector<float> Optimizer::Values(const Batch& batch, int64_t micro_batch_tokens) {
   batch.Validate(decoder_->config().vocab_size);
   if (!value_head_) Fail("E_ARG", "values: this optimizer has no value head (create it with valueHead: true)");
   EnsureValueHead();
@@ -431,7 +430,7 @@ std::vector<float> Trainer::Values(const Batch& batch, int64_t micro_batch_token
   return values;
 }
 
-void Trainer::Gae(StagedBatch& staged, double gamma, double lambda, int64_t micro_batch_tokens) {
+void Optimizer::Gae(StagedBatch& staged, double gamma, double lambda, int64_t micro_batch_tokens) {
   Batch& b = staged.batch;
   if (static_cast<int64_t>(staged.row_returns.size()) != b.rows()) {
     Fail("E_ARG", "gae: the staged batch carries " + std::to_string(staged.row_returns.size()) + " row returns for " +
@@ -450,7 +449,7 @@ void Trainer::Gae(StagedBatch& staged, double gamma, double lambda, int64_t micr
   b.old_values = std::move(values);
 }
 
-void Trainer::Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata) {
+void Optimizer::Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata) {
   at::NoGradGuard no_grad;
   if (value_head_) EnsureValueHead();  // saved even before the first step, so load() finds it
   auto items = adam_.StateTensors();
@@ -461,7 +460,7 @@ void Trainer::Save(const std::string& path, const std::map<std::string, std::str
   model::WriteSafetensors(path, items, at::ScalarType::Undefined, metadata);
 }
 
-void Trainer::Load(const std::string& path) {
+void Optimizer::Load(const std::string& path) {
   at::NoGradGuard no_grad;
   const model::SafetensorsFile file = model::SafetensorsFile::Open(path);
   std::map<std::string, at::Tensor> tensors;

@@ -5,47 +5,27 @@
 //   const m = await opt.trainStep(rows, { aggregation: 'token-mean' });   // dual-clip PPO, one AdamW step
 //   await opt.save('run/ckpt/optimizer.safetensors');                     // resume with Optimizer.load(...)
 import { LamerError } from '../errors.js';
+import { deviceProfile } from '../model/device.js';
 import type { Policy } from '../model/policy.js';
 import { Tensor } from '../tensor.js';
-import { configSchema, type TrainerConfig } from './config.js';
+import type { TrainerConfig } from './config.js';
 import { METHOD_SPECS } from '../eval/methods.js';
 import { addon } from '../native/addon.js';
-import type { NativeDistGroup, NativeModel, NativeTrainBatch, NativeTrainer, NativeTrainMetrics, NativeTrainStepOptions } from '../native/types.js';
+import type {
+  Aggregation,
+  KlType,
+  NativeDistGroup,
+  NativeLossOptions,
+  NativeModel,
+  NativeOptimizer,
+  NativeTrainMetrics,
+  NativeTrainStepOptions,
+} from '../native/types.js';
+import { packRows, type SftRow, type TrainBatch, type TrainRow } from './batch.js';
+import { LOSS_DEFAULTS, OPTIM_DEFAULTS, type LrSchedule } from './options.js';
+import { lrAt } from './schedule.js';
 
-export type Aggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean';
-export type KlType = 'none' | 'low_var_kl' | 'kl' | 'mse';
-export type LrSchedule = 'constant' | 'warmup' | 'cosine';
-
-/** One row of a mini-batch: a prompt, one sampled response, and what the loss needs per response token. */
-export interface TrainRow {
-  prompt: ArrayLike<number>;
-  response: ArrayLike<number>;
-  /** The same advantage for every response token (GiGPO, GRPO), or one per token (PPO with GAE). */
-  advantage: number | ArrayLike<number>;
-  /** Log-probs of the response under the policy that sampled it (at the sampling temperature). Without them the
-   * ratio is 1 (the step is exactly on-policy). */
-  oldLogprobs?: ArrayLike<number>;
-  /** Log-probs under the frozen reference (KL loss); computed from `options.reference` when absent. */
-  refLogprobs?: ArrayLike<number>;
-  /** PPO: value targets and the values at rollout time, one per response token. */
-  returns?: ArrayLike<number>;
-  oldValues?: ArrayLike<number>;
-}
-
-/**
- * An iteration's rows in columns, built once after a rollout (`trainBatch` below): row r is
- * ids[sum(lengths[..r]) ..][..lengths[r]], its first starts[r] ids the prompt; per-token columns hold one value per
- * response token, rows concatenated. `rowReturns` (one per row) is what PPO's GAE places on a row's last token.
- */
-export interface TrainBatch extends NativeTrainBatch {
-  rowReturns?: Float32Array;
-}
-
-/** A supervised row: cross-entropy on the response tokens only. */
-export interface SftRow {
-  prompt: ArrayLike<number>;
-  response: ArrayLike<number>;
-}
+export type { Aggregation, KlType, LrSchedule };
 
 export interface PolicyLossOptions {
   /** ratio clipped to [1 - clipLow, 1 + clipHigh] (default 0.2 / 0.2). */
@@ -132,18 +112,16 @@ export interface TrainMetrics {
 
 // Defaults of the optimizer and the loss are the config schema's, so a library caller who leaves an option out gets
 // what `lamer train` would use; eps and minLrRatio are not config fields.
-const OPTIM = configSchema.shape.optim.parse(undefined);
-const LOSS = configSchema.shape.loss.parse(undefined);
 const DEFAULTS = {
-  lr: OPTIM.lr,
-  weightDecay: OPTIM.weightDecay,
-  betas: OPTIM.betas as [number, number],
+  lr: OPTIM_DEFAULTS.lr,
+  weightDecay: OPTIM_DEFAULTS.weightDecay,
+  betas: OPTIM_DEFAULTS.betas as [number, number],
   eps: 1e-8,
-  gradClip: OPTIM.gradClip,
-  schedule: OPTIM.schedule as LrSchedule,
-  warmupSteps: OPTIM.warmupSteps,
+  gradClip: OPTIM_DEFAULTS.gradClip,
+  schedule: OPTIM_DEFAULTS.schedule,
+  warmupSteps: OPTIM_DEFAULTS.warmupSteps,
   minLrRatio: 0,
-  microBatchTokens: OPTIM.microBatchTokens,
+  microBatchTokens: OPTIM_DEFAULTS.microBatchTokens,
 };
 
 type ResolvedOptimizerOptions = Required<Omit<OptimizerOptions, 'totalSteps'>> & { totalSteps?: number };
@@ -154,113 +132,17 @@ function finite(name: string, v: number, min = -Infinity): void {
   }
 }
 
-/** Learning rate at optimizer step `step` (0-based: the first update uses lrAt(0)). `warmup` and `cosine` ramp
- * linearly over warmupSteps (step 0 already gets lr / warmupSteps); cosine then decays to lr * minLrRatio at
- * totalSteps and stays there. */
-export function lrAt(step: number, o: { lr: number; schedule: LrSchedule; warmupSteps: number; totalSteps?: number; minLrRatio?: number }): number {
-  const warm = o.schedule === 'constant' ? 0 : o.warmupSteps;
-  if (step < warm) return (o.lr * (step + 1)) / warm;
-  if (o.schedule !== 'cosine') return o.lr;
-  if (o.totalSteps === undefined) throw new LamerError('E_CONFIG', "the cosine schedule needs 'totalSteps'");
-  const span = Math.max(1, o.totalSteps - warm);
-  const progress = Math.min(1, (step - warm) / span);
-  const min = o.minLrRatio ?? 0;
-  return o.lr * (min + (1 - min) * 0.5 * (1 + Math.cos(Math.PI * progress)));
-}
-
-function column(
-  rows: readonly TrainRow[],
-  pick: (r: TrainRow) => ArrayLike<number> | number | undefined,
-  name: string,
-  total: number,
-): Float32Array | undefined {
-  const present = rows.filter((r) => pick(r) !== undefined).length;
-  if (present === 0) return undefined;
-  if (present !== rows.length) throw new LamerError('E_ARG', `train rows: '${name}' is given for ${present} of ${rows.length} rows; give it for all or none`);
-  const out = new Float32Array(total);
-  let k = 0;
-  rows.forEach((r, i) => {
-    const v = pick(r)!;
-    const n = r.response.length;
-    if (typeof v === 'number') {
-      out.fill(v, k, k + n);
-    } else {
-      if (v.length !== n) throw new LamerError('E_ARG', `train row ${i}: '${name}' has ${v.length} values for ${n} response tokens`);
-      out.set(v, k);
-    }
-    k += n;
-  });
-  return out;
-}
-
-/** Flattens rows for the addon (copies; JS memory is only lent to native code for the call). */
-export function packRows(rows: readonly (TrainRow | SftRow)[]): NativeTrainBatch {
-  const lengths = new Int32Array(rows.length);
-  const starts = new Int32Array(rows.length);
-  let total = 0;
-  let scored = 0;
-  rows.forEach((r, i) => {
-    if (r.prompt.length < 1) throw new LamerError('E_ARG', `train row ${i}: the prompt is empty (the first response token needs a context)`);
-    lengths[i] = r.prompt.length + r.response.length;
-    starts[i] = r.prompt.length;
-    total += lengths[i];
-    scored += r.response.length;
-  });
-  const ids = new Int32Array(total);
-  let k = 0;
-  rows.forEach((r, i) => {
-    for (const part of [r.prompt, r.response]) {
-      for (let t = 0; t < part.length; t++) {
-        const id = part[t];
-        if (!Number.isInteger(id) || id < 0) throw new LamerError('E_ARG', `train row ${i}: token ${t} is not a token id (${id})`);
-        ids[k++] = id;
-      }
-    }
-  });
-  const train = rows as readonly TrainRow[];
-  const batch: NativeTrainBatch = { ids, lengths, starts };
-  if (rows.length > 0 && 'advantage' in rows[0]) {
-    batch.advantages = column(train, (r) => r.advantage, 'advantage', scored);
-    batch.oldLogprobs = column(train, (r) => r.oldLogprobs, 'oldLogprobs', scored);
-    batch.refLogprobs = column(train, (r) => r.refLogprobs, 'refLogprobs', scored);
-    batch.returns = column(train, (r) => r.returns, 'returns', scored);
-    batch.oldValues = column(train, (r) => r.oldValues, 'oldValues', scored);
-  }
-  return batch;
-}
-
-/**
- * The columns of an iteration's rows that have response tokens (rows without any carry no gradient): one copy of the
- * tokens, advantages spread over each row's response tokens (packRows). `rows` maps a batch row to its index in `update`.
- */
-export function trainBatch(update: {
-  promptIds: readonly ArrayLike<number>[];
-  responseIds: readonly ArrayLike<number>[];
-  advantages: ArrayLike<number>;
-  oldLogprobs: readonly ArrayLike<number>[];
-  rowReturns?: ArrayLike<number>;
-}): { batch: TrainBatch; rows: number[] } {
-  const rows: number[] = [];
-  for (let i = 0; i < update.promptIds.length; i++) if (update.responseIds[i].length > 0) rows.push(i);
-  const batch: TrainBatch = packRows(
-    rows.map((i) => ({ prompt: update.promptIds[i], response: update.responseIds[i], advantage: update.advantages[i], oldLogprobs: update.oldLogprobs[i] })),
-  );
-  const returns = update.rowReturns;
-  if (returns) batch.rowReturns = Float32Array.from(rows, (i) => returns[i]);
-  return { batch, rows };
-}
-
-function lossOptions(o: PolicyLossOptions): Omit<NativeTrainStepOptions, 'objective' | 'microBatchTokens' | 'maxGradNorm' | 'lr'> {
+/** The loss options of a step as the native step takes them: the caller's, else the config schema's defaults. */
+function nativeLoss(o: PolicyLossOptions): NativeLossOptions {
   return {
-    clipLow: o.clipLow ?? LOSS.clipLow,
-    clipHigh: o.clipHigh ?? LOSS.clipHigh,
-    dualClip: o.dualClip ?? LOSS.dualClip,
-    aggregation: o.aggregation ?? LOSS.aggregation,
-    entropyCoef: o.entropyCoef ?? LOSS.entropyCoef,
-    klType: o.kl?.type ?? LOSS.kl.type,
-    klCoef: o.kl?.coef ?? LOSS.kl.coef,
+    clipLow: o.clipLow ?? LOSS_DEFAULTS.clipLow,
+    clipHigh: o.clipHigh ?? LOSS_DEFAULTS.clipHigh,
+    dualClip: o.dualClip ?? LOSS_DEFAULTS.dualClip,
+    aggregation: o.aggregation ?? LOSS_DEFAULTS.aggregation,
+    entropyCoef: o.entropyCoef ?? LOSS_DEFAULTS.entropyCoef,
+    kl: { type: o.kl?.type ?? LOSS_DEFAULTS.kl.type, coef: o.kl?.coef ?? LOSS_DEFAULTS.kl.coef },
+    valueClip: o.valueClip ?? LOSS_DEFAULTS.valueClip,
     valueCoef: o.valueCoef ?? 0,
-    valueClip: o.valueClip ?? LOSS.valueClip,
     temperature: o.temperature ?? 1,
   };
 }
@@ -287,9 +169,9 @@ export interface LossAndGrad {
 export class Optimizer {
   readonly policy: Policy;
   readonly options: ResolvedOptimizerOptions;
-  #native: NativeTrainer | null;
+  #native: NativeOptimizer | null;
 
-  private constructor(policy: Policy, native: NativeTrainer, options: ResolvedOptimizerOptions) {
+  private constructor(policy: Policy, native: NativeOptimizer, options: ResolvedOptimizerOptions) {
     this.policy = policy;
     this.#native = native;
     this.options = options;
@@ -315,7 +197,7 @@ export class Optimizer {
     finite('gradClip', o.gradClip, 0);
     finite('warmupSteps', o.warmupSteps, 0);
     if (o.schedule === 'cosine' && o.totalSteps === undefined) throw new LamerError('E_CONFIG', "the cosine schedule needs 'totalSteps'");
-    const native = new (addon().NativeTrainer)(policy.native, {
+    const native = new (addon().NativeOptimizer)(policy.native, {
       beta1: o.betas[0],
       beta2: o.betas[1],
       eps: o.eps,
@@ -332,7 +214,7 @@ export class Optimizer {
     return opt;
   }
 
-  get #handle(): NativeTrainer {
+  get #handle(): NativeOptimizer {
     if (!this.#native) throw new LamerError('E_DISPOSED', 'this Optimizer was disposed');
     return this.#native;
   }
@@ -361,9 +243,9 @@ export class Optimizer {
   #stepOptions(o: StepOptions, objective: 'policy' | 'sft', reference?: NativeModel): NativeTrainStepOptions {
     return {
       objective,
-      ...lossOptions(o),
+      loss: nativeLoss(o),
       microBatchTokens: o.microBatchTokens ?? DEFAULTS.microBatchTokens,
-      chunkBytes: o.chunkBytes,
+      chunkBytes: o.chunkBytes ?? deviceProfile(this.policy.device).logitChunkBytes,
       gradientCheckpointing: o.gradientCheckpointing,
       maxGradNorm: this.options.gradClip,
       lr: o.lr ?? this.lr,
@@ -490,38 +372,10 @@ export function optimizerOptionsFromConfig(config: TrainerConfig, totalSteps?: n
 /** Loss and micro-batch settings of a trainer config (loss and optim sections, sampling temperature). */
 export function stepOptionsFromConfig(config: TrainerConfig): StepOptions {
   return {
-    clipLow: config.loss.clipLow,
-    clipHigh: config.loss.clipHigh,
-    dualClip: config.loss.dualClip,
-    aggregation: config.loss.aggregation,
-    entropyCoef: config.loss.entropyCoef,
-    kl: config.loss.kl,
-    valueClip: config.loss.valueClip,
+    ...config.loss,
     valueCoef: METHOD_SPECS[config.method].critic ? 1 : 0,
     temperature: config.rollout.temperature,
     microBatchTokens: config.optim.microBatchTokens,
     gradientCheckpointing: config.optim.gradientCheckpointing,
   };
-}
-
-const defaultOptimizers = new WeakMap<Policy, Optimizer>();
-
-/** Options of `trainStep(policy, rows, options)`: the step's loss options, plus either an explicit optimizer or the settings of the
- * one kept for the policy. */
-export type TrainStepOptions = StepOptions & OptimizerOptions & { optimizer?: Optimizer };
-
-/** One optimizer step of the policy loss over `rows` (SPEC §5): with `options.optimizer`, or with an optimizer kept for
- * this policy (created on first use from `options`). A function of the train concern rather than a Policy method, so
- * the model layer does not depend on the train layer. */
-export async function trainStep(policy: Policy, rows: readonly TrainRow[], options: TrainStepOptions = {}): Promise<TrainMetrics> {
-  let opt = options.optimizer;
-  if (opt && opt.policy !== policy) throw new LamerError('E_ARG', 'trainStep: the optimizer belongs to another policy');
-  if (!opt) {
-    opt = defaultOptimizers.get(policy);
-    if (!opt) {
-      opt = Optimizer.create(policy, options);
-      defaultOptimizers.set(policy, opt);
-    }
-  }
-  return opt.trainStep(rows, options);
 }

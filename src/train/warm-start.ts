@@ -1,0 +1,75 @@
+// The supervised warm start (config.sft): scripted demonstrations (src/train/demonstrations.ts) trained on for
+// `sft.reflectSteps` steps on the reflection rows alone, then `sft.steps` steps on all rows, in seeded shuffles. In a
+// data-parallel run every rank draws the same rows and trains on its share of them (one global batch).
+import { Progress } from '../util/progress.js';
+import { Rng } from '../util/rng.js';
+import { deriveSeed } from '../util/seed.js';
+import type { TrainerConfig } from './config.js';
+import { collectDemonstrations } from './demonstrations.js';
+import type { DistContext } from './distributed.js';
+import type { PolicyRuntime } from './runtime.js';
+
+/** Steps whose mean loss decides when the reflection-only phase has done its work (sft.reflectUntilLoss). */
+const LOSS_WINDOW = 10;
+
+export interface WarmStartOptions {
+  dist?: DistContext;
+  /** No progress bar. */
+  silent?: boolean;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+
+/** Runs the warm start on `runtime`'s policy; returns the loss of each step (none when the config asks for none). */
+export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, options: WarmStartOptions = {}): Promise<number[]> {
+  const { sft } = config;
+  const { dist, signal } = options;
+  const log = options.log ?? (() => {});
+  if (sft.trials === 0 || sft.steps === 0) return [];
+  const demos = await collectDemonstrations(config, signal);
+  const all = Array.from({ length: demos.prompts.length }, (_, i) => i);
+  const reflections = all.filter((i) => demos.reflect[i]);
+  const reflectSteps = reflections.length > 0 ? sft.reflectSteps : 0;
+  log(
+    `[sft] ${demos.prompts.length} demonstration rows (${reflections.length} reflections) from ${demos.trials} trials (${demos.won} won)` +
+      (sft.reflectSteps > 0 && reflectSteps === 0 ? '; no reflections, so no reflection-only steps' : ''),
+  );
+  const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps, unit: 'steps', silent: options.silent });
+  const losses: number[] = [];
+  const rng = new Rng(deriveSeed(config.seed, 0x5f7));
+  // Returns the steps taken: `steps`, or fewer when the mean loss of the last LOSS_WINDOW steps reaches `untilLoss`.
+  const phase = async (order: number[], steps: number, label: string, untilLoss: number | null = null): Promise<number> => {
+    let cursor = order.length;
+    for (let step = 0; step < steps; step++) {
+      signal?.throwIfAborted();
+      const prompts: string[] = [];
+      const responses: string[] = [];
+      for (let b = 0; b < Math.min(sft.batchRows, order.length); b++) {
+        if (cursor >= order.length) {
+          rng.shuffle(order); // a seeded reshuffle each pass, so warm starts are reproducible
+          cursor = 0;
+        }
+        if (!dist || b % dist.size === dist.rank) {
+          prompts.push(demos.prompts[order[cursor]]);
+          responses.push(demos.responses[order[cursor]]);
+        }
+        cursor++;
+      }
+      const { loss } = await runtime.supervised({ prompts, responses }, config);
+      losses.push(loss);
+      progress.tick(1, `${label}loss ${loss.toFixed(4)}`);
+      if (untilLoss !== null && step + 1 >= LOSS_WINDOW && mean(losses.slice(-LOSS_WINDOW)) <= untilLoss) return step + 1;
+    }
+    return steps;
+  };
+  const reflectDone = await phase(reflections, reflectSteps, 'reflections ', sft.reflectUntilLoss);
+  if (reflectDone < reflectSteps) {
+    progress.setTotal(reflectDone + sft.steps);
+    log(`[sft] reflections alone: loss of the last ${LOSS_WINDOW} steps at or below ${sft.reflectUntilLoss} after ${reflectDone} of ${reflectSteps} steps`);
+  }
+  await phase(all, sft.steps, '');
+  progress.finish();
+  return losses;
+}
