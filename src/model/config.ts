@@ -10,25 +10,11 @@ export type { ModelType };
 const isModelType = (v: unknown): v is ModelType => (MODEL_TYPES as readonly unknown[]).includes(v);
 export type CheckpointDType = 'float32' | 'bfloat16' | 'float16';
 
-export interface ModelConfig {
-  modelType: ModelType;
-  vocabSize: number;
-  hiddenSize: number;
-  intermediateSize: number;
-  numHiddenLayers: number;
-  numAttentionHeads: number;
-  numKeyValueHeads: number;
-  /** Explicit in Qwen3 configs (may differ from hidden/heads); otherwise hidden/heads. */
-  headDim: number;
-  rmsNormEps: number;
-  ropeTheta: number;
+/** A checkpoint's config.json as the model reads it: the decoder's fields (NativeModelConfig, with llama3 RoPE scaling
+ * as one object) and what the tokenizer, saving and generation need. */
+export interface ModelConfig extends Omit<NativeModelConfig, 'ropeFactor' | 'ropeLowFreqFactor' | 'ropeHighFreqFactor' | 'ropeOriginalMaxPositionEmbeddings'> {
   /** llama3 RoPE scaling; null for plain RoPE. */
   ropeLlama3: { factor: number; lowFreqFactor: number; highFreqFactor: number; originalMaxPositionEmbeddings: number } | null;
-  tieWordEmbeddings: boolean;
-  qkNorm: boolean;
-  qkvBias: boolean;
-  oBias: boolean;
-  mlpBias: boolean;
   maxPositionEmbeddings: number;
   /** The dtype the weights are stored in (`dtype`, or the older `torch_dtype`). */
   dtype: CheckpointDType;

@@ -156,6 +156,7 @@ export interface NativeModelConfig {
   numHiddenLayers: number;
   numAttentionHeads: number;
   numKeyValueHeads: number;
+  /** Explicit in Qwen3 configs (may differ from hidden/heads); otherwise hidden/heads. */
   headDim: number;
   rmsNormEps: number;
   ropeTheta: number;
@@ -349,10 +350,15 @@ export interface NativeTrainMetrics {
   loss: number;
   /** Policy objective only. */
   pgLoss?: number;
+  /** Token-mean entropy of softmax(logits / T). */
   entropy?: number;
+  /** Aggregated entropy (what the bonus multiplies). */
   entropyLoss?: number;
+  /** Token-mean of (old log-prob - new log-prob). */
   approxKl?: number;
+  /** Share of tokens where the clipped surrogate is the active one. */
   clipFrac?: number;
+  /** Share of tokens (A < 0) where the dual clip bounds the loss. */
   dualClipFrac?: number;
   /** With a KL loss. */
   klLoss?: number;
@@ -366,6 +372,7 @@ export interface NativeTrainMetrics {
   tokens: number;
   rows: number;
   microBatches: number;
+  /** Optimizer steps taken, this one included. */
   step: number;
 }
 

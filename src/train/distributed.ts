@@ -9,22 +9,11 @@
 //   const all = await dist.gather(myResults);         // every rank's, in rank order
 import { LamerError } from '../errors.js';
 import { addon } from '../native/addon.js';
-import type { NativeDistGroup } from '../native/types.js';
+import type { NativeDistGroup, NativeDistGroupOptions } from '../native/types.js';
 import { resolveDevice } from '../model/device.js';
 
-export interface DistSettings {
-  rank: number;
-  worldSize: number;
-  localRank: number;
-  masterAddr: string;
-  masterPort: number;
-  /** Every collective (and the rendezvous) fails with E_DIST after this long. */
-  timeoutMs: number;
-  backend: 'gloo' | 'nccl';
-  /** torchrun's agent serves the rendezvous store (TORCHELASTIC_USE_AGENT_STORE). */
-  agentStore: boolean;
-  restartCount: number;
-}
+/** A process group's settings: exactly what the native group takes (every field required; the defaults are here). */
+export type DistSettings = NativeDistGroupOptions;
 
 /** Default timeout of a collective: long enough for the slowest rank's rollouts between two collectives. */
 export const DEFAULT_DIST_TIMEOUT_MS = 30 * 60 * 1000;
@@ -87,17 +76,7 @@ export class DistContext {
 
   /** Joins the group: returns once every rank joined, or throws E_DIST after the timeout. */
   static join(settings: DistSettings): DistContext {
-    const group = new (addon().NativeDistGroup)({
-      rank: settings.rank,
-      worldSize: settings.worldSize,
-      localRank: settings.localRank,
-      masterAddr: settings.masterAddr,
-      masterPort: settings.masterPort,
-      timeoutMs: settings.timeoutMs,
-      backend: settings.backend,
-      agentStore: settings.agentStore,
-      restartCount: settings.restartCount,
-    });
+    const group = new (addon().NativeDistGroup)(settings);
     return new DistContext(settings, group);
   }
 

@@ -83,32 +83,12 @@ export interface OptimizerOptions {
   valueHead?: boolean;
 }
 
-export interface TrainMetrics {
-  loss: number;
-  /** Policy objective only. */
-  pgLoss?: number;
-  /** Token-mean entropy of softmax(logits / T). */
-  entropy?: number;
-  /** Aggregated entropy (what the bonus multiplies). */
-  entropyLoss?: number;
-  /** Token-mean of (old log-prob - new log-prob). */
-  approxKl?: number;
-  /** Share of tokens where the clipped surrogate is the active one. */
-  clipFrac?: number;
-  /** Share of tokens (A < 0) where the dual clip bounds the loss. */
-  dualClipFrac?: number;
-  klLoss?: number;
-  valueLoss?: number;
-  valueClipFrac?: number;
+/** The metrics of an update step (NativeTrainMetrics), which always carry the gradient norm and the learning rate. */
+export type TrainMetrics = NativeTrainMetrics & {
   /** Gradient norm before clipping. */
   gradNorm: number;
   lr: number;
-  tokens: number;
-  rows: number;
-  microBatches: number;
-  /** Optimizer steps taken, this one included. */
-  step: number;
-}
+};
 
 // Defaults of the optimizer and the loss are the config schema's, so a library caller who leaves an option out gets
 // what `lamer train` would use; eps and minLrRatio are not config fields.

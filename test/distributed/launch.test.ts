@@ -78,38 +78,25 @@ describe('torchrun variables', () => {
   });
 });
 
+/** `lamer train --nproc 2` of a tiny LaMer run (no warm start) into dir/name, with extra `--set` fields. */
+function nprocTrain(dir: string, name: string, sets: string[]): string[] {
+  const fields = [
+    `runsDir=${dir}`,
+    'model.init.preset=tiny',
+    'sft.trials=0',
+    'rollout.tasksPerIteration=3',
+    'rollout.groupSize=2',
+    'rollout.maxResponseTokens=12',
+    'env.options.maxTurns=2',
+    ...sets,
+  ];
+  return [join(root, 'bin', 'lamer.js'), 'train', '--nproc', '2', '--quiet', '--method', 'lamer', '--name', name, ...fields.flatMap((f) => ['--set', f])];
+}
+
 describe('lamer train --nproc', () => {
   it('runs the job as two processes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-nproc-'));
-    const args = [
-      join(root, 'bin', 'lamer.js'),
-      'train',
-      '--nproc',
-      '2',
-      '--quiet',
-      '--method',
-      'lamer',
-      '--name',
-      'n2',
-      '--set',
-      `runsDir=${dir}`,
-      '--set',
-      'model.init.preset=tiny',
-      '--set',
-      'sft.trials=0',
-      '--set',
-      'train.iterations=2',
-      '--set',
-      'eval.tasks=6',
-      '--set',
-      'rollout.tasksPerIteration=3',
-      '--set',
-      'rollout.groupSize=2',
-      '--set',
-      'rollout.maxResponseTokens=12',
-      '--set',
-      'env.options.maxTurns=2',
-    ];
+    const args = nprocTrain(dir, 'n2', ['train.iterations=2', 'eval.tasks=6']);
     const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', timeout: 180_000 });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/\[launch\] 2 processes on 127\.0\.0\.1:\d+/);
@@ -135,37 +122,7 @@ describe('lamer train --nproc', () => {
 
   it('Ctrl-C checkpoints what completed and exits 130', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-nproc-int-'));
-    const args = [
-      join(root, 'bin', 'lamer.js'),
-      'train',
-      '--nproc',
-      '2',
-      '--quiet',
-      '--method',
-      'lamer',
-      '--name',
-      'int',
-      '--set',
-      `runsDir=${dir}`,
-      '--set',
-      'model.init.preset=tiny',
-      '--set',
-      'sft.trials=0',
-      '--set',
-      'train.iterations=50',
-      '--set',
-      'train.checkpointEvery=0',
-      '--set',
-      'eval.tasks=4',
-      '--set',
-      'rollout.tasksPerIteration=3',
-      '--set',
-      'rollout.groupSize=2',
-      '--set',
-      'rollout.maxResponseTokens=12',
-      '--set',
-      'env.options.maxTurns=2',
-    ];
+    const args = nprocTrain(dir, 'int', ['train.iterations=50', 'train.checkpointEvery=0', 'eval.tasks=4']);
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => {

@@ -6,19 +6,9 @@ import { join } from 'node:path';
 import { command as initModel } from '../../src/cli/commands/init-model.js';
 import { command as evalCommand } from '../../src/cli/commands/eval.js';
 import { removeTempDirs, tempDir } from '../model/python.js';
+import { captured } from '../capture.js';
 
 afterAll(removeTempDirs);
-
-async function captured(fn: () => Promise<number>): Promise<{ code: number; out: string }> {
-  const log = console.log;
-  const lines: string[] = [];
-  console.log = (...a: unknown[]) => void lines.push(a.join(' '));
-  try {
-    return { code: await fn(), out: lines.join('\n') };
-  } finally {
-    console.log = log;
-  }
-}
 
 let tiny: string;
 beforeAll(async () => {

@@ -15,6 +15,7 @@ import { hasCode } from '../../src/errors.js';
 import { command as evalCommand } from '../../src/cli/commands/eval.js';
 import { command as trainCommand } from '../../src/cli/commands/train.js';
 import { command as compareCommand } from '../../src/cli/commands/compare.js';
+import { captured } from '../capture.js';
 
 const SIZE = { rows: 5, cols: 5, mines: 3 };
 const make = () => new MineSweeperEnv(SIZE);
@@ -39,19 +40,6 @@ function distinctEvalSeeds(n: number): number[] {
     out.push(s);
   }
   return out;
-}
-
-async function captured(fn: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
-  const [log, error] = [console.log, console.error];
-  const out: string[] = [];
-  const err: string[] = [];
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  console.error = (...a: unknown[]) => void err.push(a.join(' '));
-  try {
-    return { code: await fn(), out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    [console.log, console.error] = [log, error];
-  }
 }
 
 describe('evaluation task sets', () => {

@@ -10,23 +10,21 @@ import { validateConfig } from '../../src/train/config.js';
 import { runJob } from '../../src/train/job.js';
 import { createNativeRuntime } from '../../src/train/native-runtime.js';
 import type { IterationEvent, TrainerEvent } from '../../src/train/events.js';
+import { tinyJob } from './helpers.js';
 
 describe('every method, two iterations, tiny model', () => {
   it('trains lamer, gigpo, grpo, ppo and evaluates all nine methods (prompting baselines and chance rows too)', async () => {
     const runsDir = mkdtempSync(join(tmpdir(), 'lamer-methods-'));
-    const config = validateConfig({
-      name: 'all',
-      runsDir,
-      compare: [...METHODS],
-      model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 1 }, promptStyle: 'compact' },
-      env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 2 } },
-      trial: { episodes: 2 },
-      rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
-      optim: { lr: 1e-3, miniBatchRows: 8 },
-      train: { iterations: 2, evalEvery: 0, checkpointEvery: 2 },
-      eval: { tasks: 2 },
-      sft: { trials: 4, steps: 2, batchRows: 4 },
-    });
+    const config = validateConfig(
+      tinyJob(runsDir, {
+        name: 'all',
+        compare: [...METHODS],
+        model: { init: { seed: 1 } },
+        train: { iterations: 2, checkpointEvery: 2 },
+        eval: { tasks: 2 },
+        sft: { steps: 2 },
+      }),
+    );
     const events: Array<{ method: string; event: TrainerEvent }> = [];
     const { results, runDir, comparisons, table } = await runJob(config, {
       runtime: createNativeRuntime,

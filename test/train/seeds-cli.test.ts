@@ -1,26 +1,14 @@
 // `lamer train --seeds` and `lamer compare` end to end on a tiny comparison job: one run folder per seed, each with its
 // own seed in its config, and the across-seed table read back from those folders.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { command as trainCommand } from '../../src/cli/commands/train.js';
 import { command as compareCommand } from '../../src/cli/commands/compare.js';
 import { parseSeedList } from '../../src/cli/args.js';
-
-async function captured(fn: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
-  const [log, error] = [console.log, console.error];
-  const out: string[] = [];
-  const err: string[] = [];
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  console.error = (...a: unknown[]) => void err.push(a.join(' '));
-  try {
-    return { code: await fn(), out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    [console.log, console.error] = [log, error];
-  }
-}
+import { captured } from '../capture.js';
+import { tinyJobFile } from './helpers.js';
 
 describe('seed lists', () => {
   it('reads ranges and lists in order without repeats, and refuses anything else', () => {
@@ -35,23 +23,7 @@ describe('seed lists', () => {
 describe('lamer train --seeds, lamer compare', () => {
   it('runs each seed into its own folder and prints the across-seed comparison of those folders', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-seeds-'));
-    const config = join(dir, 'tiny.yaml');
-    writeFileSync(
-      config,
-      stringify({
-        name: 'tiny',
-        runsDir: dir,
-        compare: ['lamer', 'gigpo'],
-        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 1 }, promptStyle: 'compact' },
-        env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 2 } },
-        trial: { episodes: 2 },
-        rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
-        optim: { lr: 1e-3, miniBatchRows: 8 },
-        train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 },
-        eval: { tasks: 3 },
-        sft: { trials: 4, steps: 1, reflectSteps: 0, batchRows: 4 },
-      }),
-    );
+    const config = tinyJobFile(dir);
     const train = await captured(() => trainCommand.run(['--config', config, '--seeds', '0-1', '--quiet']));
     expect(train.code, train.err).toBe(0);
     const runs = [0, 1].map((s) => join(dir, `tiny-seed${s}`));
