@@ -22,26 +22,21 @@ import type {
   NativeTrainStepOptions,
 } from '../native/types.js';
 import { packRows, type SftRow, type TrainBatch, type TrainRow } from './batch.js';
-import { LOSS_DEFAULTS, OPTIM_DEFAULTS, type LrSchedule } from './options.js';
+import { LOSS_DEFAULTS, OPTIM_DEFAULTS, type LossConfig, type LrSchedule } from './options.js';
 import { lrAt } from './schedule.js';
 
 export type { Aggregation, KlType, LrSchedule };
 
-export interface PolicyLossOptions {
-  /** ratio clipped to [1 - clipLow, 1 + clipHigh] (default 0.2 / 0.2). */
-  clipLow?: number;
-  clipHigh?: number;
-  /** Dual clip: for A < 0 the per-token loss is at most -A * dualClip (default 3). */
-  dualClip?: number;
-  /** Default token-mean. Every mode is normalised over the whole mini-batch, not per micro-batch. */
-  aggregation?: Aggregation;
-  /** Entropy bonus coefficient (default 0.001). */
-  entropyCoef?: number;
+/**
+ * The policy loss of a step: any field of the config's loss section (src/train/options.ts: clipLow, clipHigh,
+ * dualClip, aggregation, entropyCoef, kl, valueClip; its defaults where left out), and the two a method and the
+ * rollout decide. A field added to the loss section is an option here, with its default, without another line.
+ */
+export interface PolicyLossOptions extends Partial<Omit<LossConfig, 'kl'>> {
   /** KL loss to a frozen reference (default none). */
   kl?: { type: KlType; coef?: number };
-  /** PPO critic: value-loss coefficient (default 0: no value loss) and clip range of the value (default 0.5). */
+  /** PPO critic: value-loss coefficient (default 0: no value loss). */
   valueCoef?: number;
-  valueClip?: number;
   /** Sampling temperature: log-probs are of softmax(logits / temperature) (default 1). */
   temperature?: number;
 }
@@ -114,14 +109,14 @@ function finite(name: string, v: number, min = -Infinity): void {
 
 /** The loss options of a step as the native step takes them: the caller's, else the config schema's defaults. */
 function nativeLoss(o: PolicyLossOptions): NativeLossOptions {
+  const loss: Record<string, unknown> = { ...LOSS_DEFAULTS };
+  for (const key of Object.keys(LOSS_DEFAULTS)) {
+    const value = (o as Record<string, unknown>)[key];
+    if (key !== 'kl' && value !== undefined) loss[key] = value;
+  }
   return {
-    clipLow: o.clipLow ?? LOSS_DEFAULTS.clipLow,
-    clipHigh: o.clipHigh ?? LOSS_DEFAULTS.clipHigh,
-    dualClip: o.dualClip ?? LOSS_DEFAULTS.dualClip,
-    aggregation: o.aggregation ?? LOSS_DEFAULTS.aggregation,
-    entropyCoef: o.entropyCoef ?? LOSS_DEFAULTS.entropyCoef,
+    ...(loss as Omit<LossConfig, 'kl'>),
     kl: { type: o.kl?.type ?? LOSS_DEFAULTS.kl.type, coef: o.kl?.coef ?? LOSS_DEFAULTS.kl.coef },
-    valueClip: o.valueClip ?? LOSS_DEFAULTS.valueClip,
     valueCoef: o.valueCoef ?? 0,
     temperature: o.temperature ?? 1,
   };

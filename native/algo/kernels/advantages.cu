@@ -201,6 +201,8 @@ std::string compute_advantages_device(const RowView& rows, const AdvantageParams
   if (n <= 0) return "";
   if (n > INT32_MAX) return "more than 2^31-1 rows";
   cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  // This kernel has the two estimators of the paper; another (added to the CPU kernel) is refused, never computed as GRPO.
+  if (params.estimator != Estimator::kGiGPO && params.estimator != Estimator::kGRPO) return "the CUDA kernel computes gigpo and grpo only";
   const bool gigpo = params.estimator == Estimator::kGiGPO;
   const DeviceParams p{gigpo ? 1 : 0,          params.returns == ReturnsFormula::kPaper ? 1 : 0,
                        params.gamma_step,      params.gamma_traj,
