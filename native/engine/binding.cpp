@@ -46,9 +46,10 @@ std::vector<int64_t> Ids(const Napi::Value& v, const std::string& what, int64_t 
 SamplingParams ReadSampling(const Napi::Object& o, const std::string& where) {
   const args::Fields f(o, where);
   SamplingParams p;
-  p.temperature = f.Number("temperature", 1.0);
-  p.top_p = f.Number("topP", 1.0);
-  p.top_k = static_cast<int64_t>(f.Number("topK", 0.0));
+  // Required: the defaults are the engine's, in TS (src/engine/engine.ts).
+  p.temperature = f.Number("temperature");
+  p.top_p = f.Number("topP");
+  p.top_k = static_cast<int64_t>(f.Number("topK"));
   if (!(p.temperature >= 0)) Fail("E_ARG", where + ": temperature must be >= 0 (0 is greedy)");
   if (!(p.top_p > 0 && p.top_p <= 1)) Fail("E_ARG", where + ": topP must be in (0, 1]");
   return p;
@@ -67,7 +68,7 @@ Request ReadRequest(const Napi::Value& v, size_t index, int64_t vocab) {
   r.max_new_tokens = f.Integer("maxNewTokens", 1);
   const Napi::Value stops = o.Get("stopIds");
   if (!stops.IsUndefined()) r.stop_ids = Ids(stops, where + ": stopIds", vocab);
-  r.seed = static_cast<uint64_t>(f.Integer("seed", 0, 0));
+  r.seed = static_cast<uint64_t>(f.Integer("seed", 0));
   return r;
 }
 

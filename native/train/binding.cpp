@@ -77,7 +77,7 @@ StepOptions ReadStepOptions(const Napi::Value& value) {
   s.return_grads = o.Bool("returnGrads", false);
   s.chunked = o.Bool("chunked", true);
   s.chunk_bytes = o.Integer("chunkBytes", 1);
-  s.gradient_checkpointing = o.Bool("gradientCheckpointing", false);
+  s.gradient_checkpointing = o.Bool("gradientCheckpointing");
   const Napi::Object obj = value.As<Napi::Object>();
   const Napi::Value group = obj.Get("group");
   if (!group.IsUndefined() && !group.IsNull()) s.group = dist::UnwrapGroup(group, "train options: 'group'");

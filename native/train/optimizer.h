@@ -44,7 +44,7 @@ struct StagedBatch {
 };
 
 // The loss and step settings. No defaults here: the binding requires every one of them, and their defaults live
-// once, in the config schema (src/train/config.ts).
+// once, in the config schema (src/train/options.ts).
 struct LossOptions {
   double clip_low = 0;
   double clip_high = 0;

@@ -206,13 +206,14 @@ interface ModelExports {
 
 // ---- engine (native/engine/binding.cpp) ----------------------------------------------------------------------------
 
+/** Every field is required: the sampling defaults are the engine's (src/engine/engine.ts). */
 export interface NativeSamplingParams {
   /** 0: greedy. */
-  temperature?: number;
+  temperature: number;
   /** In (0, 1]; 1 keeps everything. */
-  topP?: number;
+  topP: number;
   /** 0 or less: no cut. */
-  topK?: number;
+  topK: number;
 }
 
 export interface NativeEngineRequest extends NativeSamplingParams {
@@ -222,7 +223,7 @@ export interface NativeEngineRequest extends NativeSamplingParams {
   maxNewTokens: number;
   stopIds?: Int32Array;
   /** Integer in [0, 2^53). */
-  seed?: number;
+  seed: number;
 }
 
 export interface NativeEmitted {
@@ -338,14 +339,15 @@ export interface NativeTrainStepOptions {
   chunked?: boolean;
   /** Logit bytes per chunk of the log-probs (the device profile's logitChunkBytes unless a caller chooses). */
   chunkBytes: number;
-  gradientCheckpointing?: boolean;
+  /** Recompute each decoder layer in backward (the config's optim.gradientCheckpointing). */
+  gradientCheckpointing: boolean;
   /** Data parallel: this rank's rows are its share of one global mini-batch (native/distributed). */
   group?: NativeDistGroup;
   /** KL without refLogprobs in the batch: the frozen model whose log-probs the step computes (same device). */
   reference?: NativeModel;
 }
 
-/** The metrics Trainer::Step reports (native/train/trainer.cpp); which are present depends on the step's options. */
+/** The metrics Optimizer::Step reports (native/train/optimizer.cpp); which are present depends on the step's options. */
 export interface NativeTrainMetrics {
   loss: number;
   /** Policy objective only. */

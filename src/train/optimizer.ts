@@ -221,7 +221,7 @@ export class Optimizer {
       loss: nativeLoss(o),
       microBatchTokens: o.microBatchTokens ?? DEFAULTS.microBatchTokens,
       chunkBytes: o.chunkBytes ?? deviceProfile(this.policy.device).logitChunkBytes,
-      gradientCheckpointing: o.gradientCheckpointing,
+      gradientCheckpointing: o.gradientCheckpointing ?? OPTIM_DEFAULTS.gradientCheckpointing,
       maxGradNorm: this.options.gradClip,
       lr: o.lr ?? this.lr,
       ...(o.group ? { group: o.group } : {}),

@@ -44,7 +44,16 @@ describe('option ranges: the config schema and the native side agree', () => {
     const base: NativeLossOptions = { ...LOSS_DEFAULTS, kl: { ...LOSS_DEFAULTS.kl }, valueCoef: 0, temperature: 1 };
     const native = (loss: NativeLossOptions) =>
       acceptedAsync(() =>
-        trainer.step(batch, { objective: 'policy', loss, microBatchTokens: 4096, chunkBytes: 2 ** 26, maxGradNorm: 1, lr: 1e-3, update: false }),
+        trainer.step(batch, {
+          objective: 'policy',
+          loss,
+          microBatchTokens: 4096,
+          chunkBytes: 2 ** 26,
+          gradientCheckpointing: false,
+          maxGradNorm: 1,
+          lr: 1e-3,
+          update: false,
+        }),
       );
     const disagreements: string[] = [];
     const fields: Array<[string, (v: number) => NativeLossOptions, (v: number) => boolean]> = [
@@ -78,6 +87,7 @@ describe('option ranges: the config schema and the native side agree', () => {
             loss: options,
             microBatchTokens: 4096,
             chunkBytes: 2 ** 26,
+            gradientCheckpointing: false,
             maxGradNorm: 1,
             lr: 1e-3,
             update: false,
@@ -113,7 +123,17 @@ describe('option ranges: the config schema and the native side agree', () => {
     for (const v of VALUES) {
       const step = (o: { maxGradNorm?: number; microBatchTokens?: number }) =>
         acceptedAsync(() =>
-          trainer.step(batch, { objective: 'policy', loss, microBatchTokens: 4096, chunkBytes: 2 ** 26, maxGradNorm: 1, lr: 1e-3, update: false, ...o }),
+          trainer.step(batch, {
+            objective: 'policy',
+            loss,
+            microBatchTokens: 4096,
+            chunkBytes: 2 ** 26,
+            gradientCheckpointing: false,
+            maxGradNorm: 1,
+            lr: 1e-3,
+            update: false,
+            ...o,
+          }),
         );
       const clip = await step({ maxGradNorm: v });
       if (clip !== schema({ gradClip: v })) disagreements.push(`gradClip=${v}: schema ${schema({ gradClip: v })}, native ${clip}`);
