@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { advantageOptionsSchema } from '../../src/algo/options.js';
 import { hasCode } from '../../src/errors.js';
 import { addon } from '../../src/native/addon.js';
-import type { NativeAdvantageParams, NativeLossOptions, NativeOptimizerOptions } from '../../src/native/types.js';
+import type { NativeAdvantageParams, NativeLossOptions, NativeOptimizerOptions, NativeTrainStepOptions } from '../../src/native/types.js';
 import { packRows } from '../../src/train/batch.js';
 import { configSchema, loadConfig } from '../../src/train/config.js';
 import { LOSS_DEFAULTS, lossSchema, optimSchema } from '../../src/train/options.js';
@@ -35,6 +35,21 @@ async function acceptedAsync(run: () => Promise<unknown>): Promise<boolean> {
   }
 }
 
+/** A policy step's options that evaluate (no update) with `loss`, and any field replaced. */
+function stepOptions(loss: NativeLossOptions, over: Partial<NativeTrainStepOptions> = {}): NativeTrainStepOptions {
+  return {
+    objective: 'policy',
+    loss,
+    microBatchTokens: 4096,
+    chunkBytes: 2 ** 26,
+    gradientCheckpointing: false,
+    maxGradNorm: 1,
+    lr: 1e-3,
+    update: false,
+    ...over,
+  };
+}
+
 describe('option ranges: the config schema and the native side agree', () => {
   it('loss options: the schema accepts a value exactly when the native step does', async () => {
     await using policy = await tinyPolicy(1);
@@ -42,19 +57,7 @@ describe('option ranges: the config schema and the native side agree', () => {
     const trainer = new (addon().NativeOptimizer)(policy.native, adam);
     const batch = packRows([{ prompt: [1, 2, 3], response: [4, 5], advantage: 0.5 }]);
     const base: NativeLossOptions = { ...LOSS_DEFAULTS, kl: { ...LOSS_DEFAULTS.kl }, valueCoef: 0, temperature: 1 };
-    const native = (loss: NativeLossOptions) =>
-      acceptedAsync(() =>
-        trainer.step(batch, {
-          objective: 'policy',
-          loss,
-          microBatchTokens: 4096,
-          chunkBytes: 2 ** 26,
-          gradientCheckpointing: false,
-          maxGradNorm: 1,
-          lr: 1e-3,
-          update: false,
-        }),
-      );
+    const native = (loss: NativeLossOptions) => acceptedAsync(() => trainer.step(batch, stepOptions(loss)));
     const disagreements: string[] = [];
     const fields: Array<[string, (v: number) => NativeLossOptions, (v: number) => boolean]> = [
       ['clipLow', (v) => ({ ...base, clipLow: v }), (v) => lossSchema.safeParse({ clipLow: v }).success],
@@ -81,19 +84,7 @@ describe('option ranges: the config schema and the native side agree', () => {
         // A KL type other than none needs a reference; with refLogprobs absent the native step says so with E_ARG,
         // so the KL walk gives the reference policy itself.
         const options = loss(s) as NativeLossOptions;
-        const byNative = await acceptedAsync(() =>
-          trainer.step(batch, {
-            objective: 'policy',
-            loss: options,
-            microBatchTokens: 4096,
-            chunkBytes: 2 ** 26,
-            gradientCheckpointing: false,
-            maxGradNorm: 1,
-            lr: 1e-3,
-            update: false,
-            reference: policy.native,
-          }),
-        );
+        const byNative = await acceptedAsync(() => trainer.step(batch, stepOptions(options, { reference: policy.native })));
         if (schema(s) !== byNative)
           disagreements.push(`${name}='${s}': schema ${schema(s) ? 'accepts' : 'refuses'}, native ${byNative ? 'accepts' : 'refuses'}`);
       }
@@ -121,20 +112,7 @@ describe('option ranges: the config schema and the native side agree', () => {
     const batch = packRows([{ prompt: [1, 2, 3], response: [4, 5], advantage: 0.5 }]);
     const loss: NativeLossOptions = { ...LOSS_DEFAULTS, valueCoef: 0, temperature: 1 };
     for (const v of VALUES) {
-      const step = (o: { maxGradNorm?: number; microBatchTokens?: number }) =>
-        acceptedAsync(() =>
-          trainer.step(batch, {
-            objective: 'policy',
-            loss,
-            microBatchTokens: 4096,
-            chunkBytes: 2 ** 26,
-            gradientCheckpointing: false,
-            maxGradNorm: 1,
-            lr: 1e-3,
-            update: false,
-            ...o,
-          }),
-        );
+      const step = (o: { maxGradNorm?: number; microBatchTokens?: number }) => acceptedAsync(() => trainer.step(batch, stepOptions(loss, o)));
       const clip = await step({ maxGradNorm: v });
       if (clip !== schema({ gradClip: v })) disagreements.push(`gradClip=${v}: schema ${schema({ gradClip: v })}, native ${clip}`);
       const tokens = await step({ microBatchTokens: v });
