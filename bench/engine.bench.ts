@@ -22,6 +22,7 @@ import { presetCheckpoint } from '../src/model/presets.js';
 import { Engine, type EngineResult } from '../src/engine/index.js';
 import { addon } from '../src/native/addon.js';
 import type { BenchResult } from './run.js';
+import { decodeStepOps, qwen3_0_6bConfig, randomPolicy } from './decode-ops.js';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 const python = join(root, '.venv', 'bin', 'python');
@@ -244,6 +245,25 @@ async function gpuBench(): Promise<BenchResult[]> {
 }
 
 export const benches = [
+  {
+    name: 'engine: ATen operators per decode step, Qwen3-0.6B shape (CPU)',
+    unit: 'ops',
+    run: async (): Promise<BenchResult[]> => {
+      // Random weights of the real shape; the count depends on the layers and the code, not on the values.
+      const policy = await randomPolicy(qwen3_0_6bConfig());
+      try {
+        const ops = await decodeStepOps(policy);
+        return [
+          { name: 'engine: decode step, ATen operators called by lamer (top level)', value: ops.top, unit: 'ops' },
+          { name: 'engine: decode step, of those, views (no kernel)', value: ops.views, unit: 'ops' },
+          { name: 'engine: decode step, operators that do work (top level, not views)', value: ops.work, unit: 'ops' },
+          { name: 'engine: decode step, leaf operators (where kernels run)', value: ops.leaves, unit: 'ops' },
+        ];
+      } finally {
+        policy.dispose();
+      }
+    },
+  },
   {
     name: 'engine: small b32 p128 n64 greedy tokens/s',
     unit: 'tokens/s',

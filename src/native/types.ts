@@ -75,6 +75,18 @@ export interface NativeBuildInfo {
   loadedLibraries: { torch_cpu: string; c10: string };
 }
 
+/** What opCounterStop reports: the ATen operators dispatched while counting (native/bridge/op_counter.cpp). */
+export interface NativeOpCount {
+  /** Operators called from outside any other operator: what lamer's code dispatches itself. */
+  top: number;
+  /** Operators that call no other one: where the work (on a GPU, the kernel launches) happens. */
+  leaves: number;
+  /** Of the top-level ones, those that only make a view (no kernel). */
+  views: number;
+  /** Top-level calls by operator name. */
+  byName: Record<string, number>;
+}
+
 interface BridgeExports {
   /** Names of the concerns that registered exports, in registration order. */
   concerns: string[];
@@ -94,6 +106,9 @@ interface BridgeExports {
   matmulSync(a: NativeTensor, b: NativeTensor): NativeTensor;
   noop(): void;
   noopAsync(device?: string): Promise<void>;
+  /** Counting of the ATen operators dispatched in any thread, for benches and tests: start resets and starts. */
+  opCounterStart(): void;
+  opCounterStop(): NativeOpCount;
 }
 
 // ---- algo (native/algo/binding.cpp) --------------------------------------------------------------------------------
