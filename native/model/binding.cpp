@@ -13,6 +13,7 @@
 #include "bridge/tensor.h"
 #include "model/checkpoint.h"
 #include "model/decoder.h"
+#include "model/fused_ops.h"
 #include "model/model_wrap.h"
 #include "model/safetensors.h"
 #include "model/scoring.h"
@@ -146,12 +147,29 @@ Napi::Value SafetensorsWrite(const Napi::CallbackInfo& info) {
   });
 }
 
+// fusedOpGaps(device, dtype, seed) -> { rotary, swiglu, kvWrite }: each fused operator against its composite form
+// (model/fused_ops.h), for the tests; on the CPU the fused operators run the composite forms themselves.
+Napi::Value FusedOpGapsExport(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const at::Device device = ParseDevice(args::String(info, 0, "fusedOpGaps(device, dtype, seed): device"));
+    const at::ScalarType dtype = ParseDType(args::String(info, 1, "fusedOpGaps: dtype"));
+    const uint64_t seed = static_cast<uint64_t>(args::Number(info, 2, "fusedOpGaps: seed"));
+    const FusedOpGaps g = MeasureFusedOpGaps(device, dtype, seed);
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("rotary", g.rotary);
+    out.Set("swiglu", g.swiglu);
+    out.Set("kvWrite", g.kv_write);
+    return out;
+  });
+}
+
 void RegisterModel(Napi::Env env, Napi::Object exports) {
   ModelWrap::Init(env, exports);
   exports.Set("modelLoad", Napi::Function::New(env, ModelLoad));
   exports.Set("modelInit", Napi::Function::New(env, ModelInit));
   exports.Set("safetensorsRead", Napi::Function::New(env, SafetensorsRead));
   exports.Set("safetensorsWrite", Napi::Function::New(env, SafetensorsWrite));
+  exports.Set("fusedOpGaps", Napi::Function::New(env, FusedOpGapsExport));
 }
 
 }  // namespace

@@ -17,12 +17,13 @@
 #include <cmath>
 
 #include "bridge/errors.h"
+#include "model/fused_ops.h"
 
 namespace lamer::model {
 
 namespace {
 
-std::string Layer(int64_t i) { return "model.layers." + std::to_string(i) + "."; }
+std::string LayerPrefix(int64_t i) { return "model.layers." + std::to_string(i) + "."; }
 
 }  // namespace
 
@@ -32,7 +33,7 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedParameters(con
   std::vector<std::pair<std::string, std::vector<int64_t>>> out;
   out.push_back({"model.embed_tokens.weight", {c.vocab_size, c.hidden_size}});
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    const std::string p = Layer(i);
+    const std::string p = LayerPrefix(i);
     out.push_back({p + "input_layernorm.weight", {c.hidden_size}});
     out.push_back({p + "self_attn.q_proj.weight", {q_out, c.hidden_size}});
     out.push_back({p + "self_attn.k_proj.weight", {kv_out, c.hidden_size}});
@@ -85,6 +86,7 @@ at::Tensor RopeInvFreq(const DecoderConfig& c) {
 Decoder::Decoder(DecoderConfig config, std::map<std::string, at::Tensor> params, at::Device device, at::ScalarType compute_dtype)
     : config_(std::move(config)), params_(std::move(params)), device_(device), compute_dtype_(compute_dtype) {
   inv_freq_ = RopeInvFreq(config_).to(device_);
+  FuseProjections();
 }
 
 at::ScalarType Decoder::param_dtype() const {
@@ -94,11 +96,13 @@ at::ScalarType Decoder::param_dtype() const {
 
 void Decoder::ParametersChanged() {
   // In place, so captured CUDA graphs that read the copies see the new values (and no memory is reallocated). The
-  // copies were made by engine steps under inference mode, and inference tensors may change only inside it.
+  // copies were made by engine steps under inference mode, and inference tensors may change only inside it. A fused
+  // copy is refreshed from its buffer, which the parameters are views of.
   c10::InferenceMode inference;
   for (auto it = compute_cache_.begin(); it != compute_cache_.end();) {
-    auto p = params_.find(it->first);
-    if (p != params_.end() && p->second.sizes() == it->second.sizes()) {
+    auto fused = fused_.find(it->first);
+    auto p = fused != fused_.end() ? fused : params_.find(it->first);
+    if (p != params_.end() && p != fused_.end() && p->second.sizes() == it->second.sizes()) {
       it->second.copy_(p->second);
       ++it;
     } else {
@@ -106,20 +110,62 @@ void Decoder::ParametersChanged() {
       ++storage_version_;
     }
   }
+  if (qk_rows_.defined()) {
+    c10::NoGradGuard no_grad;
+    const at::Tensor rows = qk_rows_, rolled = qk_rows_rolled_;
+    qk_rows_ = at::Tensor();
+    const auto [fresh, fresh_rolled] = QkNormRows();
+    rows.copy_(fresh);
+    rolled.copy_(fresh_rolled);
+    qk_rows_ = rows;
+    qk_rows_rolled_ = rolled;
+  }
   ++version_;
-}
-
-void Decoder::ParametersReplaced() {
-  compute_cache_.clear();
-  ++version_;
-  ++storage_version_;
 }
 
 void Decoder::Clear() {
   params_.clear();
+  fused_.clear();
+  qk_rows_ = qk_rows_rolled_ = at::Tensor();
   compute_cache_.clear();
   ++version_;
   ++storage_version_;
+}
+
+namespace {
+
+std::string QkvName(int64_t i, const char* what) { return LayerPrefix(i) + "self_attn.qkv_proj." + what; }
+std::string GateUpName(int64_t i, const char* what) { return LayerPrefix(i) + "mlp.gate_up_proj." + what; }
+
+}  // namespace
+
+void Decoder::FuseProjections() {
+  // One buffer per group, filled from the parameters, which then become views of it (leaves of their own, so the
+  // optimizer trains them as before): an update of a parameter is an update of the buffer.
+  auto fuse = [this](const std::string& fused, const std::vector<std::string>& parts) {
+    std::vector<at::Tensor> tensors;
+    for (const auto& name : parts) tensors.push_back(params_.at(name));
+    at::Tensor buffer = at::cat(tensors, 0);
+    int64_t offset = 0;
+    for (const auto& name : parts) {
+      const int64_t rows = params_.at(name).size(0);
+      params_[name] = buffer.narrow(0, offset, rows).detach();
+      offset += rows;
+    }
+    fused_[fused] = buffer;
+  };
+  const DecoderConfig& c = config_;
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string a = LayerPrefix(i) + "self_attn.", m = LayerPrefix(i) + "mlp.";
+    for (const char* what : {"weight", "bias"}) {
+      if (std::string(what) == "bias" && !c.qkv_bias) continue;
+      fuse(QkvName(i, what), {a + "q_proj." + what, a + "k_proj." + what, a + "v_proj." + what});
+    }
+    for (const char* what : {"weight", "bias"}) {
+      if (std::string(what) == "bias" && !c.mlp_bias) continue;
+      fuse(GateUpName(i, what), {m + "gate_proj." + what, m + "up_proj." + what});
+    }
+  }
 }
 
 at::Tensor Decoder::W(const std::string& name) {
@@ -134,16 +180,34 @@ at::Tensor Decoder::W(const std::string& name) {
   return cached->second;
 }
 
+at::Tensor Decoder::Fused(const std::string& fused, const std::vector<std::string>& parts) {
+  if (at::GradMode::is_enabled()) {
+    std::vector<at::Tensor> tensors;
+    for (const auto& name : parts) tensors.push_back(W(name));
+    return at::cat(tensors, 0);
+  }
+  auto it = fused_.find(fused);
+  if (it == fused_.end()) Fail("E_DISPOSED", "model parameter '" + fused + "' is gone (the model was disposed)");
+  if (it->second.scalar_type() == compute_dtype_) return it->second;
+  auto cached = compute_cache_.find(fused);
+  if (cached == compute_cache_.end()) cached = compute_cache_.emplace(fused, it->second.to(compute_dtype_)).first;
+  return cached->second;
+}
+
 at::Tensor Decoder::RmsNorm(const at::Tensor& x, const std::string& weight) {
-  // Normalise in fp32 whatever the compute dtype, then scale in compute dtype (transformers' order).
-  // (fp64 models stay in fp64: gradient checks of the train step need a loss without fp32 rounding.)
-  const at::Tensor xf = x.scalar_type() == at::kDouble ? x : x.to(at::kFloat);
-  const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
-  return W(weight) * normed.to(x.scalar_type());
+  // transformers' order: normalise in fp32 (fp64 models stay in fp64, for the train step's gradient checks), back to
+  // the input dtype, then scale by the weight. One operator (a fused kernel on CUDA).
+  return at::rms_norm(x, {x.size(-1)}, W(weight), config_.rms_norm_eps);
 }
 
 at::Tensor Decoder::Linear(const at::Tensor& x, const std::string& prefix, bool bias) {
   return at::linear(x, W(prefix + ".weight"), bias ? std::optional<at::Tensor>(W(prefix + ".bias")) : std::nullopt);
+}
+
+at::Tensor Decoder::ResidualLinear(const at::Tensor& x, const at::Tensor& in, const std::string& prefix, bool bias) {
+  if (bias) return x + Linear(in, prefix, true);
+  const at::Tensor w = W(prefix + ".weight");
+  return at::addmm(x.reshape({-1, x.size(-1)}), in.reshape({-1, in.size(-1)}), w.t()).view(x.sizes());
 }
 
 const char* Decoder::LmHeadName() const { return config_.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight"; }
@@ -152,136 +216,187 @@ at::Tensor Decoder::LmHeadWeight() { return W(LmHeadName()); }
 
 std::pair<at::Tensor, at::Tensor> Decoder::Rope(const at::Tensor& position_ids) {
   // freqs[b, t, i] = position[b, t] * inv_freq[i], in fp32; the two halves of head_dim share a frequency.
+  // rotate_half(x) = [-x2, x1] = roll(x, half) * [-1, 1]: the sign goes into sin.
   const at::Tensor freqs = position_ids.to(at::kFloat).unsqueeze(-1) * inv_freq_;
-  const at::Tensor emb = at::cat({freqs, freqs}, -1);
-  return {emb.cos().to(compute_dtype_), emb.sin().to(compute_dtype_)};
+  const at::Tensor emb = at::cat({freqs, freqs}, -1).unsqueeze(2);  // [B, T, 1, head_dim]
+  const at::Tensor s = freqs.sin();
+  const at::Tensor signed_sin = at::cat({-s, s}, -1).unsqueeze(2);
+  return {emb.cos().to(compute_dtype_), signed_sin.to(compute_dtype_)};
 }
 
-namespace {
-
-at::Tensor RotateHalf(const at::Tensor& x) {
-  const int64_t half = x.size(-1) / 2;
-  return at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+std::pair<at::Tensor, at::Tensor> Decoder::QkNormRows() {
+  // [layers, q_heads + kv_heads, head_dim]: each layer's q_norm weight once per q head, then its k_norm weight once
+  // per kv head; and the same rolled by half a head (where RoPE's rotation moves them). Kept without gradients and
+  // refreshed in place by ParametersChanged; with gradients on, built from the parameters for every forward.
+  const DecoderConfig& c = config_;
+  const bool grad = at::GradMode::is_enabled();
+  if (!grad && qk_rows_.defined()) return {qk_rows_, qk_rows_rolled_};
+  std::vector<at::Tensor> layers;
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string p = LayerPrefix(i) + "self_attn.";
+    const at::Tensor q = W(p + "q_norm.weight"), k = W(p + "k_norm.weight");
+    layers.push_back(
+        at::cat({q.unsqueeze(0).expand({c.num_attention_heads, c.head_dim}), k.unsqueeze(0).expand({c.num_key_value_heads, c.head_dim})}));
+  }
+  const at::Tensor rows = at::stack(layers);
+  const at::Tensor rolled = at::roll(rows, {c.head_dim / 2}, {-1});
+  if (grad) return {rows, rolled};
+  qk_rows_ = rows;
+  qk_rows_rolled_ = rolled;
+  return {qk_rows_, qk_rows_rolled_};
 }
 
-}  // namespace
+// What every layer of one forward shares.
+struct Decoder::Forward {
+  int64_t B, T, S, groups;
+  bool slot, causal_only;
+  double scale;
+  KvCache* cache;
+  at::Tensor allowed, cos, sin;  // cos/sin [B, T, 1, head_dim]
+  // Qwen3: the q/k norm weights (QkNormRows), and for a decode step RoPE's factors with them folded in for every
+  // layer, [layers, B, 1, heads, head_dim] (a longer forward folds them layer by layer: they would be large).
+  at::Tensor qk_rows, qk_rows_rolled, layer_cos, layer_sin;
+};
+
+at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
+  const DecoderConfig& c = config_;
+  const int64_t B = f.B, T = f.T, S = f.S;
+  const int64_t Hq = c.num_attention_heads, Hk = c.num_key_value_heads, D = c.head_dim;
+  const std::string p = LayerPrefix(i), a = p + "self_attn.";
+  at::Tensor x = x_in;
+  const at::Tensor h = RmsNorm(x, p + "input_layernorm.weight");
+  // q, k and v from one multiply by the layer's q/k/v buffer.
+  const at::Tensor qkv_w = Fused(QkvName(i, "weight"), {a + "q_proj.weight", a + "k_proj.weight", a + "v_proj.weight"});
+  const std::optional<at::Tensor> qkv_b =
+      c.qkv_bias ? std::optional<at::Tensor>(Fused(QkvName(i, "bias"), {a + "q_proj.bias", a + "k_proj.bias", a + "v_proj.bias"}))
+                 : std::nullopt;
+  const at::Tensor qkv = at::linear(h, qkv_w, qkv_b).view({B, T, Hq + 2 * Hk, D});
+  at::Tensor qk = qkv.narrow(2, 0, Hq + Hk);
+  at::Tensor v = qkv.narrow(2, Hq + Hk, Hk);  // [B, T, kv_heads, head_dim]
+  // Qwen3's per-head norms before RoPE, q's and k's together: the normalisation as one operator, the weights folded
+  // into RoPE's factors (RoPE(n * w) = n * (w cos) + roll(n) * (roll(w) sin), the roll moving w with the halves).
+  if (c.qk_norm) qk = at::rms_norm(qk, {D}, std::nullopt, c.rms_norm_eps);
+  at::Tensor cos = f.cos, sin = f.sin;
+  if (f.layer_cos.defined()) {
+    cos = f.layer_cos[i];
+    sin = f.layer_sin[i];
+  } else if (c.qk_norm) {
+    cos = cos * f.qk_rows[i];
+    sin = sin * f.qk_rows_rolled[i];
+  }
+  // Without gradients (generation, scoring) the fused operators (model/fused_ops.h): one kernel each on a GPU.
+  const bool fused = !at::GradMode::is_enabled();
+  qk = fused ? Rotary(qk, cos, sin) : RotaryReference(qk, cos, sin);
+  const at::Tensor q = qk.narrow(2, 0, Hq).transpose(1, 2);  // [B, heads, T, head_dim]
+  at::Tensor k = qk.narrow(2, Hq, Hk);
+  KvCache* cache = f.cache;
+  if (f.slot) {
+    if (fused) {
+      KvWrite_(cache->k[i], cache->v[i], k, v, cache->write_at);
+    } else {
+      KvWriteReference(cache->k[i], cache->v[i], k, v, cache->write_at);
+    }
+    k = cache->k[i].narrow(2, 0, S);
+    v = cache->v[i].narrow(2, 0, S);
+  } else {
+    k = k.transpose(1, 2);
+    v = v.transpose(1, 2);
+    if (cache) {
+      if (cache->k[i].defined()) {
+        k = at::cat({cache->k[i], k}, 2);
+        v = at::cat({cache->v[i], v}, 2);
+      }
+      cache->k[i] = k;
+      cache->v[i] = v;
+    }
+  }
+  const int64_t groups = f.groups;
+  at::Tensor attn;
+  if (f.slot && T == 1 && groups > 1) {
+    // A decode step: the `groups` query heads of one key/value head become that head's query rows, so attention is
+    // plain multi-head over the kv heads (any sdpa kernel, no GQA expansion of the cache); the row mask [B, 1, 1, S]
+    // applies to every query row alike.
+    attn = at::scaled_dot_product_attention(q.reshape({B, Hk, groups, D}), k, v, f.allowed, 0.0, false, f.scale).reshape({B, Hq, 1, D});
+  } else if (f.causal_only) {
+    // No padding and no past: plain causal attention, which lets sdpa pick its fused kernel (sharing key/value heads
+    // among their query heads itself, as transformers does).
+    attn = at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true, f.scale, groups > 1);
+  } else {
+    attn = at::scaled_dot_product_attention(q, k, v, f.allowed, 0.0, false, f.scale, /*enable_gqa=*/groups > 1);
+  }
+  attn = attn.transpose(1, 2).reshape({B, T, Hq * D});
+  x = ResidualLinear(x, attn, a + "o_proj", c.o_bias);
+
+  const std::string m = p + "mlp.";
+  const at::Tensor post = RmsNorm(x, p + "post_attention_layernorm.weight");
+  const at::Tensor gu_w = Fused(GateUpName(i, "weight"), {m + "gate_proj.weight", m + "up_proj.weight"});
+  const std::optional<at::Tensor> gu_b =
+      c.mlp_bias ? std::optional<at::Tensor>(Fused(GateUpName(i, "bias"), {m + "gate_proj.bias", m + "up_proj.bias"})) : std::nullopt;
+  const at::Tensor gu = at::linear(post, gu_w, gu_b);
+  return ResidualLinear(x, fused ? SwiGlu(gu) : SwiGluReference(gu), m + "down_proj", c.mlp_bias);
+}
 
 at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask, KvCache* cache,
                            const LayerRunner& runner) {
   const DecoderConfig& c = config_;
-  const int64_t B = input_ids.size(0);
-  const int64_t T = input_ids.size(1);
-  const bool slot = cache && cache->write_at.defined();         // fixed-slot cache (see KvCache)
-  const bool in_place = slot || (cache && cache->length >= 0);  // preallocated cache (see KvCache)
-  const int64_t past = slot ? 0 : in_place ? cache->length : cache && !cache->k.empty() && cache->k[0].defined() ? cache->k[0].size(2) : 0;
-  const int64_t S = slot ? cache->width : past + T;
-  if (in_place &&
-      (cache->k.size() != static_cast<size_t>(c.num_hidden_layers) || cache->k[0].size(2) < S || (slot && cache->k[0].size(0) != B))) {
-    Fail("E_ARG", "preallocated KV cache: needs " + std::to_string(c.num_hidden_layers) + " layers of " + std::to_string(B) +
+  Forward f;
+  f.B = input_ids.size(0);
+  f.T = input_ids.size(1);
+  f.slot = cache && cache->write_at.defined();  // fixed-slot cache (see KvCache)
+  const int64_t past = f.slot ? 0 : cache && !cache->k.empty() && cache->k[0].defined() ? cache->k[0].size(2) : 0;
+  f.S = f.slot ? cache->width : past + f.T;
+  const int64_t B = f.B, T = f.T, S = f.S;
+  if (f.slot && (cache->k.size() != static_cast<size_t>(c.num_hidden_layers) || cache->k[0].size(2) < S || cache->k[0].size(0) != B)) {
+    Fail("E_ARG", "fixed-slot KV cache: needs " + std::to_string(c.num_hidden_layers) + " layers of " + std::to_string(B) +
                       " rows and capacity >= " + std::to_string(S));
   }
-  if (slot && attention_mask.defined()) Fail("E_ARG", "a fixed-slot KV cache takes no attention mask (write_at says what each row sees)");
-  const int64_t groups = c.num_attention_heads / c.num_key_value_heads;
+  if (f.slot && attention_mask.defined()) Fail("E_ARG", "a fixed-slot KV cache takes no attention mask (write_at says what each row sees)");
+  f.groups = c.num_attention_heads / c.num_key_value_heads;
+  f.cache = cache;
 
   // allowed[b, 0, i, j]: query i (absolute position past + i) may see key j if j is not after it and is a real token.
   // A padded query row sees no real token before it; letting it see itself keeps its softmax finite (SPEC §9), and
   // nothing reads that row's result.
   const auto long_opts = at::TensorOptions().dtype(at::kLong).device(device_);
   const at::Tensor k_index = at::arange(0, S, long_opts).view({1, S});
-  at::Tensor allowed;
-  at::Tensor slot_columns;  // slot mode: [B, kv_heads, T, head_dim], the column each new key/value goes to
-  if (slot) {
+  if (f.slot) {
     const at::Tensor q_column = cache->write_at.view({B, 1, 1}) + at::arange(0, T, long_opts).view({1, T, 1});  // [B, T, 1]
-    allowed = (k_index.view({1, 1, S}) <= q_column).view({B, 1, T, S});
-    slot_columns = q_column.view({B, 1, T, 1}).expand({B, c.num_key_value_heads, T, c.head_dim});
+    f.allowed = (k_index.view({1, 1, S}) <= q_column).view({B, 1, T, S});
   }
-  const at::Tensor q_index = slot ? at::Tensor() : at::arange(past, S, long_opts).view({T, 1});
-  if (!slot) allowed = (k_index <= q_index).view({1, 1, T, S});
-  const bool causal_only = !slot && !attention_mask.defined() && past == 0;
+  const at::Tensor q_index = f.slot ? at::Tensor() : at::arange(past, S, long_opts).view({T, 1});
+  if (!f.slot) f.allowed = (k_index <= q_index).view({1, 1, T, S});
+  f.causal_only = !f.slot && !attention_mask.defined() && past == 0;
   if (attention_mask.defined()) {
     const at::Tensor key_real = attention_mask.to(device_).to(at::kBool).view({B, 1, 1, S});
-    allowed = (allowed & key_real) | (k_index == q_index).view({1, 1, T, S});
+    f.allowed = (f.allowed & key_real) | (k_index == q_index).view({1, 1, T, S});
   }
   if (cache && cache->k.size() != static_cast<size_t>(c.num_hidden_layers)) {
     cache->k.assign(c.num_hidden_layers, at::Tensor());
     cache->v.assign(c.num_hidden_layers, at::Tensor());
   }
-
-  const auto [cos, sin] = Rope(position_ids.to(device_));
-  const at::Tensor cos4 = cos.unsqueeze(1);  // [B, 1, T, head_dim], broadcast over heads
-  const at::Tensor sin4 = sin.unsqueeze(1);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+  std::tie(f.cos, f.sin) = Rope(position_ids.to(device_));
+  if (c.qk_norm) {
+    // RoPE(n * w) = n * (w cos) + roll(n) * (roll(w) sin): the norm weights go into the factors, for every layer at
+    // once (a few KB a row and layer).
+    std::tie(f.qk_rows, f.qk_rows_rolled) = QkNormRows();
+    if (T == 1) {
+      const std::vector<int64_t> shape = {c.num_hidden_layers, 1, 1, f.qk_rows.size(1), c.head_dim};
+      f.layer_cos = f.cos.unsqueeze(0) * f.qk_rows.view(shape);
+      f.layer_sin = f.sin.unsqueeze(0) * f.qk_rows_rolled.view(shape);
+    }
+  }
+  f.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
 
   at::Tensor x = at::embedding(W("model.embed_tokens.weight"), input_ids.to(device_));
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    // One layer as a function of its input, so a training runner can wrap it (gradient checkpointing recomputes it
-    // in backward; the captures are copies that outlive this call).
-    const LayerFn layer = [this, i, cache, cos4, sin4, allowed, causal_only, B, T, S, groups, scale, in_place, slot, slot_columns,
-                           past](const at::Tensor& x_in) -> at::Tensor {
-      const DecoderConfig& c = config_;
-      at::Tensor x = x_in;
-      const std::string p = Layer(i);
-      at::Tensor h = RmsNorm(x, p + "input_layernorm.weight");
-      at::Tensor q = Linear(h, p + "self_attn.q_proj", c.qkv_bias).view({B, T, c.num_attention_heads, c.head_dim});
-      at::Tensor k = Linear(h, p + "self_attn.k_proj", c.qkv_bias).view({B, T, c.num_key_value_heads, c.head_dim});
-      at::Tensor v = Linear(h, p + "self_attn.v_proj", c.qkv_bias).view({B, T, c.num_key_value_heads, c.head_dim});
-      if (c.qk_norm) {
-        q = RmsNorm(q, p + "self_attn.q_norm.weight");
-        k = RmsNorm(k, p + "self_attn.k_norm.weight");
-      }
-      q = q.transpose(1, 2);  // [B, heads, T, head_dim]
-      k = k.transpose(1, 2);
-      v = v.transpose(1, 2);
-      q = q * cos4 + RotateHalf(q) * sin4;
-      k = k * cos4 + RotateHalf(k) * sin4;
-      if (slot) {
-        cache->k[i].scatter_(2, slot_columns, k);
-        cache->v[i].scatter_(2, slot_columns, v);
-        k = cache->k[i].narrow(2, 0, S);
-        v = cache->v[i].narrow(2, 0, S);
-      } else if (in_place) {
-        cache->k[i].narrow(2, past, T).copy_(k);
-        cache->v[i].narrow(2, past, T).copy_(v);
-        k = cache->k[i].narrow(2, 0, S);
-        v = cache->v[i].narrow(2, 0, S);
-      } else if (cache) {
-        if (cache->k[i].defined()) {
-          k = at::cat({cache->k[i], k}, 2);
-          v = at::cat({cache->v[i], v}, 2);
-        }
-        cache->k[i] = k;
-        cache->v[i] = v;
-      }
-      // (Without a mask, sdpa shares key/value heads itself as transformers does: no expanded copies.)
-      if (groups > 1 && !in_place && !causal_only) {
-        // GQA: each key/value head serves `groups` consecutive query heads.
-        k = k.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
-        v = v.unsqueeze(2).expand({B, c.num_key_value_heads, groups, S, c.head_dim}).reshape({B, c.num_attention_heads, S, c.head_dim});
-      }
-      // With a preallocated cache, sdpa shares each key/value head among its query heads itself (enable_gqa).
-      // No padding and no past: plain causal attention, which lets sdpa pick its fused kernel instead of a masked one.
-      at::Tensor attn;
-      if (slot && T == 1 && groups > 1) {
-        // A decode step: the `groups` query heads of one key/value head become that head's query rows, so attention
-        // is plain multi-head over the kv heads (any sdpa kernel, no GQA expansion of the cache); the row mask
-        // [B, 1, 1, S] applies to every query row alike.
-        attn = at::scaled_dot_product_attention(q.reshape({B, c.num_key_value_heads, groups, c.head_dim}), k, v, allowed, 0.0, false, scale)
-                   .reshape({B, c.num_attention_heads, 1, c.head_dim});
-      } else {
-        attn = causal_only ? at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true, scale, groups > 1)
-                           : at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale, /*enable_gqa=*/in_place && groups > 1);
-      }
-      attn = attn.transpose(1, 2).reshape({B, T, c.num_attention_heads * c.head_dim});
-      x = x + Linear(attn, p + "self_attn.o_proj", c.o_bias);
-
-      h = RmsNorm(x, p + "post_attention_layernorm.weight");
-      const at::Tensor gate = at::silu(Linear(h, p + "mlp.gate_proj", c.mlp_bias));
-      x = x + Linear(gate * Linear(h, p + "mlp.up_proj", c.mlp_bias), p + "mlp.down_proj", c.mlp_bias);
-      return x;
-    };
-    x = runner && !cache ? runner(layer, x) : layer(x);
+    // A training runner wraps each layer (gradient checkpointing recomputes it in backward; the lambda's captures
+    // are what the recomputation needs).
+    if (runner && !cache) {
+      x = runner([this, i, f](const at::Tensor& in) { return Layer(i, in, f); }, x);
+    } else {
+      x = Layer(i, x, f);
+    }
   }
-  if (in_place && !slot) cache->length = S;
   return RmsNorm(x, "model.norm.weight");
 }
 

@@ -40,19 +40,15 @@ struct DecoderConfig {
 // The shape every parameter must have, by checkpoint name, in load order.
 std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedParameters(const DecoderConfig& c);
 
-// Per-layer past keys and values for incremental decoding: [B, kv_heads, S, head_dim] each, in compute dtype.
-// Two modes. Growing (length < 0, the default): k/v hold exactly the past, and each Hidden call appends with a copy.
-// Preallocated (length >= 0; the generation engine): k/v are buffers [B, kv_heads, capacity, head_dim] whose first
-// `length` columns are the past; Hidden writes the new keys/values in place after them and advances `length`, and
-// attention reads the buffers without expanding them for GQA, so a decode step copies nothing of the past.
-// Slot mode (the engine's fixed-slot cache): when `write_at` is defined ([B] int64 on the device), k/v are buffers
-// [B, kv_heads, capacity, head_dim] whose addresses never change; row b's T new keys/values are written at columns
-// write_at[b] + t, its query t attends to columns [0, write_at[b] + t], and attention reads the first `width` columns
-// (every column it may see must lie below `width`). Nothing in a step depends on host values but `width`, so a decode
-// step in this mode can be captured as a CUDA graph. `length` is not used in this mode.
+// Per-layer keys and values for incremental decoding: [B, kv_heads, S, head_dim] each, in compute dtype. Two modes.
+// Collecting (write_at undefined; a prompt's first forward): Hidden stores each layer's keys/values in k/v, appended
+// after what they hold. Slot mode (the engine's fixed-slot cache, write_at defined: [B] int64 on the device): k/v are
+// buffers [B, kv_heads, capacity, head_dim] whose addresses never change; row b's T new keys/values are written at
+// columns write_at[b] + t, its query t attends to columns [0, write_at[b] + t], and attention reads the first `width`
+// columns (every column it may see must lie below `width`). Nothing in a step depends on host values but `width`, so
+// a decode step in this mode can be captured as a CUDA graph.
 struct KvCache {
   std::vector<at::Tensor> k, v;
-  int64_t length = -1;
   at::Tensor write_at;
   int64_t width = 0;
 };
@@ -61,18 +57,19 @@ class Decoder {
  public:
   // `params` must hold exactly ExpectedParameters(config) (checked by the loader). They are kept in `param_dtype`
   // on `device`; the forward runs in `compute_dtype` (fp32 on CPU; bf16 on CUDA with fp32 master parameters).
+  // Each layer's q/k/v projections share one buffer (so do gate/up): the parameters stay separate tensors under their
+  // checkpoint names, views of that buffer, and a forward without gradients multiplies by the buffer at once.
   Decoder(DecoderConfig config, std::map<std::string, at::Tensor> params, at::Device device, at::ScalarType compute_dtype);
 
   const DecoderConfig& config() const { return config_; }
   at::Device device() const { return device_; }
   at::ScalarType compute_dtype() const { return compute_dtype_; }
   at::ScalarType param_dtype() const;
-  // The parameters by checkpoint name (no lm_head.weight when the embeddings are tied). Whoever changes them in
-  // place (the train step) must call ParametersChanged() so cached compute-dtype copies are refreshed; whoever
-  // replaces a tensor by another must call ParametersReplaced().
+  // The parameters by checkpoint name (no lm_head.weight when the embeddings are tied). They are changed in place
+  // only (never replaced by other tensors: the q/k/v and gate/up ones are views of shared buffers); whoever changes
+  // them (the train step, a broadcast) must call ParametersChanged() so cached compute-dtype copies are refreshed.
   std::map<std::string, at::Tensor>& parameters() { return params_; }
   void ParametersChanged();
-  void ParametersReplaced();
   // Grows by one on every ParametersChanged() and Clear(): whoever keeps results computed from the parameters (the
   // engine's prefix cache) compares it to know they are stale.
   uint64_t parameters_version() const { return version_; }
@@ -105,16 +102,33 @@ class Decoder {
   void Clear();
 
  private:
+  struct Forward;  // what every layer of one forward shares (decoder.cpp)
+  at::Tensor Layer(int64_t i, const at::Tensor& x, const Forward& f);
+
   // The parameter `name` in compute dtype (cached while the parameters do not change).
   at::Tensor W(const std::string& name);
+  // Projections that share one input, as one weight [sum of outputs, in] (and bias): the shared buffer without
+  // gradients; with them, the parameters concatenated so that gradients reach each.
+  at::Tensor Fused(const std::string& fused, const std::vector<std::string>& parts);
   at::Tensor RmsNorm(const at::Tensor& x, const std::string& weight);
   at::Tensor Linear(const at::Tensor& x, const std::string& prefix, bool bias);
-  // cos and sin [B, T, head_dim] for positions [B, T].
+  // x + linear(in, prefix), in one multiply-add where there is no bias.
+  at::Tensor ResidualLinear(const at::Tensor& x, const at::Tensor& in, const std::string& prefix, bool bias);
+  // RoPE's factors for positions [B, T]: cos [B, T, 1, head_dim] and sin with rotate_half's sign folded in, so that
+  // RoPE(x) = x * cos + roll(x, head_dim / 2) * sin.
   std::pair<at::Tensor, at::Tensor> Rope(const at::Tensor& position_ids);
+  // Every layer's q_norm and k_norm weights, one row per q head then per kv head [layers, q_heads + kv_heads,
+  // head_dim], and the same rolled by half a head.
+  std::pair<at::Tensor, at::Tensor> QkNormRows();
+  // The shared q/k/v and gate/up buffers, made once from the loaded parameters (which become views of them).
+  void FuseProjections();
 
   DecoderConfig config_;
   std::map<std::string, at::Tensor> params_;
+  // Fused name ("model.layers.3.self_attn.qkv_proj.weight") -> the buffer the parameters are views of.
+  std::map<std::string, at::Tensor> fused_;
   std::map<std::string, at::Tensor> compute_cache_;
+  at::Tensor qk_rows_, qk_rows_rolled_;  // QkNormRows() without gradients
   uint64_t version_ = 0;
   uint64_t storage_version_ = 0;
   at::Device device_;

@@ -217,6 +217,8 @@ interface ModelExports {
   modelInit(config: NativeModelConfig, device: string, dtype: NativeDType, paramDtype: NativeDType, seed: number, std: number): Promise<NativeModel>;
   safetensorsRead(path: string): NativeSafetensorsContents;
   safetensorsWrite(path: string, names: string[], tensors: NativeTensor[], dtype: NativeDType | null, metadata: Record<string, string>): Promise<void>;
+  /** The fused decoder operators (native/model/fused_ops.h) against their composite forms on random inputs, for tests. */
+  fusedOpGaps(device: string, dtype: NativeDType, seed: number): { rotary: number; swiglu: number; kvWrite: number };
 }
 
 // ---- engine (native/engine/binding.cpp) ----------------------------------------------------------------------------

@@ -1,0 +1,180 @@
+#include "model/fused_ops.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include "bridge/errors.h"
+
+#ifdef LAMER_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+
+#include "model/kernels/fused_ops_cuda.h"
+#endif
+
+namespace lamer::model {
+
+// ---- composite forms: the CPU implementations (bit for bit what the training forward computes) and the reference --
+
+at::Tensor RotaryReference(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  return at::addcmul(x * cos, at::roll(x, {x.size(-1) / 2}, {-1}), sin);
+}
+
+at::Tensor SwiGluReference(const at::Tensor& gate_up) {
+  const int64_t half = gate_up.size(-1) / 2;
+  return at::silu(gate_up.narrow(-1, 0, half)) * gate_up.narrow(-1, half, half);
+}
+
+void KvWriteReference(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, const at::Tensor& v, const at::Tensor& write_at) {
+  const int64_t B = k.size(0), T = k.size(1), H = k.size(2), D = k.size(3);
+  const auto long_opts = at::TensorOptions().dtype(at::kLong).device(k.device());
+  const at::Tensor columns = (write_at.view({B, 1, 1, 1}) + at::arange(0, T, long_opts).view({1, 1, T, 1})).expand({B, H, T, D});
+  k_cache.scatter_(2, columns, k.transpose(1, 2));
+  v_cache.scatter_(2, columns, v.transpose(1, 2));
+}
+
+namespace {
+
+void CheckRows(const char* op, const at::Tensor& x, int64_t dims) {
+  if (x.dim() != dims) Fail("E_ARG", std::string(op) + ": expected a tensor of " + std::to_string(dims) + " dimensions");
+  if (x.stride(-1) != 1) Fail("E_ARG", std::string(op) + ": the last dimension must be contiguous");
+}
+
+at::Tensor RotaryCpu(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  CheckRows("lamer::rotary", x, 4);
+  return RotaryReference(x, cos, sin);
+}
+
+at::Tensor SwiGluCpu(const at::Tensor& gate_up) { return SwiGluReference(gate_up); }
+
+void KvWriteCpu(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, const at::Tensor& v, const at::Tensor& write_at) {
+  KvWriteReference(k_cache, v_cache, k, v, write_at);
+}
+
+}  // namespace
+
+TORCH_LIBRARY(lamer, m) {
+  m.def("rotary(Tensor x, Tensor cos, Tensor sin) -> Tensor");
+  m.def("swiglu(Tensor gate_up) -> Tensor");
+  m.def("kv_write_(Tensor(a!) k_cache, Tensor(b!) v_cache, Tensor k, Tensor v, Tensor write_at) -> ()");
+}
+
+TORCH_LIBRARY_IMPL(lamer, CPU, m) {
+  m.impl("rotary", &RotaryCpu);
+  m.impl("swiglu", &SwiGluCpu);
+  m.impl("kv_write_", &KvWriteCpu);
+}
+
+#ifdef LAMER_WITH_CUDA
+namespace {
+
+int CudaDType(const char* op, const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kFloat:
+      return 0;
+    case at::kBFloat16:
+      return 1;
+    case at::kHalf:
+      return 2;
+    default:
+      Fail("E_ARG", std::string(op) + ": the CUDA kernel takes float32, bfloat16 or float16 tensors");
+  }
+}
+
+void Check(const char* op, const std::string& error) {
+  if (!error.empty()) Fail("E_TORCH", std::string(op) + ": " + error);
+}
+
+at::Tensor RotaryCuda(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  CheckRows("lamer::rotary", x, 4);
+  const at::Tensor c = cos.to(x.scalar_type()).expand(x.sizes()), s = sin.to(x.scalar_type()).expand(x.sizes());
+  if (c.stride(-1) != 1 || s.stride(-1) != 1 || c.strides() != s.strides()) Fail("E_ARG", "lamer::rotary: cos and sin must share a layout");
+  at::Tensor out = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  // Rows [B, T, H] of D, x read through its strides (a view of the fused q/k/v buffer).
+  const cuda::RowLayout layout{x.size(0),   x.size(1),   x.size(2),   x.stride(0), x.stride(1),
+                               x.stride(2), c.stride(0), c.stride(1), c.stride(2), x.size(3)};
+  Check("lamer::rotary", cuda::rotary(x.data_ptr(), c.data_ptr(), s.data_ptr(), out.data_ptr(), layout, CudaDType("lamer::rotary", x),
+                                      at::cuda::getCurrentCUDAStream().stream()));
+  return out;
+}
+
+at::Tensor SwiGluCuda(const at::Tensor& gate_up) {
+  const at::Tensor in = gate_up.contiguous();
+  const int64_t half = in.size(-1) / 2;
+  std::vector<int64_t> shape = in.sizes().vec();
+  shape.back() = half;
+  at::Tensor out = at::empty(shape, in.options());
+  Check("lamer::swiglu", cuda::swiglu(in.data_ptr(), out.data_ptr(), in.numel() / in.size(-1), half, CudaDType("lamer::swiglu", in),
+                                      at::cuda::getCurrentCUDAStream().stream()));
+  return out;
+}
+
+void KvWriteCuda(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, const at::Tensor& v, const at::Tensor& write_at) {
+  CheckRows("lamer::kv_write_", k, 4);
+  CheckRows("lamer::kv_write_", v, 4);
+  if (!k_cache.is_contiguous() || !v_cache.is_contiguous()) Fail("E_ARG", "lamer::kv_write_: the caches must be contiguous");
+  if (write_at.scalar_type() != at::kLong || !write_at.is_contiguous())
+    Fail("E_ARG", "lamer::kv_write_: write_at must be contiguous int64");
+  const cuda::KvLayout layout{k.size(0),   k.size(1),   k.size(2),   k.size(3),   k_cache.size(2), k.stride(0),
+                              k.stride(1), k.stride(2), v.stride(0), v.stride(1), v.stride(2)};
+  Check("lamer::kv_write_", cuda::kv_write(k_cache.data_ptr(), v_cache.data_ptr(), k.data_ptr(), v.data_ptr(), write_at.data_ptr<int64_t>(),
+                                           layout, CudaDType("lamer::kv_write_", k), at::cuda::getCurrentCUDAStream().stream()));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(lamer, CUDA, m) {
+  m.impl("rotary", &RotaryCuda);
+  m.impl("swiglu", &SwiGluCuda);
+  m.impl("kv_write_", &KvWriteCuda);
+}
+#endif
+
+// ---- through the dispatcher, so that each is one operator wherever it runs -----------------------------------------
+
+at::Tensor Rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("lamer::rotary", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
+  return op.call(x, cos, sin);
+}
+
+at::Tensor SwiGlu(const at::Tensor& gate_up) {
+  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("lamer::swiglu", "").typed<at::Tensor(const at::Tensor&)>();
+  return op.call(gate_up);
+}
+
+void KvWrite_(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, const at::Tensor& v, const at::Tensor& write_at) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("lamer::kv_write_", "")
+                             .typed<void(at::Tensor&, at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
+  op.call(k_cache, v_cache, k, v, write_at);
+}
+
+FusedOpGaps MeasureFusedOpGaps(at::Device device, at::ScalarType dtype, uint64_t seed) {
+  at::NoGradGuard no_grad;
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  const auto rand = [&](at::IntArrayRef shape) { return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat)).to(device, dtype); };
+  const auto gap = [](const at::Tensor& a, const at::Tensor& b) {
+    return (a.to(at::kFloat) - b.to(at::kFloat)).abs().max().item<double>();
+  };
+  FusedOpGaps g;
+  // A view of a wider buffer, as the decoder passes its q|k part of the q/k/v projection.
+  const at::Tensor buffer = rand({2, 3, 7, 8});
+  for (const bool per_head : {false, true}) {
+    const at::Tensor cos = rand({2, 3, per_head ? 5 : 1, 8}), sin = rand({2, 3, per_head ? 5 : 1, 8});
+    const at::Tensor x = buffer.narrow(2, 0, 5);
+    g.rotary = std::max(g.rotary, gap(Rotary(x, cos, sin), RotaryReference(x, cos, sin)));
+  }
+  const at::Tensor gu = rand({2, 3, 12});
+  g.swiglu = gap(SwiGlu(gu), SwiGluReference(gu));
+  const at::Tensor k = rand({2, 3, 4, 8}).narrow(2, 0, 2), v = rand({2, 3, 4, 8}).narrow(2, 2, 2);
+  const at::Tensor write_at = at::tensor({1, 4}, at::TensorOptions().dtype(at::kLong)).to(device);
+  at::Tensor kc = rand({2, 2, 9, 8}), vc = rand({2, 2, 9, 8});
+  at::Tensor kr = kc.clone(), vr = vc.clone();
+  KvWrite_(kc, vc, k, v, write_at);
+  KvWriteReference(kr, vr, k, v, write_at);
+  g.kv_write = std::max(gap(kc, kr), gap(vc, vr));
+  return g;
+}
+
+}  // namespace lamer::model
