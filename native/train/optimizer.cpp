@@ -225,7 +225,9 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   if (o.update && !o.with_grad) Fail("E_ARG", "train step: an update needs gradients");
 
   std::map<std::string, at::Tensor> params = TrainableParameters();
-  decoder_->ParametersChanged();
+  // A step with gradients reads the parameters themselves; a loss evaluation without them reads the forward's cached
+  // copies, which parameters written from outside (a test's data view) may have left stale.
+  if (!o.with_grad) decoder_->ParametersChanged();
   at::AutoGradMode grad_mode(o.with_grad);
   GradScope scope(params, o.with_grad);
 
