@@ -8,6 +8,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "bridge/errors.h"
@@ -85,6 +86,12 @@ Group::Group(const GroupOptions& o) : options_(o) {
       backend_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, o.rank, o.world_size, opts);
     } else if (o.backend == "nccl") {
 #ifdef LAMER_WITH_NCCL
+      // torch's default on an NCCL error or timeout (SkipCleanUp) is to take the process down from its watchdog
+      // thread, before the caller could say which rank stopped. Instead: the waiting call itself sees the timeout
+      // (blocking wait) and the communicators are aborted (CleanUpOnly), so Run can fail with E_DIST like Gloo does.
+      // Read when the group is made; a value the user set is kept.
+      setenv("TORCH_NCCL_BLOCKING_WAIT", "1", /*overwrite=*/0);
+      setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "2", /*overwrite=*/0);
       auto opts = c10d::ProcessGroupNCCL::Options::create();
       opts->timeout = o.timeout;
       backend_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, o.rank, o.world_size, opts);
@@ -167,9 +174,21 @@ void Group::Run(const std::function<c10::intrusive_ptr<c10d::Work>()>& launch, c
   try {
     if (!launch()->wait(options_.timeout)) Failed(what, "timed out after " + std::to_string(options_.timeout.count()) + " ms");
   } catch (const NativeError&) {
+    Abort();
     throw;
   } catch (const std::exception& e) {
+    Abort();
     Failed(what, FirstLine(e));
+  }
+}
+
+void Group::Abort() noexcept {
+  // NCCL: a communicator left in a failed collective hangs whoever touches it next (the destructor included); abort
+  // it so the error can surface and the process end cleanly. Gloo needs nothing (its pairs fail on their own).
+  if (options_.backend != "nccl" || !backend_) return;
+  try {
+    backend_->abort();
+  } catch (...) {
   }
 }
 

@@ -73,6 +73,8 @@ class Group {
   // Launches a collective and waits for it (at most the timeout); any failure becomes E_DIST (Failed).
   void Run(const std::function<c10::intrusive_ptr<c10d::Work>()>& launch, const char* what);
   [[noreturn]] void Failed(const char* what, const std::string& cause);
+  // Aborts the NCCL communicators after a failed collective (nothing for Gloo).
+  void Abort() noexcept;
   void Heartbeat();
   void Check(const char* what) const;
 
