@@ -199,30 +199,159 @@ StepResult Optimizer::Step(const StagedBatch& staged, const std::vector<int64_t>
   return StepRows(staged.batch, rows, o);
 }
 
-StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& selected, const StepOptions& o) {
-  const model::DecoderConfig& cfg = decoder_->config();
-  const bool policy = o.objective == Objective::kPolicy;
+namespace {
+
+// What a step computes, from its options.
+struct StepPlan {
+  bool policy = false;          // the policy-gradient objective (else SFT)
+  bool use_value = false;       // value loss (PPO)
+  bool use_kl = false;          // KL penalty
+  bool reference_pass = false;  // KL against a reference policy's log-probs computed now
+  bool data_parallel = false;   // gradients and sums reduced over the ranks
+};
+
+// The rows and tokens of a step's mini-batch and the per-token weights that aggregate its loss. Indexed by batch
+// row: where each row's tokens are in the per-token columns and in the step's result.
+struct RowCounts {
+  std::vector<int64_t> tok_begin, out_begin;
+  std::vector<double> row_weight;
+  int64_t rows = 0, tokens = 0;               // this process's
+  double global_rows = 0, global_tokens = 0;  // the whole mini-batch's (summed over the ranks)
+};
+
+// Checks a step's batch and options against what it asks for; E_ARG naming the first thing missing.
+StepPlan CheckStep(const Batch& batch, bool any_rows, const StepOptions& o, const model::Decoder& decoder, bool value_head) {
   const LossOptions& L = o.loss;
-  const bool use_value = policy && L.value_coef > 0;
-  const bool use_kl = policy && L.kl != KlType::kNone;
-  const bool data_parallel = o.group && o.group->size() > 1;
-  const bool any = !selected.empty();
-  if (!any && !data_parallel) Fail("E_ARG", "train step: the batch has no rows");
-  if (policy && any && batch.advantages.empty()) Fail("E_ARG", "train step: the policy loss needs 'advantages'");
-  const bool reference_pass = use_kl && batch.ref_logprobs.empty();
-  if (reference_pass && any && !o.reference) Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
-  if (reference_pass && o.reference) {
-    if (o.reference->device() != decoder_->device())
-      Fail("E_ARG", "train step: the reference policy must be on the trained model's device");
-    if (o.reference->config().vocab_size != cfg.vocab_size)
+  StepPlan plan;
+  plan.policy = o.objective == Objective::kPolicy;
+  plan.use_value = plan.policy && L.value_coef > 0;
+  plan.use_kl = plan.policy && L.kl != KlType::kNone;
+  plan.data_parallel = o.group && o.group->size() > 1;
+  plan.reference_pass = plan.use_kl && batch.ref_logprobs.empty();
+  if (!any_rows && !plan.data_parallel) Fail("E_ARG", "train step: the batch has no rows");
+  if (plan.policy && any_rows && batch.advantages.empty()) Fail("E_ARG", "train step: the policy loss needs 'advantages'");
+  if (plan.reference_pass && any_rows && !o.reference) Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
+  if (plan.reference_pass && o.reference) {
+    if (o.reference->device() != decoder.device()) Fail("E_ARG", "train step: the reference policy must be on the trained model's device");
+    if (o.reference->config().vocab_size != decoder.config().vocab_size)
       Fail("E_ARG", "train step: the reference policy's vocabulary differs from the trained model's");
   }
-  if (use_value && !value_head_) Fail("E_ARG", "train step: valueCoef > 0 needs an optimizer created with valueHead: true");
-  if (use_value && any && (batch.returns.empty() || batch.old_values.empty())) {
+  if (plan.use_value && !value_head) Fail("E_ARG", "train step: valueCoef > 0 needs an optimizer created with valueHead: true");
+  if (plan.use_value && any_rows && (batch.returns.empty() || batch.old_values.empty())) {
     Fail("E_ARG", "train step: the value loss needs 'returns' and 'oldValues'");
   }
   if (!(L.temperature > 0)) Fail("E_ARG", "train step: temperature must be > 0");
   if (o.update && !o.with_grad) Fail("E_ARG", "train step: an update needs gradients");
+  return plan;
+}
+
+// Aggregation as per-token weights over the whole mini-batch (all ranks), so micro-batching never changes the loss.
+RowCounts CountRows(const Batch& batch, const std::vector<int64_t>& selected, Aggregation aggregation, const StepOptions& o,
+                    bool data_parallel) {
+  RowCounts c;
+  c.rows = static_cast<int64_t>(selected.size());
+  c.tok_begin = TokenBegin(batch);
+  c.out_begin.assign(batch.rows(), 0);
+  std::vector<int64_t> scored(c.rows);
+  for (int64_t i = 0; i < c.rows; ++i) {
+    scored[i] = batch.scored(selected[i]);
+    c.out_begin[selected[i]] = c.tokens;
+    c.tokens += scored[i];
+  }
+  c.global_rows = static_cast<double>(c.rows);
+  c.global_tokens = static_cast<double>(c.tokens);
+  if (data_parallel) {
+    at::Tensor counts = at::tensor({c.global_rows, c.global_tokens}, at::kDouble).to(o.group->device());
+    o.group->AllReduceSum({counts});
+    const at::Tensor host = counts.to(at::kCPU);
+    c.global_rows = host[0].item<double>();
+    c.global_tokens = host[1].item<double>();
+    if (c.global_rows == 0) Fail("E_ARG", "train step: the mini-batch has no rows on any rank");
+  }
+  c.row_weight.assign(batch.rows(), 0.0);
+  const std::vector<double> w = AggregationWeights(scored, aggregation, c.global_rows, c.global_tokens);
+  for (int64_t i = 0; i < c.rows; ++i) c.row_weight[selected[i]] = w[i];
+  return c;
+}
+
+// One micro-batch's objective and its parts (the Slot sums), given its tokens' log-probs and scores.
+struct MicroLoss {
+  at::Tensor loss;
+  std::vector<at::Tensor> parts;
+};
+
+MicroLoss SftLoss(const at::Tensor& lp, const at::Tensor& w, const at::TensorOptions& sopts) {
+  MicroLoss m{-(lp * w).sum(), std::vector<at::Tensor>(kSlots, at::zeros({}, sopts))};
+  return m;
+}
+
+// The policy-gradient loss (dual clip), minus the entropy bonus, plus the KL penalty and the value loss when asked.
+MicroLoss PolicyLoss(const Batch& batch, const Micro& m, const TokenScores& s, const at::Tensor& w, const at::Tensor& ref_lp,
+                     const at::Tensor& h, const std::map<std::string, at::Tensor>& params, const StepPlan& plan, const LossOptions& L,
+                     const at::TensorOptions& sopts) {
+  const at::ScalarType score = sopts.dtype().toScalarType();
+  const at::Tensor& lp = s.logprobs;
+  MicroLoss out{at::Tensor(), std::vector<at::Tensor>(kSlots, at::zeros({}, sopts))};
+  auto& parts = out.parts;
+  const at::Tensor adv = Column(batch.advantages, m.token, sopts);
+  const at::Tensor old = batch.old_logprobs.empty() ? lp.detach() : Column(batch.old_logprobs, m.token, sopts);
+  const PolicyLossTerms pg = DualClipPolicyLoss(lp, old, adv, L.clip_low, L.clip_high, L.dual_clip);
+  const at::Tensor pg_loss = (pg.pg * w).sum();
+  const at::Tensor ent_agg = (s.entropy * w).sum();
+  out.loss = pg_loss - L.entropy_coef * ent_agg;
+  parts[kPg] = pg_loss.detach();
+  parts[kEntAgg] = ent_agg.detach();
+  parts[kEntSum] = s.entropy.detach().sum();
+  parts[kApproxKlSum] = (old - lp.detach()).sum();
+  parts[kClipSum] = pg.clipped.to(score).sum();
+  parts[kDualSum] = pg.dual.to(score).sum();
+  if (plan.use_kl) {
+    const at::Tensor ref = ref_lp.defined() ? ref_lp : Column(batch.ref_logprobs, m.token, sopts);
+    const at::Tensor kl_agg = (KlPenalty(lp, ref, L.kl) * w).sum();
+    out.loss = out.loss + L.kl_coef * kl_agg;
+    parts[kKlAgg] = kl_agg.detach();
+  }
+  if (plan.use_value) {
+    const at::Tensor v = at::linear(h.to(score), params.at(kHeadWeight), params.at(kHeadBias)).squeeze(-1);
+    const ValueLossTerms vf =
+        ClippedValueLoss(v, Column(batch.old_values, m.token, sopts), Column(batch.returns, m.token, sopts), L.value_clip);
+    const at::Tensor vf_agg = (vf.loss * w).sum();
+    out.loss = out.loss + L.value_coef * vf_agg;
+    parts[kVf] = vf_agg.detach();
+    parts[kVfClipSum] = vf.clipped.to(score).sum();
+  }
+  return out;
+}
+
+// The step's metrics from the summed parts.
+void AddMetrics(StepResult& out, const at::Tensor& sums, const StepPlan& plan, const RowCounts& c, size_t micro_batches) {
+  const at::Tensor host = sums.to(at::kCPU, at::kDouble);
+  const double* v = host.data_ptr<double>();
+  const double n = std::max<double>(1.0, c.global_tokens);
+  out.metrics.emplace_back("loss", v[kLoss]);
+  if (plan.policy) {
+    out.metrics.emplace_back("pgLoss", v[kPg]);
+    out.metrics.emplace_back("entropy", v[kEntSum] / n);
+    out.metrics.emplace_back("entropyLoss", v[kEntAgg]);
+    out.metrics.emplace_back("approxKl", v[kApproxKlSum] / n);
+    out.metrics.emplace_back("clipFrac", v[kClipSum] / n);
+    out.metrics.emplace_back("dualClipFrac", v[kDualSum] / n);
+    if (plan.use_kl) out.metrics.emplace_back("klLoss", v[kKlAgg]);
+    if (plan.use_value) {
+      out.metrics.emplace_back("valueLoss", v[kVf]);
+      out.metrics.emplace_back("valueClipFrac", v[kVfClipSum] / n);
+    }
+  }
+  out.metrics.emplace_back("tokens", c.global_tokens);
+  out.metrics.emplace_back("rows", c.global_rows);
+  out.metrics.emplace_back("microBatches", static_cast<double>(micro_batches));
+}
+
+}  // namespace
+
+StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& selected, const StepOptions& o) {
+  const StepPlan plan = CheckStep(batch, !selected.empty(), o, *decoder_, value_head_);
+  const LossOptions& L = o.loss;
 
   std::map<std::string, at::Tensor> params = TrainableParameters();
   // A step with gradients reads the parameters themselves; a loss evaluation without them reads the forward's cached
@@ -231,43 +360,13 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   at::AutoGradMode grad_mode(o.with_grad);
   GradScope scope(params, o.with_grad);
 
-  // Aggregation as per-token weights over the whole mini-batch, so micro-batching never changes the loss.
-  // Indexed by batch row: where each row's tokens are in the per-token columns and in this step's result.
-  const int64_t R = static_cast<int64_t>(selected.size());
-  const std::vector<int64_t> tok_begin = TokenBegin(batch);
-  std::vector<int64_t> out_begin(batch.rows(), 0);
-  std::vector<int64_t> scored(R);
-  int64_t N = 0;
-  for (int64_t i = 0; i < R; ++i) {
-    scored[i] = batch.scored(selected[i]);
-    out_begin[selected[i]] = N;
-    N += scored[i];
-  }
-  const Aggregation aggregation = policy ? L.aggregation : Aggregation::kTokenMean;
-  // Rows and scored tokens of the whole mini-batch: this process's, or the sum over the ranks.
-  double global_rows = static_cast<double>(R);
-  double global_tokens = static_cast<double>(N);
-  if (data_parallel) {
-    at::Tensor counts = at::tensor({global_rows, global_tokens}, at::kDouble).to(o.group->device());
-    o.group->AllReduceSum({counts});
-    const at::Tensor c = counts.to(at::kCPU);
-    global_rows = c[0].item<double>();
-    global_tokens = c[1].item<double>();
-    if (global_rows == 0) Fail("E_ARG", "train step: the mini-batch has no rows on any rank");
-  }
-  std::vector<double> row_weight(batch.rows(), 0.0);
-  {
-    const std::vector<double> w = AggregationWeights(scored, aggregation, global_rows, global_tokens);
-    for (int64_t i = 0; i < R; ++i) row_weight[selected[i]] = w[i];
-  }
-
+  const RowCounts counts = CountRows(batch, selected, plan.policy ? L.aggregation : Aggregation::kTokenMean, o, plan.data_parallel);
   const at::ScalarType score = ScoreDType(decoder_->compute_dtype());
   const auto sopts = at::TensorOptions().dtype(score).device(decoder_->device());
   const auto lopts = at::TensorOptions().dtype(at::kLong).device(decoder_->device());
   at::Tensor sums = at::zeros({kSlots}, sopts);
-  std::vector<float> logprobs(N);
+  std::vector<float> logprobs(counts.tokens);
   const auto micro = MicroBatches(batch, selected, std::max<int64_t>(1, o.micro_batch_tokens));
-
   // Logit chunks: the device profile's size (src/model/device.ts), or the caller's.
   const int64_t chunk_bytes = o.chunk_bytes;
 
@@ -278,7 +377,7 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   }
 
   for (const auto& rows : micro) {
-    const Micro m = Build(batch, rows, tok_begin, out_begin, row_weight);
+    const Micro m = Build(batch, rows, counts.tok_begin, counts.out_begin, counts.row_weight);
     if (m.flat.empty()) continue;
     const at::Device dev = decoder_->device();
     const at::Tensor ids = m.ids.to(dev);
@@ -288,7 +387,7 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
     const at::Tensor targets = at::tensor(m.targets, at::kLong).to(lopts);
     // The reference's log-probs of the same tokens, before the policy's forward so that its activations are freed.
     at::Tensor ref_lp;
-    if (policy && reference_pass) {
+    if (plan.policy && plan.reference_pass) {
       at::NoGradGuard frozen;
       const at::Tensor rh = o.reference->Hidden(ids, positions, mask);
       ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), o.reference->LmHeadWeight(), targets, L.temperature,
@@ -299,114 +398,61 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
     const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, flat);
     at::Tensor head = params.at(decoder_->LmHeadName());
     if (head.scalar_type() != decoder_->compute_dtype()) head = head.to(decoder_->compute_dtype());
-    const bool want_entropy = policy;
-    const TokenScores s = o.chunked ? ChunkedTokenScores(h, head, targets, L.temperature, want_entropy, chunk_bytes)
-                                    : FullTokenScores(h, head, targets, L.temperature, want_entropy);
-    const at::Tensor lp = s.logprobs;
+    const TokenScores s = o.chunked ? ChunkedTokenScores(h, head, targets, L.temperature, plan.policy, chunk_bytes)
+                                    : FullTokenScores(h, head, targets, L.temperature, plan.policy);
     const at::Tensor w = at::tensor(m.weight, at::kDouble).to(sopts);
     {
-      const at::Tensor lp_cpu = lp.detach().to(at::kCPU, at::kFloat).contiguous();
+      const at::Tensor lp_cpu = s.logprobs.detach().to(at::kCPU, at::kFloat).contiguous();
       const float* p = lp_cpu.data_ptr<float>();
       for (size_t i = 0; i < m.out.size(); ++i) logprobs[m.out[i]] = p[i];
     }
-
-    at::Tensor loss;
-    std::vector<at::Tensor> parts(kSlots, at::zeros({}, sopts));
-    if (!policy) {
-      loss = -(lp * w).sum();
-    } else {
-      const at::Tensor adv = Column(batch.advantages, m.token, sopts);
-      const at::Tensor old = batch.old_logprobs.empty() ? lp.detach() : Column(batch.old_logprobs, m.token, sopts);
-      const PolicyLossTerms pg = DualClipPolicyLoss(lp, old, adv, L.clip_low, L.clip_high, L.dual_clip);
-      const at::Tensor pg_loss = (pg.pg * w).sum();
-      const at::Tensor ent_agg = (s.entropy * w).sum();
-      loss = pg_loss - L.entropy_coef * ent_agg;
-      parts[kPg] = pg_loss.detach();
-      parts[kEntAgg] = ent_agg.detach();
-      parts[kEntSum] = s.entropy.detach().sum();
-      parts[kApproxKlSum] = (old - lp.detach()).sum();
-      parts[kClipSum] = pg.clipped.to(score).sum();
-      parts[kDualSum] = pg.dual.to(score).sum();
-      if (use_kl) {
-        const at::Tensor ref = ref_lp.defined() ? ref_lp : Column(batch.ref_logprobs, m.token, sopts);
-        const at::Tensor kl_agg = (KlPenalty(lp, ref, L.kl) * w).sum();
-        loss = loss + L.kl_coef * kl_agg;
-        parts[kKlAgg] = kl_agg.detach();
-      }
-      if (use_value) {
-        const at::Tensor v = at::linear(h.to(score), params.at(kHeadWeight), params.at(kHeadBias)).squeeze(-1);
-        const ValueLossTerms vf =
-            ClippedValueLoss(v, Column(batch.old_values, m.token, sopts), Column(batch.returns, m.token, sopts), L.value_clip);
-        const at::Tensor vf_agg = (vf.loss * w).sum();
-        loss = loss + L.value_coef * vf_agg;
-        parts[kVf] = vf_agg.detach();
-        parts[kVfClipSum] = vf.clipped.to(score).sum();
-      }
-    }
-    parts[kLoss] = loss.detach();
-    sums.add_(at::stack(parts));
-    if (o.with_grad) loss.backward();
+    MicroLoss ml = plan.policy ? PolicyLoss(batch, m, s, w, ref_lp, h, params, plan, L, sopts) : SftLoss(s.logprobs, w, sopts);
+    ml.parts[kLoss] = ml.loss.detach();
+    sums.add_(at::stack(ml.parts));
+    if (o.with_grad) ml.loss.backward();
   }
 
-  if (data_parallel) {
-    // Every rank reduces the same tensors in the same (name) order; a parameter this rank's rows left without a
-    // gradient contributes zeros.
-    if (o.with_grad) {
-      std::vector<at::Tensor> grads;
-      for (auto& [name, p] : params) {
-        if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
-        grads.push_back(p.mutable_grad());
-      }
-      o.group->AllReduceSum(grads);
-    }
-    at::Tensor s = sums.to(o.group->device(), at::kDouble);
-    o.group->AllReduceSum({s});
-    sums = s.to(sums.device(), sums.scalar_type());
-  }
-
+  if (plan.data_parallel) ReduceOverRanks(params, sums, o);
   StepResult out;
-  const at::Tensor host = sums.to(at::kCPU, at::kDouble);
-  const double* v = host.data_ptr<double>();
-  const double n = std::max<double>(1.0, global_tokens);
-  out.metrics.emplace_back("loss", v[kLoss]);
-  if (policy) {
-    out.metrics.emplace_back("pgLoss", v[kPg]);
-    out.metrics.emplace_back("entropy", v[kEntSum] / n);
-    out.metrics.emplace_back("entropyLoss", v[kEntAgg]);
-    out.metrics.emplace_back("approxKl", v[kApproxKlSum] / n);
-    out.metrics.emplace_back("clipFrac", v[kClipSum] / n);
-    out.metrics.emplace_back("dualClipFrac", v[kDualSum] / n);
-    if (use_kl) out.metrics.emplace_back("klLoss", v[kKlAgg]);
-    if (use_value) {
-      out.metrics.emplace_back("valueLoss", v[kVf]);
-      out.metrics.emplace_back("valueClipFrac", v[kVfClipSum] / n);
-    }
-  }
-  out.metrics.emplace_back("tokens", global_tokens);
-  out.metrics.emplace_back("rows", global_rows);
-  out.metrics.emplace_back("microBatches", static_cast<double>(micro.size()));
+  AddMetrics(out, sums, plan, counts, micro.size());
   out.logprobs = std::move(logprobs);
-
-  if (o.with_grad) {
-    if (o.return_grads) {
-      for (auto& [name, p] : params) {
-        if (p.grad().defined()) out.grads[name] = p.grad().detach().clone();
-      }
-    }
-    const double norm = ClipGradNorm(params, o.update ? o.max_grad_norm : 0.0);
-    out.metrics.emplace_back("gradNorm", norm);
-    if (o.update) {
-      if (!std::isfinite(norm)) {
-        Fail("E_TRAIN", "train step: the gradient norm is not finite (" + std::to_string(norm) +
-                            "); parameters were left unchanged. Lower the learning rate or check the advantages");
-      }
-      adam_.Step(params, o.lr);
-      decoder_->ParametersChanged();
-      out.metrics.emplace_back("lr", o.lr);
-    }
-  }
+  if (o.with_grad) ClipAndUpdate(params, o, out);
   out.metrics.emplace_back("step", static_cast<double>(adam_.step()));
   return out;
+}
+
+void Optimizer::ReduceOverRanks(std::map<std::string, at::Tensor>& params, at::Tensor& sums, const StepOptions& o) {
+  // Every rank reduces the same tensors in the same (name) order; a parameter this rank's rows left without a
+  // gradient contributes zeros.
+  if (o.with_grad) {
+    std::vector<at::Tensor> grads;
+    for (auto& [name, p] : params) {
+      if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
+      grads.push_back(p.mutable_grad());
+    }
+    o.group->AllReduceSum(grads);
+  }
+  at::Tensor s = sums.to(o.group->device(), at::kDouble);
+  o.group->AllReduceSum({s});
+  sums = s.to(sums.device(), sums.scalar_type());
+}
+
+void Optimizer::ClipAndUpdate(std::map<std::string, at::Tensor>& params, const StepOptions& o, StepResult& out) {
+  if (o.return_grads) {
+    for (auto& [name, p] : params) {
+      if (p.grad().defined()) out.grads[name] = p.grad().detach().clone();
+    }
+  }
+  const double norm = ClipGradNorm(params, o.update ? o.max_grad_norm : 0.0);
+  out.metrics.emplace_back("gradNorm", norm);
+  if (!o.update) return;
+  if (!std::isfinite(norm)) {
+    Fail("E_TRAIN", "train step: the gradient norm is not finite (" + std::to_string(norm) +
+                        "); parameters were left unchanged. Lower the learning rate or check the advantages");
+  }
+  adam_.Step(params, o.lr);
+  decoder_->ParametersChanged();
+  out.metrics.emplace_back("lr", o.lr);
 }
 
 std::vector<float> Optimizer::Values(const Batch& batch, int64_t micro_batch_tokens) {

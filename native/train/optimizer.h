@@ -117,7 +117,13 @@ class Optimizer {
   const std::shared_ptr<model::Decoder>& decoder() const { return decoder_; }
 
  private:
+  // The step: checks, row and token counts, one objective per micro-batch (SFT or policy), then the reduction over
+  // the ranks, the metrics, and clipping and the update.
   StepResult StepRows(const Batch& batch, const std::vector<int64_t>& rows, const StepOptions& options);
+  // Sums the gradients and the loss parts over the ranks (data parallel).
+  void ReduceOverRanks(std::map<std::string, at::Tensor>& params, at::Tensor& sums, const StepOptions& options);
+  // The gradient norm (clipped when updating), the gradients themselves when asked, and the AdamW step.
+  void ClipAndUpdate(std::map<std::string, at::Tensor>& params, const StepOptions& options, StepResult& out);
   // The decoder's parameters and the value head's, by name.
   std::map<std::string, at::Tensor> TrainableParameters();
   void EnsureValueHead();
