@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Policy } from '../src/model/policy.js';
 import { presetCheckpoint } from '../src/model/presets.js';
-import { Engine, type EngineResult } from '../src/engine/index.js';
+import { Engine, type EngineResult, type EngineStats } from '../src/engine/index.js';
 import { addon } from '../src/native/addon.js';
 import type { BenchResult } from './run.js';
 import { decodeStepOps, qwen3_0_6bConfig, randomPolicy } from './decode-ops.js';
@@ -65,9 +65,12 @@ async function engineRun(
   policy: Policy,
   prompts: number[][],
   options: { stepsPerCall?: number; maxNew?: number; slots?: number; cudaGraphs?: boolean } = {},
-): Promise<{ seconds: number; tokens: number[][]; decodeStepSeconds: number; graphSteps: number }> {
+): Promise<{ seconds: number; tokens: number[][]; decodeStepSeconds: number; graphSteps: number; graphs: number; captureMs: number }> {
   await using engine = new Engine(policy, { slots: options.slots ?? BATCH, stepsPerCall: options.stepsPerCall, cudaGraphs: options.cudaGraphs });
   const maxNewTokens = options.maxNew ?? NEW;
+  // Every graph this run replays, captured before the clock starts (nothing on the CPU).
+  const columns = Math.max(...prompts.map((p) => p.length)) + maxNewTokens;
+  const { ms: captureMs, graphs: precaptured } = await engine.precapture({ columns, temperature: 0 });
   // Time of the first native call's results (the prompt forward and one decode step) and of each later arrival.
   let first = NaN;
   const onTokens = (): void => {
@@ -81,7 +84,8 @@ async function engineRun(
   const decodeStepSeconds = (end - first) / 1000 / Math.max(1, maxNewTokens - 2);
   const stats = engine.stats();
   if (stats.graphError) process.stderr.write(`engine bench: ${stats.graphError}\n`);
-  return { seconds, tokens: out.map((o) => Array.from(o.tokens)), decodeStepSeconds, graphSteps: stats.graphSteps };
+  if (stats.graphs !== precaptured) throw new Error(`engine bench: ${stats.graphs - precaptured} graphs were captured inside the timed region`);
+  return { seconds, tokens: out.map((o) => Array.from(o.tokens)), decodeStepSeconds, graphSteps: stats.graphSteps, graphs: stats.graphs, captureMs };
 }
 
 /** Greedy decoding without a cache: each new token costs a forward over the whole (left-padded) batch. */
@@ -143,6 +147,19 @@ function transformersRun(
   };
 }
 
+/** bench/py/plain_generate.py: the plainest generate() of the same workload, to check transformersRun's fairness. */
+function plainTransformersRun(dir: string, prompts: number[][], threads: number): { seconds: number; newTokens: number } | null {
+  if (!existsSync(python)) return null;
+  const work = mkdtempSync(join(tmpdir(), 'lamer-bench-hf-plain-'));
+  writeFileSync(join(work, 'prompts.json'), JSON.stringify(prompts));
+  const out = execFileSync(python, [join(root, 'bench', 'py', 'plain_generate.py'), dir, join(work, 'prompts.json'), String(threads), String(NEW), '3'], {
+    env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error', HF_HUB_OFFLINE: '1' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const r = JSON.parse(out.toString().trim().split('\n').at(-1)!) as { seconds: number; new_tokens: number };
+  return { seconds: r.seconds, newTokens: r.new_tokens };
+}
+
 function agreement(a: number[][], b: number[][]): number {
   let same = 0;
   let total = 0;
@@ -202,11 +219,13 @@ async function gpuBench(): Promise<BenchResult[]> {
     let eager = Infinity;
     let ours: number[][] = [];
     let replayed = 0;
+    let captureMs = NaN;
+    let graphCount = 0;
     const r = rng(c.batch);
     const prompts = Array.from({ length: c.batch }, () => Array.from({ length: GPU_PROMPT }, () => 3 + Math.floor(r() * (QWEN3_VOCAB - 3))));
     {
       await using policy = await Policy.load(dir, { device: 'cuda', dtype: 'bfloat16', paramDtype: 'bfloat16' });
-      // Alternating, after a warm-up of each (the first run with graphs captures them).
+      // Alternating, after a warm-up of each; every engine captures its graphs before its clock starts.
       for (const cudaGraphs of [true, false]) await engineRun(policy, prompts, { maxNew: GPU_NEW, slots: c.batch, cudaGraphs });
       for (let i = 0; i < 3; i++) {
         const g = await engineRun(policy, prompts, { maxNew: GPU_NEW, slots: c.batch, cudaGraphs: true });
@@ -214,6 +233,8 @@ async function gpuBench(): Promise<BenchResult[]> {
           graphs = g.seconds;
           ours = g.tokens;
           replayed = g.graphSteps;
+          captureMs = g.captureMs;
+          graphCount = g.graphs;
         }
         eager = Math.min(eager, (await engineRun(policy, prompts, { maxNew: GPU_NEW, slots: c.batch, cudaGraphs: false })).seconds);
       }
@@ -221,6 +242,8 @@ async function gpuBench(): Promise<BenchResult[]> {
     rows.push(
       { name: `${label}: engine, CUDA graphs`, value: tokens / graphs, unit: 'tokens/s' },
       { name: `${label}: engine, decode steps replayed from graphs`, value: replayed, unit: 'steps' },
+      { name: `${label}: engine, graphs captured before the timed run`, value: graphCount, unit: 'graphs' },
+      { name: `${label}: engine, their capture (untimed above)`, value: captureMs, unit: 'ms' },
       { name: `${label}: engine, eager`, value: tokens / eager, unit: 'tokens/s' },
       { name: `${label}: engine graphs / eager`, value: eager / graphs, unit: 'x' },
     );
@@ -242,6 +265,30 @@ async function gpuBench(): Promise<BenchResult[]> {
     }
   }
   return rows;
+}
+
+/** 64 requests of mixed prompt and response lengths arriving in bursts into 32 slots; the engine's stats after. */
+async function mixedArrivals(policy: Policy, slotLayout: 'packed' | 'fixed'): Promise<EngineStats & { seconds: number; generated: number }> {
+  const V = policy.config.vocabSize;
+  const r = rng(99);
+  await using engine = new Engine(policy, { slots: 32, slotLayout });
+  const t0 = performance.now();
+  const pending: Promise<EngineResult>[] = [];
+  let reserved = 0;
+  for (let i = 0; i < 64; i++) {
+    const promptLen = 16 + Math.floor(r() * 240);
+    const maxNew = 8 + Math.floor(r() * 120);
+    reserved += maxNew;
+    const prompt = Array.from({ length: promptLen }, () => 3 + Math.floor(r() * (V - 3)));
+    pending.push(engine.generate({ promptIds: prompt, maxNewTokens: maxNew, temperature: 1, stopIds: [], seed: i }));
+    // Arrivals: bursts of 1-4 requests, 0-40 ms apart.
+    if (r() < 0.6) await new Promise((res) => setTimeout(res, Math.floor(r() * 40)));
+  }
+  const out = await Promise.all(pending);
+  const seconds = (performance.now() - t0) / 1000;
+  const generated = out.reduce((a, o) => a + o.tokens.length, 0);
+  if (generated !== reserved) throw new Error(`generated ${generated} tokens, expected ${reserved}`);
+  return { ...engine.stats(), seconds, generated };
 }
 
 export const benches = [
@@ -272,11 +319,15 @@ export const benches = [
       const threads = addon().buildInfo().threads;
       const tokens = BATCH * NEW;
       await engineRun(policy, prompts.slice(0, 4)); // warm-up
-      // Best of 3, as for transformers; the machine may be shared, and the minimum is the least disturbed run.
+      // Three rounds, each the engine, the bench's transformers side (test/engine/hf_generate.py, itself best of 3)
+      // and the plainest generate() script of the same workload, so that the machine's drift (10-30% here) falls on
+      // all three alike; best of each (the minimum is the least disturbed run).
       let best = Infinity;
       let prefill = Infinity;
       let step = NaN;
       let ours: number[][] = [];
+      let hf: TransformersTiming | null = null;
+      let plain: { seconds: number; newTokens: number } | null = null;
       for (let i = 0; i < 3; i++) {
         prefill = Math.min(prefill, (await engineRun(policy, prompts, { maxNew: 1 })).seconds);
         const r = await engineRun(policy, prompts);
@@ -285,6 +336,10 @@ export const benches = [
           ours = r.tokens;
           step = r.decodeStepSeconds;
         }
+        const a = transformersRun(dir, prompts, threads);
+        if (a && (!hf || a.seconds < hf.seconds)) hf = a;
+        const b = plainTransformersRun(dir, prompts, threads);
+        if (b && (!plain || b.seconds < plain.seconds)) plain = b;
       }
       let chunked = await engineRun(policy, prompts, { stepsPerCall: 8 });
       const again = await engineRun(policy, prompts, { stepsPerCall: 8 });
@@ -300,7 +355,14 @@ export const benches = [
         { name: 'engine: KV cache / no cache', value: noCache.seconds / best, unit: 'x' },
         { name: 'engine: no-cache tokens equal to KV-cache tokens', value: agreement(ours, noCache.tokens), unit: 'fraction' },
       ];
-      const hf = transformersRun(dir, prompts, threads);
+      if (hf && plain) {
+        if (plain.newTokens !== tokens) throw new Error(`plain transformers generated ${plain.newTokens} tokens, expected ${tokens}`);
+        rows.push(
+          { name: 'engine: transformers, plainest generate() script (no mask, inference_mode)', value: tokens / plain.seconds, unit: 'tokens/s' },
+          { name: "engine: the bench's transformers side / that script", value: plain.seconds / hf.seconds, unit: 'x' },
+          { name: 'engine: KV cache / that script (end to end)', value: plain.seconds / best, unit: 'x' },
+        );
+      }
       if (hf) {
         if (hf.newTokens !== tokens) throw new Error(`transformers generated ${hf.newTokens} tokens, expected ${tokens}`);
         rows.push(
@@ -320,31 +382,21 @@ export const benches = [
     unit: 'fraction',
     run: async (): Promise<BenchResult[]> => {
       const { policy } = await small();
-      const V = policy.config.vocabSize;
-      const r = rng(99);
-      await using engine = new Engine(policy, { slots: 32 });
-      const t0 = performance.now();
-      const pending: Promise<EngineResult>[] = [];
-      let reserved = 0;
-      for (let i = 0; i < 64; i++) {
-        const promptLen = 16 + Math.floor(r() * 240);
-        const maxNew = 8 + Math.floor(r() * 120);
-        reserved += maxNew;
-        const prompt = Array.from({ length: promptLen }, () => 3 + Math.floor(r() * (V - 3)));
-        pending.push(engine.generate({ promptIds: prompt, maxNewTokens: maxNew, temperature: 1, stopIds: [], seed: i }));
-        // Arrivals: bursts of 1-4 requests, 0-40 ms apart.
-        if (r() < 0.6) await new Promise((res) => setTimeout(res, Math.floor(r() * 40)));
-      }
-      const out = await Promise.all(pending);
-      const seconds = (performance.now() - t0) / 1000;
-      const s = engine.stats();
-      const generated = out.reduce((a, o) => a + o.tokens.length, 0);
-      if (generated !== reserved) throw new Error(`generated ${generated} tokens, expected ${reserved}`);
+      const packed = await mixedArrivals(policy, 'packed');
+      // The same arrivals with the GPU's layout (rows fixed in their slots, rows and width rounded up to powers of
+      // two): on the CPU its attention reads that width with a mask, as the GPU's did before it read live lengths.
+      const fixed = await mixedArrivals(policy, 'fixed');
+      const mb = (bytes: number, steps: number): number => bytes / steps / 2 ** 20;
       return [
-        { name: 'engine: mean slot occupancy (rows per step / 32)', value: s.rowSteps / (s.decodeSteps * 32), unit: 'fraction' },
-        { name: 'engine: occupancy / demand (rows per step / min(32, waiting+live))', value: s.rowSteps / s.demandSteps, unit: 'fraction' },
-        { name: 'engine: mixed arrivals throughput', value: generated / seconds, unit: 'tokens/s' },
-        { name: 'engine: mixed arrivals decode steps', value: s.decodeSteps, unit: 'steps' },
+        { name: 'engine: mean slot occupancy (rows per step / 32)', value: packed.rowSteps / (packed.decodeSteps * 32), unit: 'fraction' },
+        { name: 'engine: occupancy / demand (rows per step / min(32, waiting+live))', value: packed.rowSteps / packed.demandSteps, unit: 'fraction' },
+        { name: 'engine: mixed arrivals throughput', value: packed.generated / packed.seconds, unit: 'tokens/s' },
+        { name: 'engine: mixed arrivals decode steps', value: packed.decodeSteps, unit: 'steps' },
+        { name: 'engine: mixed arrivals, K/V read per decode step (packed rows, CPU)', value: mb(packed.kvBytesRead, packed.decodeSteps), unit: 'MiB' },
+        { name: 'engine: mixed arrivals, K/V of live columns per decode step (packed)', value: mb(packed.kvBytesLive, packed.decodeSteps), unit: 'MiB' },
+        { name: 'engine: mixed arrivals, K/V read per decode step (fixed slots, masked width)', value: mb(fixed.kvBytesRead, fixed.decodeSteps), unit: 'MiB' },
+        { name: 'engine: mixed arrivals, K/V of live columns per decode step (fixed)', value: mb(fixed.kvBytesLive, fixed.decodeSteps), unit: 'MiB' },
+        { name: 'engine: mixed arrivals, fixed slots: masked read / live columns', value: fixed.kvBytesRead / fixed.kvBytesLive, unit: 'x' },
       ];
     },
   },

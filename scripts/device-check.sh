@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU checks of the engine in one run, for a machine with a CUDA GPU (for the project's lent device machine:
-# `bash .device/run 'bash scripts/device-check.sh'` after ../shared/device/pack): the CUDA graph tests (graphs equal eager
-# decoding, log-probs against the model, a train step seen by the next replay), then the GPU engine bench beside
+# `bash .device/run 'bash scripts/device-check.sh'` after ../shared/device/pack): the tests that need a GPU (CUDA graphs
+# against eager decoding, live-length attention against masked, precapture, log-probs against the model, a train step
+# seen by the next replay; the fused operators' CUDA kernels; the GiGPO kernel), then the GPU engine bench beside
 # transformers. Logs and the bench's JSON go to $OUT (default /tmp/lamer-device-check). Not yet run on a GPU: how long
 # it takes there is unmeasured.
 set -uo pipefail
@@ -9,6 +10,6 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/lamer-device-check}
 mkdir -p "$out"
 node bin/lamer.js doctor | tee "$out/doctor.txt"
-npx vitest run test/engine/cuda-graphs.test.ts 2>&1 | tee "$out/cuda-graphs.log"
+npx vitest run test/engine/cuda-graphs.test.ts test/model/fused-ops.test.ts test/algo/native.test.ts 2>&1 | tee "$out/cuda-tests.log"
 LAMER_BENCH_GPU_SHAPES=${LAMER_BENCH_GPU_SHAPES:-0.6b-b32,0.6b-b128,4b-b64} \
   npx tsx bench/run.ts --filter "engine: GPU" --json "$out/engine-gpu.json" 2>&1 | tee "$out/engine-gpu.log"

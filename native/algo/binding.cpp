@@ -155,7 +155,7 @@ Napi::Value ComputeGae(const Napi::CallbackInfo& info) {
   });
 }
 
-#ifdef LAMER_WITH_CUDA
+#ifdef LAMER_WITH_CUDA_KERNELS
 // The same computation on the GPU (kernels/advantages.cu), from and to host arrays: validates on the host, copies
 // the columns to the device, runs, copies back. For checking the CUDA kernel against the CPU one.
 Napi::Value ComputeAdvantagesCuda(const Napi::CallbackInfo& info) {
@@ -174,7 +174,7 @@ Napi::Value ComputeAdvantagesCuda(const Napi::CallbackInfo& info) {
 void RegisterAlgo(Napi::Env env, Napi::Object exports) {
   exports.Set("computeAdvantages", Napi::Function::New(env, ComputeAdvantages, "computeAdvantages"));
   exports.Set("computeGae", Napi::Function::New(env, ComputeGae, "computeGae"));
-#ifdef LAMER_WITH_CUDA
+#ifdef LAMER_WITH_CUDA_KERNELS
   exports.Set("computeAdvantagesCuda", Napi::Function::New(env, ComputeAdvantagesCuda, "computeAdvantagesCuda"));
 #endif
 }

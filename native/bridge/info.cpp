@@ -37,6 +37,7 @@ Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
     o.Set("torchLibDir", LAMER_BUILD_TORCH_LIB_DIR);
     o.Set("torchSource", LAMER_BUILD_TORCH_SOURCE);
     o.Set("cudaCompiled", std::string(LAMER_BUILD_CUDA) == "ON");
+    o.Set("cudaKernels", std::string(LAMER_BUILD_CUDA_KERNELS) == "ON");
     o.Set("cudaAvailable", torch::cuda::is_available());
     o.Set("cudaDeviceCount", static_cast<double>(torch::cuda::device_count()));
     o.Set("threads", at::get_num_threads());

@@ -1,7 +1,8 @@
 // N-API binding of the generation engine.
 //
-//   createEngine(model, { prefillTokens, prefixCacheBytes, slots, cudaGraphs, slotLayout }) -> NativeEngine
-//   engine.step(add: Request[], cancel: number[], maxSteps) -> Promise<{ results, active, columns }>
+//   createEngine(model, { prefillTokens, prefixCacheBytes, slots, cudaGraphs, slotLayout, liveAttention }) -> NativeEngine
+//   engine.step(add: Request[], cancel: number[], maxSteps) -> Promise<{ results, active, columns, ... }>
+//   engine.capture(sampling, columns) -> Promise<{ graphs }>            (CUDA graphs of every bucket, before requests)
 //   engine.dispose()
 //   engineSample(logits, params[], uniforms) -> { tokens, logprobs }   (the sampler alone, for tests)
 //   engineUniform(seed, n) -> number                                    (a request's n-th uniform, for tests)
@@ -11,7 +12,6 @@
 #include <c10/core/InferenceMode.h>
 #include <napi.h>
 
-#include <array>
 #include <atomic>
 #include <cmath>
 #include <memory>
@@ -78,6 +78,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Function fn = DefineClass(env, "NativeEngine",
                                     {
                                         InstanceMethod<&EngineWrap::Step>("step"),
+                                        InstanceMethod<&EngineWrap::Capture>("capture"),
                                         InstanceMethod<&EngineWrap::Dispose>("dispose"),
                                         InstanceAccessor<&EngineWrap::Disposed>("disposed"),
                                     });
@@ -102,6 +103,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       options.slots = f.Integer("slots", 1);
       options.cuda_graphs = f.Bool("cudaGraphs");
       options.layout = f.Choice<SlotLayout>("slotLayout", {{"packed", SlotLayout::kPacked}, {"fixed", SlotLayout::kFixed}});
+      options.live_attention = f.Bool("liveAttention");
       // Bytes to tokens: keys and values of every layer, in the compute dtype.
       const model::DecoderConfig& c = decoder_->config();
       const int64_t token_bytes =
@@ -138,8 +140,13 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       auto generator = generator_;
       auto busy = busy_;
       auto out = std::make_shared<std::vector<Emitted>>();
-      auto stats = std::make_shared<std::array<int64_t, 13>>();
-      auto graph_error = std::make_shared<std::string>();
+      struct After {
+        StepStats last;
+        int64_t active = 0, columns = 0, prefix_entries = 0, prefix_tokens = 0, graphs = 0, capacity = 0;
+        bool graphs_enabled = false;
+        std::string graph_error;
+      };
+      auto after = std::make_shared<After>();
       Napi::Env env = info.Env();
       try {
         return Executor::ForDevice(env, executor_).Submit(env, [=, add = std::move(add)]() mutable -> Executor::Completion {
@@ -149,12 +156,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
           } release{busy};
           c10::InferenceMode guard;
           *out = generator->Step(std::move(add), cancel, max_steps, clear_prefixes);
-          *stats = {generator->active(),      generator->columns(),          generator->last_steps(),     generator->last_rows(),
-                    generator->last_reused(), generator->last_prefilled(),   generator->prefix_entries(), generator->prefix_tokens(),
-                    generator->last_padded(), generator->last_graph_steps(), generator->graphs(),         generator->graphs_enabled(),
-                    generator->capacity()};
-          *graph_error = generator->graph_error();
-          return [out, stats, graph_error](Napi::Env env) -> Napi::Value {
+          *after = {generator->last(),           generator->active(),         generator->columns(),
+                    generator->prefix_entries(), generator->prefix_tokens(),  generator->graphs(),
+                    generator->capacity(),       generator->graphs_enabled(), generator->graph_error()};
+          return [out, after](Napi::Env env) -> Napi::Value {
             Napi::Array results = Napi::Array::New(env, out->size());
             for (size_t i = 0; i < out->size(); ++i) {
               const Emitted& e = (*out)[i];
@@ -173,20 +178,60 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
             }
             Napi::Object r = Napi::Object::New(env);
             r.Set("results", results);
-            r.Set("active", Napi::Number::New(env, static_cast<double>((*stats)[0])));
-            r.Set("columns", Napi::Number::New(env, static_cast<double>((*stats)[1])));
-            r.Set("steps", Napi::Number::New(env, static_cast<double>((*stats)[2])));
-            r.Set("rows", Napi::Number::New(env, static_cast<double>((*stats)[3])));
-            r.Set("reused", Napi::Number::New(env, static_cast<double>((*stats)[4])));
-            r.Set("prefilled", Napi::Number::New(env, static_cast<double>((*stats)[5])));
-            r.Set("padded", Napi::Number::New(env, static_cast<double>((*stats)[8])));
-            r.Set("prefixEntries", Napi::Number::New(env, static_cast<double>((*stats)[6])));
-            r.Set("prefixTokens", Napi::Number::New(env, static_cast<double>((*stats)[7])));
-            r.Set("graphSteps", Napi::Number::New(env, static_cast<double>((*stats)[9])));
-            r.Set("graphs", Napi::Number::New(env, static_cast<double>((*stats)[10])));
-            r.Set("graphsEnabled", Napi::Boolean::New(env, (*stats)[11] != 0));
-            r.Set("capacity", Napi::Number::New(env, static_cast<double>((*stats)[12])));
-            if (!graph_error->empty()) r.Set("graphError", Napi::String::New(env, *graph_error));
+            const auto num = [&](const char* key, double v) { r.Set(key, Napi::Number::New(env, v)); };
+            const StepStats& l = after->last;
+            num("active", static_cast<double>(after->active));
+            num("columns", static_cast<double>(after->columns));
+            num("steps", static_cast<double>(l.steps));
+            num("rows", static_cast<double>(l.rows));
+            num("reused", static_cast<double>(l.reused));
+            num("prefilled", static_cast<double>(l.prefilled));
+            num("padded", static_cast<double>(l.padded));
+            num("prefixEntries", static_cast<double>(after->prefix_entries));
+            num("prefixTokens", static_cast<double>(after->prefix_tokens));
+            num("graphSteps", static_cast<double>(l.graph_steps));
+            num("graphs", static_cast<double>(after->graphs));
+            r.Set("graphsEnabled", Napi::Boolean::New(env, after->graphs_enabled));
+            num("capacity", static_cast<double>(after->capacity));
+            num("kvBytesRead", l.kv_bytes_read);
+            num("kvBytesLive", l.kv_bytes_live);
+            if (!after->graph_error.empty()) r.Set("graphError", Napi::String::New(env, after->graph_error));
+            return r;
+          };
+        });
+      } catch (...) {
+        busy_->store(false);
+        throw;
+      }
+    });
+  }
+
+  // capture(sampling: { temperature, topP, topK }, columns) -> Promise<{ graphs, error? }>: Generator::CaptureBuckets.
+  Napi::Value Capture(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      if (!generator_) Fail("E_DISPOSED", "engine was disposed");
+      if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsNumber())
+        Fail("E_ARG", "engine.capture(sampling: object, columns: number)");
+      const SamplingParams sampling = ReadSampling(info[0].As<Napi::Object>(), "engine.capture: sampling");
+      const double columns = info[1].As<Napi::Number>().DoubleValue();
+      if (!(columns >= 1) || columns != std::floor(columns)) Fail("E_ARG", "engine.capture: columns must be an integer >= 1");
+      if (busy_->exchange(true)) Fail("E_ARG", "engine.capture: a step has not finished (await it first)");
+      auto generator = generator_;
+      auto busy = busy_;
+      Napi::Env env = info.Env();
+      try {
+        return Executor::ForDevice(env, executor_).Submit(env, [=]() -> Executor::Completion {
+          struct Release {
+            std::shared_ptr<std::atomic<bool>> flag;
+            ~Release() { flag->store(false); }
+          } release{busy};
+          c10::InferenceMode guard;
+          const int64_t graphs = generator->CaptureBuckets(sampling, static_cast<int64_t>(columns));
+          const std::string error = generator->graph_error();
+          return [graphs, error](Napi::Env env) -> Napi::Value {
+            Napi::Object r = Napi::Object::New(env);
+            r.Set("graphs", Napi::Number::New(env, static_cast<double>(graphs)));
+            if (!error.empty()) r.Set("error", Napi::String::New(env, error));
             return r;
           };
         });

@@ -9,12 +9,7 @@
 
 #include "bridge/errors.h"
 #include "model/batching.h"
-
-#ifdef LAMER_WITH_CUDA
-#include <ATen/cuda/CUDAContext.h>
-#include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAGuard.h>
-#endif
+#include "model/fused_ops.h"
 
 namespace lamer::engine {
 
@@ -61,17 +56,6 @@ class SmallForwardThreads {
   int saved_ = 0;
 };
 
-// Fewer shared leading tokens than this are computed again rather than taken from the prefix cache.
-constexpr int64_t kMinReuse = 4;
-
-// Leading tokens `a` and `b` share.
-int64_t CommonPrefix(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  const size_t n = std::min(a.size(), b.size());
-  size_t k = 0;
-  while (k < n && a[k] == b[k]) ++k;
-  return static_cast<int64_t>(k);
-}
-
 // Decode steps whose uniforms, tokens and log-probs one upload and one read-back serve (a call of more steps runs in
 // chunks of this many).
 constexpr int64_t kStepChunk = 64;
@@ -92,43 +76,18 @@ double RequestUniform(uint64_t seed, uint64_t n) {
   return static_cast<double>(x >> 11) * 0x1.0p-53;
 }
 
-// The captured decode steps. Key: (rows, width, kinds of sampling, top-k width).
-struct Generator::Graphs {
-  using Key = std::tuple<int64_t, int64_t, int, int64_t>;
-#ifdef LAMER_WITH_CUDA
-  std::map<Key, std::unique_ptr<at::cuda::CUDAGraph>> graphs;
-  // One memory pool for all of them: they replay one at a time on one stream, so their scratch can overlap.
-  at::cuda::MempoolId_t pool = {0, 0};
-#endif
-  uint64_t storage_version = 0;
-  int64_t size() const {
-#ifdef LAMER_WITH_CUDA
-    return static_cast<int64_t>(graphs.size());
-#else
-    return 0;
-#endif
-  }
-};
-
 Generator::Generator(std::shared_ptr<model::Decoder> decoder, GeneratorOptions options)
-    : decoder_(std::move(decoder)), options_(options), graphs_(std::make_unique<Graphs>()) {
+    : decoder_(std::move(decoder)),
+      options_(options),
+      graphs_(decoder_->device(), options.cuda_graphs),
+      prefix_(options.prefix_cache_tokens) {
   if (options_.slots < 1) Fail("E_ARG", "engine: slots must be >= 1, found " + std::to_string(options_.slots));
   rows_.resize(static_cast<size_t>(options_.slots));
 }
 
 Generator::~Generator() = default;
 
-int64_t Generator::graphs() const { return graphs_ ? graphs_->size() : 0; }
-
 bool Generator::Packed() const { return options_.layout == SlotLayout::kPacked; }
-
-bool Generator::graphs_enabled() const {
-#ifdef LAMER_WITH_CUDA
-  return options_.cuda_graphs && decoder_->device().is_cuda() && graph_error_.empty();
-#else
-  return false;
-#endif
-}
 
 int64_t Generator::columns() const {
   int64_t longest = 0;
@@ -139,18 +98,13 @@ int64_t Generator::columns() const {
 }
 
 void Generator::Clear() {
-  ClearPrefixes();
+  prefix_.Clear();
   ClearRows();
-}
-
-void Generator::ClearPrefixes() {
-  prefix_.clear();
-  prefix_tokens_ = 0;
 }
 
 void Generator::ClearRows() {
   // Graphs first: they reference the buffers below.
-  graphs_ = std::make_unique<Graphs>();
+  graphs_.Clear();
   for (auto& r : rows_) r.reset();
   pending_.clear();
   live_ = 0;
@@ -202,7 +156,7 @@ void Generator::EnsureCapacity(int64_t columns) {
   }
   store_ = std::move(grown);
   capacity_ = capacity;
-  graphs_ = std::make_unique<Graphs>();  // they read the old store
+  graphs_.Clear();  // they read the old store
 }
 
 void Generator::SyncSlots() {
@@ -228,60 +182,9 @@ void Generator::SyncSlots() {
   slots_dirty_ = false;
 }
 
-int64_t Generator::Reuse(const PrefixMatch& match, int64_t length) {
-  const int64_t reuse = std::min(match.common, length - 1);
-  return reuse < kMinReuse ? 0 : reuse;
-}
-
-Generator::PrefixMatch Generator::LongestPrefix(const std::vector<int64_t>& prompt) const {
-  PrefixMatch best;
-  for (const auto& e : prefix_) {
-    if (static_cast<int64_t>(std::min(e->tokens.size(), prompt.size())) <= best.common) continue;
-    const int64_t k = CommonPrefix(e->tokens, prompt);
-    if (k > best.common) best = {e, k};
-  }
-  return best;
-}
-
-void Generator::Remember(const std::vector<int64_t>& prompt, const PrefixMatch& match, const std::vector<at::Tensor>& k,
-                         const std::vector<at::Tensor>& v, int64_t row) {
-  const int64_t len = static_cast<int64_t>(prompt.size());
-  if (options_.prefix_cache_tokens <= 0 || len > options_.prefix_cache_tokens) return;
-  if (match.entry && match.common == len) {
-    match.entry->last_use = ++prefix_clock_;  // already held whole (as itself or inside a longer prompt)
-    return;
-  }
-  if (match.entry && match.common == static_cast<int64_t>(match.entry->tokens.size())) {
-    // The new prompt extends this entry: it serves every prompt the entry served, and more.
-    prefix_tokens_ -= match.common;
-    prefix_.erase(std::find(prefix_.begin(), prefix_.end(), match.entry));
-  }
-  auto e = std::make_shared<PrefixEntry>();
-  e->tokens = prompt;
-  for (size_t i = 0; i < k.size(); ++i) {
-    e->k.push_back(k[i][row].narrow(1, 0, len).clone());
-    e->v.push_back(v[i][row].narrow(1, 0, len).clone());
-  }
-  e->last_use = ++prefix_clock_;
-  prefix_.push_back(std::move(e));
-  prefix_tokens_ += len;
-  while (prefix_tokens_ > options_.prefix_cache_tokens) {
-    auto oldest = std::min_element(prefix_.begin(), prefix_.end(), [](const auto& a, const auto& b) { return a->last_use < b->last_use; });
-    prefix_tokens_ -= static_cast<int64_t>((*oldest)->tokens.size());
-    prefix_.erase(oldest);
-  }
-}
-
-void Generator::DropStalePrefixes() {
-  const uint64_t version = decoder_->parameters_version();
-  if (version == prefix_version_) return;
-  ClearPrefixes();
-  prefix_version_ = version;
-}
-
 void Generator::PrefillPending(std::vector<Emitted>& out) {
-  DropStalePrefixes();
-  const bool prefix = options_.prefix_cache_tokens > 0;
+  prefix_.DropIfStale(decoder_->parameters_version());
+  const bool prefix = prefix_.enabled();
   // This call's share of the prefill: at most `prefill_tokens` computed tokens, taken by the waiting prompts in
   // arrival order; a prompt longer than what is left takes a chunk and goes on in the next call, so rows that are
   // decoding get a step between chunks instead of waiting for a long prompt whole.
@@ -300,9 +203,9 @@ void Generator::PrefillPending(std::vector<Emitted>& out) {
     if (row.prefilled == 0 && prefix) {
       int64_t shared = 0;
       for (const Request* f : starting) shared = std::max(shared, CommonPrefix(f->prompt, prompt));
-      const PrefixMatch cached = LongestPrefix(prompt);
-      wait = shared >= kMinReuse && shared > cached.common;
-      remaining = length - (wait ? std::min(shared, length - 1) : Reuse(cached, length));
+      const PrefixCache::Match cached = prefix_.Longest(prompt);
+      wait = shared >= PrefixCache::kMinReuse && shared > cached.common;
+      remaining = length - (wait ? std::min(shared, length - 1) : PrefixCache::Reuse(cached, length));
       if (!wait) starting.push_back(&row.req);
     }
     const int64_t chunk = std::min(remaining, budget);
@@ -336,7 +239,7 @@ void Generator::PrefillChunks(const std::vector<Chunk>& chunks, std::vector<Emit
 
   // Per row: `past` leading prompt tokens whose keys/values exist (in the row's own slot from an earlier chunk, or in
   // the prefix cache; never the last token, whose logits are needed), and `fresh` tokens computed now.
-  std::vector<PrefixMatch> match(N);
+  std::vector<PrefixCache::Match> match(N);
   std::vector<int64_t> lengths(N), past(N, 0), fresh(N), slots(N);
   std::vector<bool> own(N, false), complete(N);
   int64_t most_past = 0;
@@ -349,18 +252,18 @@ void Generator::PrefillChunks(const std::vector<Chunk>& chunks, std::vector<Emit
     if (row.prefilled > 0) {
       past[r] = row.prefilled;
       own[r] = true;
-    } else if (options_.prefix_cache_tokens > 0) {
-      match[r] = LongestPrefix(row.req.prompt);
-      past[r] = Reuse(match[r], lengths[r]);
-      if (past[r] > 0) match[r].entry->last_use = ++prefix_clock_;
-      last_reused_ += past[r];
+    } else if (prefix_.enabled()) {
+      match[r] = prefix_.Longest(row.req.prompt);
+      past[r] = PrefixCache::Reuse(match[r], lengths[r]);
+      if (past[r] > 0) prefix_.Touch(match[r]);
+      last_.reused += past[r];
     }
     fresh[r] = std::min(lengths[r] - past[r], chunks[r].tokens);
     complete[r] = past[r] + fresh[r] == lengths[r];
     most_past = std::max(most_past, past[r]);
     T = std::max(T, fresh[r]);
     W = std::max(W, past[r] + fresh[r]);
-    last_prefilled_ += fresh[r];
+    last_.prefilled += fresh[r];
   }
 
   // Computed tokens left-aligned in T columns (padding on the right, which no real token attends to); positions count
@@ -385,7 +288,7 @@ void Generator::PrefillChunks(const std::vector<Chunk>& chunks, std::vector<Emit
     uniforms[0].push_back(RequestUniform(req.seed, 0));
   }
 
-  last_padded_ += N * T;
+  last_.padded += N * T;
   const SmallForwardThreads threads(d, N * T);
   // Without a past the forward is plain causal attention (torch's fused kernels; the keys/values come out
   // left-aligned). With one, each row's past keys/values fill its first columns of a fixed-slot cache and the
@@ -422,8 +325,8 @@ void Generator::PrefillChunks(const std::vector<Chunk>& chunks, std::vector<Emit
   const at::Tensor logits = d.Logits(hidden.reshape({N * T, -1}).index_select(0, at::tensor(last, at::kLong).to(device)));
   const SamplerPlan plan(params, c.vocab_size, device);
   const auto [tokens_dev, logprobs_dev] = plan.Sample(logits, Uniforms(uniforms)[0]);
-  if (options_.prefix_cache_tokens > 0) {
-    for (int64_t r : done) Remember(rows_[slots[r]]->req.prompt, match[r], cache.k, cache.v, r);
+  if (prefix_.enabled()) {
+    for (int64_t r : done) prefix_.Remember(rows_[slots[r]]->req.prompt, match[r], cache.k, cache.v, r);
   }
   const at::Tensor tokens = tokens_dev.to(at::kCPU);
   const at::Tensor logprobs = logprobs_dev.to(at::kCPU);
@@ -472,6 +375,7 @@ void Generator::DecodeStep(int64_t rows, int64_t width, const SlotSampler::Shape
   const at::Tensor lengths = lengths_.narrow(0, 0, rows);
   view.write_at = lengths;
   view.width = width;
+  view.live_keys = options_.live_attention;
   const at::Tensor hidden = d.Hidden(next_.narrow(0, 0, rows).view({rows, 1}), lengths.view({rows, 1}), at::Tensor(), &view);
   const at::Tensor uniforms = uniform_table_.index_select(0, step_).view({-1}).narrow(0, 0, rows);
   const auto [tok, lp] = sampler_.Sample(d.Logits(hidden.select(1, 0)), uniforms, shape);
@@ -482,61 +386,64 @@ void Generator::DecodeStep(int64_t rows, int64_t width, const SlotSampler::Shape
   step_.add_(1);
 }
 
-bool Generator::ReplaySteps(int64_t rows, int64_t width, const SlotSampler::Shape& shape, int64_t steps, int64_t& ran) {
-  ran = 0;
-#ifdef LAMER_WITH_CUDA
-  if (!graphs_enabled()) return false;
-  const uint64_t version = decoder_->storage_version();
-  if (graphs_->storage_version != version) {
-    graphs_ = std::make_unique<Graphs>();  // the weights they read have moved
-    graphs_->storage_version = version;
-  }
-  const Graphs::Key key{rows, width, shape.kinds, shape.filtered_width};
-  auto it = graphs_->graphs.find(key);
-  if (it == graphs_->graphs.end()) {
-    // A first step eagerly on the current stream: it warms what capture cannot create (library handles, workspaces,
-    // the compute-dtype weight copies) and counts as a real step.
-    DecodeStep(rows, width, shape);
-    ran = 1;
-    if (steps == 1) return true;
-    const c10::cuda::CUDAGuard device_guard(decoder_->device());
-    auto graph = std::make_unique<at::cuda::CUDAGraph>();
-    const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
-    const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
-    current.synchronize();
-    try {
-      const c10::cuda::CUDAStreamGuard on_side(side);
-      if (graphs_->pool == at::cuda::MempoolId_t{0, 0}) graphs_->pool = at::cuda::graph_pool_handle();
-      graph->capture_begin(graphs_->pool, cudaStreamCaptureModeThreadLocal);
-      try {
-        DecodeStep(rows, width, shape);
-      } catch (...) {
-        try {
-          graph->capture_end();
-        } catch (...) {
-        }
-        throw;
-      }
-      graph->capture_end();
-    } catch (const std::exception& e) {
-      graph.reset();
-      (void)cudaGetLastError();  // the failed capture's error must not surface in a later, unrelated check
-      graph_error_ = std::string("CUDA graph capture failed; decoding eagerly from now on: ") + e.what();
-      graphs_ = std::make_unique<Graphs>();
-      return false;
+void Generator::FixedSteps(int64_t rows, int64_t width, const SlotSampler::Shape& shape, int64_t steps) {
+  if (graphs_.enabled()) {
+    const uint64_t version = decoder_->storage_version();
+    if (graphs_storage_version_ != version) {
+      graphs_.Clear();  // the weights they read have moved
+      graphs_storage_version_ = version;
     }
-    it = graphs_->graphs.emplace(key, std::move(graph)).first;
   }
-  for (; ran < steps; ++ran) it->second->replay();
-  last_graph_steps_ += ran;
-  return true;
-#else
-  (void)rows;
-  (void)width;
-  (void)shape;
-  (void)steps;
-  return false;
-#endif
+  int64_t ran = 0, replayed = 0;
+  graphs_.Run(
+      {rows, width, shape.kinds, shape.filtered_width}, [&] { DecodeStep(rows, width, shape); }, steps, ran, replayed);
+  last_.graph_steps += replayed;
+  for (; ran < steps; ++ran) DecodeStep(rows, width, shape);
+}
+
+int64_t Generator::CaptureBuckets(const SamplingParams& sampling, int64_t columns) {
+  if (live_ > 0) Fail("E_ARG", "engine.capture: the engine must hold no request (capture before the first generate)");
+  if (columns < 1) Fail("E_ARG", "engine.capture: columns must be >= 1");
+  EnsureCapacity(columns);
+  if (!graphs_.enabled()) return graphs_.size();
+  const uint64_t version = decoder_->storage_version();
+  if (graphs_storage_version_ != version) {
+    graphs_.Clear();
+    graphs_storage_version_ = version;
+  }
+  for (int64_t s = 0; s < options_.slots; ++s) sampler_.Set(s, sampling);
+  slots_dirty_ = true;
+  SyncSlots();  // no row is live: the steps below change no slot's length
+  std::vector<int64_t> row_buckets;
+  for (int64_t r = 1; r < options_.slots; r *= 2) row_buckets.push_back(r);
+  row_buckets.push_back(options_.slots);
+  const int64_t widest = std::min(capacity_, PowerOfTwoAtLeast(columns, 64));
+  step_.zero_();
+  for (int64_t rows : row_buckets) {
+    const SlotSampler::Shape shape = sampler_.ShapeOf(rows, std::vector<bool>(rows, true));
+    for (int64_t width = 64; width <= widest; width *= 2) {
+      step_.zero_();
+      if (!graphs_.Capture({rows, width, shape.kinds, shape.filtered_width}, [&] { DecodeStep(rows, width, shape); })) return 0;
+    }
+  }
+  return graphs_.size();
+}
+
+void Generator::CountKvReads(int64_t rows, int64_t width, const std::vector<int64_t>& base, int64_t step, const std::vector<bool>& live) {
+  const model::DecoderConfig& c = decoder_->config();
+  const double column_bytes = 2.0 * static_cast<double>(c.num_hidden_layers * c.num_key_value_heads * c.head_dim) *
+                              static_cast<double>(c10::elementSize(decoder_->compute_dtype()));
+  const bool by_length = options_.live_attention && model::DecodeAttentionReadsLiveColumns(decoder_->device());
+  double read = 0, minimum = 0;
+  for (int64_t s = 0; s < rows; ++s) {
+    // A decoding row's `step`-th step of the chunk sees its length + step + 1 columns; any other computed row 1
+    // column past what it holds (its length does not move).
+    const int64_t seen = base[s] + (live[s] ? step : 0) + 1;
+    if (live[s]) minimum += static_cast<double>(seen);
+    read += static_cast<double>(by_length ? seen : width);
+  }
+  last_.kv_bytes_read += read * column_bytes;
+  last_.kv_bytes_live += minimum * column_bytes;
 }
 
 void Generator::Compact() {
@@ -586,7 +493,13 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
   }
   const SlotSampler::Shape shape = sampler_.ShapeOf(rows, live);
   const SmallForwardThreads threads(d, rows);
-  last_rows_ = decoding;
+  last_.rows = decoding;
+  // Columns of each computed row at the chunk's start: its length (decoding), its prefilled tokens (being
+  // prefilled: computed, its result ignored) or 0 (free).
+  std::vector<int64_t> base(rows, 0);
+  for (int64_t s = 0; s < rows; ++s) {
+    if (rows_[s]) base[s] = rows_[s]->decoding ? rows_[s]->length : rows_[s]->prefilled;
+  }
 
   int64_t done = 0;
   bool ended = false;  // a row finished: return, so its slot can be refilled
@@ -604,6 +517,7 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
       // Reading a token back is free here: stop as soon as a row samples a stop id, so its slot frees at once.
       for (; ran < chunk;) {
         DecodeStep(rows, longest + done + ran + 1, shape);
+        CountKvReads(rows, longest + done + ran + 1, base, done + ran, live);
         ++ran;
         if (ran == chunk) break;
         const at::Tensor last = out_tokens_[ran - 1].to(at::kCPU);
@@ -615,11 +529,8 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
     } else {
       // Every column a row may see in this chunk lies below `width`.
       const int64_t width = std::min(capacity_, PowerOfTwoAtLeast(longest + done + chunk, 64));
-      int64_t first = 0;
-      if (!ReplaySteps(rows, width, shape, chunk, first)) {
-        for (ran = first; ran < chunk; ++ran) DecodeStep(rows, width, shape);
-      }
-      ran = chunk;
+      FixedSteps(rows, width, shape, chunk);
+      for (ran = 0; ran < chunk; ++ran) CountKvReads(rows, width, base, done + ran, live);
     }
     const at::Tensor tok_host = out_tokens_.narrow(0, 0, ran).narrow(1, 0, rows).to(at::kCPU).contiguous();  // [ran, rows]
     const at::Tensor lp_host = out_logprobs_.narrow(0, 0, ran).narrow(1, 0, rows).to(at::kCPU).contiguous();
@@ -648,18 +559,13 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
     done += ran;
     if (ran < chunk) ended = true;
   }
-  last_steps_ = done;
+  last_.steps = done;
 }
 
 std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector<int64_t>& cancel, int64_t max_steps, bool clear_prefixes) {
   std::vector<Emitted> out;
-  last_steps_ = 0;
-  last_rows_ = 0;
-  last_graph_steps_ = 0;
-  last_reused_ = 0;
-  last_prefilled_ = 0;
-  last_padded_ = 0;
-  if (clear_prefixes) ClearPrefixes();
+  last_ = StepStats();
+  if (clear_prefixes) prefix_.Clear();
   try {
     if (!cancel.empty()) {
       const std::unordered_set<int64_t> gone(cancel.begin(), cancel.end());

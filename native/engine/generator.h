@@ -19,11 +19,12 @@
 // call are prefilled together, padded on the right so plain causal attention (torch's fused kernels) serves prompts of
 // different lengths; the keys/values land in the slots with one copy per layer.
 //
-// Prefix cache: the keys/values of recent prompts are kept (up to a token budget, least recently used dropped first).
-// A new prompt that starts with tokens of a kept one takes their keys/values and prefills only the rest: a
-// multi-turn agent re-sends a growing prompt every turn, and trials of one task share their opening. Keys/values of
-// a prefix do not depend on what follows it (causal attention, positions from the row start), so reuse changes no
-// result beyond floating-point rounding. The cache is dropped whenever the model's parameters change.
+// Prefix cache (engine/prefix_cache.h): prompts that start like a recent one take its keys/values. It is dropped
+// whenever the model's parameters change. CUDA graphs: engine/decode_graphs.h.
+//
+// Decode attention (model/fused_ops.h, DecodeAttention): on CUDA each row reads only its live columns (its length
+// + 1) through torch's memory-efficient kernel, the graphs' width bounding the grid alone; on the CPU, and with
+// `live_attention` off, the first `width` columns with a mask.
 //
 // Sampling: each request has its own counter-based generator (splitmix64 keyed by its seed): the uniform behind its
 // n-th token is a function of (seed, n) alone, so its tokens do not depend on the batch, on when it joined, or on how
@@ -38,6 +39,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/decode_graphs.h"
+#include "engine/prefix_cache.h"
 #include "engine/sampler.h"
 #include "model/decoder.h"
 
@@ -79,6 +82,22 @@ struct GeneratorOptions {
   // Capture decode steps as CUDA graphs (CUDA only; ignored on the CPU).
   bool cuda_graphs = false;
   SlotLayout layout = SlotLayout::kPacked;
+  // Decode attention reads each row's live columns only, where the device has such a kernel (CUDA).
+  bool live_attention = true;
+};
+
+// What the last Step did, for the engine's stats.
+struct StepStats {
+  int64_t steps = 0;        // decode steps run
+  int64_t rows = 0;         // live rows each of them decoded
+  int64_t graph_steps = 0;  // of the steps, those replayed from a CUDA graph
+  int64_t reused = 0;       // prompt tokens taken from the prefix cache
+  int64_t prefilled = 0;    // prompt tokens computed
+  int64_t padded = 0;       // prompt-token columns the prefill forwards ran, padding included (>= prefilled)
+  // Bytes of keys/values the decode steps' attention read (every layer, keys and values), and the bytes of the
+  // decoding rows' live columns alone (what attention over live lengths reads at least).
+  double kv_bytes_read = 0;
+  double kv_bytes_live = 0;
 };
 
 // The uniform number in [0, 1) behind token `n` of the request seeded with `seed` (splitmix64 output n).
@@ -103,24 +122,20 @@ class Generator {
   int64_t columns() const;
   // Columns each slot holds now.
   int64_t capacity() const { return capacity_; }
-  // Decode steps the last Step ran, and the live rows each of them decoded (for occupancy figures).
-  int64_t last_steps() const { return last_steps_; }
-  int64_t last_rows() const { return last_rows_; }
-  // Of the last Step's decode steps, those replayed from a CUDA graph.
-  int64_t last_graph_steps() const { return last_graph_steps_; }
+  // What the last Step did.
+  const StepStats& last() const { return last_; }
   // CUDA graphs captured and held now; why capture was turned off (empty while graphs work or are not used).
-  int64_t graphs() const;
-  const std::string& graph_error() const { return graph_error_; }
+  int64_t graphs() const { return graphs_.size(); }
+  const std::string& graph_error() const { return graphs_.error(); }
   // Whether decode steps are captured as graphs on this engine (CUDA, option on, no failed capture).
-  bool graphs_enabled() const;
-  // Prompt tokens the last Step took from the prefix cache, and those it computed.
-  int64_t last_reused() const { return last_reused_; }
-  int64_t last_prefilled() const { return last_prefilled_; }
-  // Prompt-token columns the last Step's prefill forwards ran, padding included (>= last_prefilled()).
-  int64_t last_padded() const { return last_padded_; }
+  bool graphs_enabled() const { return graphs_.enabled(); }
   // Prompts (and their tokens) the prefix cache holds now.
-  int64_t prefix_entries() const { return static_cast<int64_t>(prefix_.size()); }
-  int64_t prefix_tokens() const { return prefix_tokens_; }
+  int64_t prefix_entries() const { return prefix_.entries(); }
+  int64_t prefix_tokens() const { return prefix_.tokens(); }
+  // Captures the decode graphs of every bucket (rows and widths, powers of two up to the slots and to `columns`)
+  // for rows sampling with `sampling`, so that no capture happens while requests wait. The engine must hold no
+  // request. Returns the graphs held after; 0 where graphs are off (the CPU).
+  int64_t CaptureBuckets(const SamplingParams& sampling, int64_t columns);
   // Forgets every request and frees the cache, the prefix cache and the graphs too.
   void Clear();
 
@@ -140,28 +155,8 @@ class Generator {
   bool Decoding(int64_t slot) const { return rows_[slot] && rows_[slot]->decoding; }
   bool Packed() const;
 
-  // One kept prompt: its tokens and, per layer, keys and values [kv_heads, tokens, head_dim].
-  struct PrefixEntry {
-    std::vector<int64_t> tokens;
-    std::vector<at::Tensor> k, v;
-    uint64_t last_use = 0;
-  };
-  struct PrefixMatch {
-    std::shared_ptr<PrefixEntry> entry;
-    int64_t common = 0;  // tokens the prompt shares with the entry
-  };
-  PrefixMatch LongestPrefix(const std::vector<int64_t>& prompt) const;
-  // Leading tokens of a `length`-token prompt taken from the cache for `match` (never the last; none below a minimum).
-  static int64_t Reuse(const PrefixMatch& match, int64_t length);
-  // Keeps `prompt`'s keys/values (row `row` of per-layer [N, kv, width, D] tensors, left-aligned), replacing an
-  // entry the prompt extends, then drops least recently used entries down to the budget.
-  void Remember(const std::vector<int64_t>& prompt, const PrefixMatch& match, const std::vector<at::Tensor>& k,
-                const std::vector<at::Tensor>& v, int64_t row);
-  void DropStalePrefixes();
-
   // Forgets every request (the prefix cache stays).
   void ClearRows();
-  void ClearPrefixes();
   // Frees the slots of rows that finished or were cancelled.
   void Free(int64_t slot);
   // Allocates the slot store and step buffers on first use, and grows every slot to hold `columns` (moving the cache,
@@ -182,9 +177,11 @@ class Generator {
   // table's row step_; writes the new keys/values, next_, lengths_ (live rows), out_tokens_/out_logprobs_ row step_,
   // and advances step_. Device work only: capturable.
   void DecodeStep(int64_t rows, int64_t width, const SlotSampler::Shape& shape);
-  // Runs `steps` decode steps from a CUDA graph for the key, capturing it first when new; false when graphs are off
-  // or capture failed (then nothing ran beyond a first eager step, counted in `ran`).
-  bool ReplaySteps(int64_t rows, int64_t width, const SlotSampler::Shape& shape, int64_t steps, int64_t& ran);
+  // Runs `steps` decode steps of the fixed layout: from a CUDA graph where graphs are on, else eagerly.
+  void FixedSteps(int64_t rows, int64_t width, const SlotSampler::Shape& shape, int64_t steps);
+  // Adds a decode step's attention reads to the stats (the columns the attention kernel is given).
+  // `base`: each computed row's columns when the call's decoding began; `step`: the steps run since.
+  void CountKvReads(int64_t rows, int64_t width, const std::vector<int64_t>& base, int64_t step, const std::vector<bool>& live);
 
   std::shared_ptr<model::Decoder> decoder_;
   GeneratorOptions options_;
@@ -203,19 +200,11 @@ class Generator {
   SlotSampler sampler_;
   // Uniforms of a call's steps [kStepChunk, slots] (fp64), the step counter [1], and each step's tokens and log-probs.
   at::Tensor uniform_table_, step_, out_tokens_, out_logprobs_;
-  struct Graphs;
-  std::unique_ptr<Graphs> graphs_;
-  std::string graph_error_;
-  int64_t last_steps_ = 0;
-  int64_t last_rows_ = 0;
-  int64_t last_graph_steps_ = 0;
-  int64_t last_reused_ = 0;
-  int64_t last_prefilled_ = 0;
-  int64_t last_padded_ = 0;
-  std::vector<std::shared_ptr<PrefixEntry>> prefix_;
-  int64_t prefix_tokens_ = 0;
-  uint64_t prefix_clock_ = 0;
-  uint64_t prefix_version_ = 0;
+  DecodeGraphs graphs_;
+  // The weights' storage version the graphs were captured against.
+  uint64_t graphs_storage_version_ = 0;
+  StepStats last_;
+  PrefixCache prefix_;
 };
 
 }  // namespace lamer::engine

@@ -147,7 +147,7 @@ Napi::Value SafetensorsWrite(const Napi::CallbackInfo& info) {
   });
 }
 
-// fusedOpGaps(device, dtype, seed) -> { rotary, swiglu, kvWrite }: each fused operator against its composite form
+// fusedOpGaps(device, dtype, seed) -> { rotary, swiglu, kvWrite, decodeAttention }: each fused operator against its composite form
 // (model/fused_ops.h), for the tests; on the CPU the fused operators run the composite forms themselves.
 Napi::Value FusedOpGapsExport(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
@@ -159,6 +159,7 @@ Napi::Value FusedOpGapsExport(const Napi::CallbackInfo& info) {
     out.Set("rotary", g.rotary);
     out.Set("swiglu", g.swiglu);
     out.Set("kvWrite", g.kv_write);
+    out.Set("decodeAttention", g.decode_attention);
     return out;
   });
 }

@@ -11,6 +11,8 @@
 //   logits = lm_head(norm(x))                                             (tied: lm_head = embed_tokens)
 #include "model/decoder.h"
 
+#include <cstdlib>
+
 #include <ATen/core/grad_mode.h>
 #include <c10/core/InferenceMode.h>
 
@@ -87,6 +89,13 @@ Decoder::Decoder(DecoderConfig config, std::map<std::string, at::Tensor> params,
     : config_(std::move(config)), params_(std::move(params)), device_(device), compute_dtype_(compute_dtype) {
   inv_freq_ = RopeInvFreq(config_).to(device_);
   FuseProjections();
+  // torch's sdpa would pick cuDNN's attention first on Hopper: it builds an execution plan for every new shape, and
+  // prefill and training shapes change nearly every call; flash (unmasked bf16) and memory-efficient (masked) serve
+  // every call here. LAMER_SDPA_CUDNN=1 lets sdpa use cuDNN anyway (docs/engine.md). A process-wide setting.
+  if (device_.is_cuda()) {
+    const char* cudnn = std::getenv("LAMER_SDPA_CUDNN");
+    at::globalContext().setSDPUseCuDNN(cudnn != nullptr && std::string(cudnn) == "1");
+  }
 }
 
 at::ScalarType Decoder::param_dtype() const {
@@ -256,6 +265,8 @@ struct Decoder::Forward {
   // Qwen3: the q/k norm weights (QkNormRows), and for a decode step RoPE's factors with them folded in for every
   // layer, [layers, B, 1, heads, head_dim] (a longer forward folds them layer by layer: they would be large).
   at::Tensor qk_rows, qk_rows_rolled, layer_cos, layer_sin;
+  // A decode step over the slot cache: the live key counts and offsets DecodeAttention takes on CUDA (else empty).
+  std::vector<at::Tensor> live;
 };
 
 at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
@@ -312,11 +323,11 @@ at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
   }
   const int64_t groups = f.groups;
   at::Tensor attn;
-  if (f.slot && T == 1 && groups > 1) {
+  if (f.slot && T == 1) {
     // A decode step: the `groups` query heads of one key/value head become that head's query rows, so attention is
-    // plain multi-head over the kv heads (any sdpa kernel, no GQA expansion of the cache); the row mask [B, 1, 1, S]
-    // applies to every query row alike.
-    attn = at::scaled_dot_product_attention(q.reshape({B, Hk, groups, D}), k, v, f.allowed, 0.0, false, f.scale).reshape({B, Hq, 1, D});
+    // plain multi-head over the kv heads (no GQA expansion of the cache); the row mask [B, 1, 1, S] applies to every
+    // query row alike, and on CUDA the kernel stops at each row's length instead.
+    attn = DecodeAttention(q.reshape({B, Hk, groups, D}), cache->k[i], cache->v[i], f.allowed, S, f.scale, f.live).reshape({B, Hq, 1, D});
   } else if (f.causal_only) {
     // No padding and no past: plain causal attention, which lets sdpa pick its fused kernel (sharing key/value heads
     // among their query heads itself, as transformers does).
@@ -366,6 +377,8 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
   const at::Tensor q_index = f.slot ? at::Tensor() : at::arange(past, S, long_opts).view({T, 1});
   if (!f.slot) f.allowed = (k_index <= q_index).view({1, 1, T, S});
   f.causal_only = !f.slot && !attention_mask.defined() && past == 0;
+  if (f.slot && T == 1 && cache->live_keys)
+    f.live = DecodeAttentionInputs(cache->write_at, c.num_key_value_heads, f.groups, cache->k[0].size(2));
   if (attention_mask.defined()) {
     const at::Tensor key_real = attention_mask.to(device_).to(at::kBool).view({B, 1, 1, S});
     f.allowed = (f.allowed & key_real) | (k_index == q_index).view({1, 1, T, S});

@@ -51,6 +51,9 @@ struct KvCache {
   std::vector<at::Tensor> k, v;
   at::Tensor write_at;
   int64_t width = 0;
+  // Slot mode, one token a row: attention reads each row's live columns only where the device can (DecodeAttention
+  // in model/fused_ops.h: CUDA); off, or elsewhere, it reads `width` columns with a mask.
+  bool live_keys = false;
 };
 
 class Decoder {

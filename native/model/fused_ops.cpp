@@ -1,12 +1,15 @@
 #include "model/fused_ops.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <limits>
 #include <torch/library.h>
 
 #include "bridge/errors.h"
 
 #ifdef LAMER_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#endif
+#ifdef LAMER_WITH_CUDA_KERNELS
 
 #include "model/kernels/fused_ops_cuda.h"
 #endif
@@ -32,6 +35,11 @@ void KvWriteReference(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor
   v_cache.scatter_(2, columns, v.transpose(1, 2));
 }
 
+at::Tensor DecodeAttentionReference(const at::Tensor& q, const at::Tensor& k_cache, const at::Tensor& v_cache, const at::Tensor& allowed,
+                                    int64_t width, double scale) {
+  return at::scaled_dot_product_attention(q, k_cache.narrow(2, 0, width), v_cache.narrow(2, 0, width), allowed, 0.0, false, scale);
+}
+
 namespace {
 
 void CheckRows(const char* op, const at::Tensor& x, int64_t dims) {
@@ -39,14 +47,19 @@ void CheckRows(const char* op, const at::Tensor& x, int64_t dims) {
   if (x.stride(-1) != 1) Fail("E_ARG", std::string(op) + ": the last dimension must be contiguous");
 }
 
-at::Tensor RotaryCpu(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+at::Tensor RotaryComposite(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   CheckRows("lamer::rotary", x, 4);
   return RotaryReference(x, cos, sin);
 }
 
-at::Tensor SwiGluCpu(const at::Tensor& gate_up) { return SwiGluReference(gate_up); }
+at::Tensor SwiGluComposite(const at::Tensor& gate_up) { return SwiGluReference(gate_up); }
 
-void KvWriteCpu(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, const at::Tensor& v, const at::Tensor& write_at) {
+at::Tensor DecodeAttentionComposite(const at::Tensor& q, const at::Tensor& k_cache, const at::Tensor& v_cache, const at::Tensor& allowed,
+                                    int64_t width, double scale, at::TensorList /*live: CUDA only*/) {
+  return DecodeAttentionReference(q, k_cache, v_cache, allowed, width, scale);
+}
+
+void KvWriteComposite(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, const at::Tensor& v, const at::Tensor& write_at) {
   KvWriteReference(k_cache, v_cache, k, v, write_at);
 }
 
@@ -56,15 +69,71 @@ TORCH_LIBRARY(lamer, m) {
   m.def("rotary(Tensor x, Tensor cos, Tensor sin) -> Tensor");
   m.def("swiglu(Tensor gate_up) -> Tensor");
   m.def("kv_write_(Tensor(a!) k_cache, Tensor(b!) v_cache, Tensor k, Tensor v, Tensor write_at) -> ()");
+  m.def("decode_attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor allowed, int width, float scale, Tensor[] live) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(lamer, CPU, m) {
-  m.impl("rotary", &RotaryCpu);
-  m.impl("swiglu", &SwiGluCpu);
-  m.impl("kv_write_", &KvWriteCpu);
+  m.impl("rotary", &RotaryComposite);
+  m.impl("swiglu", &SwiGluComposite);
+  m.impl("kv_write_", &KvWriteComposite);
+  m.impl("decode_attention", &DecodeAttentionComposite);
 }
 
 #ifdef LAMER_WITH_CUDA
+namespace {
+
+// The memory-efficient kernel in its variable-length form: every (row, kv head) is one sequence of G queries and of
+// lengths + 1 keys starting at its own block of `capacity` columns; the cache [B, Hk, capacity, D] read as one
+// sequence of B * Hk * capacity keys of one head, so nothing is copied.
+at::Tensor DecodeAttentionCuda(const at::Tensor& q, const at::Tensor& k_cache, const at::Tensor& v_cache, const at::Tensor& allowed,
+                               int64_t width, double scale, at::TensorList live) {
+  // float64 has no such kernel: the composite form.
+  if (live.size() != 3 || q.scalar_type() == at::kDouble) return DecodeAttentionReference(q, k_cache, v_cache, allowed, width, scale);
+  const int64_t B = q.size(0), Hk = q.size(1), G = q.size(2), D = q.size(3), capacity = k_cache.size(2);
+  if (!k_cache.is_contiguous() || !v_cache.is_contiguous()) Fail("E_ARG", "lamer::decode_attention: the caches must be contiguous");
+  const at::Tensor query = q.reshape({1, B * Hk * G, 1, D});
+  const at::Tensor key = k_cache.view({1, B * Hk * capacity, 1, D});
+  const at::Tensor value = v_cache.view({1, B * Hk * capacity, 1, D});
+  const at::Tensor out =
+      std::get<0>(at::_efficient_attention_forward(query, key, value, std::nullopt, live[1], live[2], G, width, 0.0,
+                                                   /*custom_mask_type=*/0, /*compute_log_sumexp=*/false, scale, live[0]));
+  return out.view({B, Hk, G, D});
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(lamer, CUDA, m) { m.impl("decode_attention", &DecodeAttentionCuda); }
+#endif
+
+bool DecodeAttentionReadsLiveColumns(const at::Device& device) {
+#ifdef LAMER_WITH_CUDA
+  if (!device.is_cuda()) return false;
+  return at::cuda::getDeviceProperties(device.index())->major >= 8;
+#else
+  (void)device;
+  return false;
+#endif
+}
+
+std::vector<at::Tensor> DecodeAttentionInputs(const at::Tensor& write_at, int64_t kv_heads, int64_t groups, int64_t capacity) {
+  if (!DecodeAttentionReadsLiveColumns(write_at.device())) return {};
+  const int64_t B = write_at.size(0), sequences = B * kv_heads;
+  if (sequences * capacity > std::numeric_limits<int32_t>::max()) return {};  // offsets are int32
+  const auto ints = at::TensorOptions().dtype(at::kInt).device(write_at.device());
+  const at::Tensor starts = at::arange(0, sequences + 1, ints);
+  return {(write_at.view({B, 1}) + 1).expand({B, kv_heads}).reshape({sequences}).to(at::kInt), starts * groups, starts * capacity};
+}
+
+#if defined(LAMER_WITH_CUDA) && !defined(LAMER_WITH_CUDA_KERNELS)
+// A CUDA libtorch but no nvcc at build time: CUDA tensors take the composite forms (several kernels each).
+TORCH_LIBRARY_IMPL(lamer, CUDA, m) {
+  m.impl("rotary", &RotaryComposite);
+  m.impl("swiglu", &SwiGluComposite);
+  m.impl("kv_write_", &KvWriteComposite);
+}
+#endif
+
+#ifdef LAMER_WITH_CUDA_KERNELS
 namespace {
 
 int CudaDType(const char* op, const at::Tensor& t) {
@@ -143,6 +212,15 @@ at::Tensor SwiGlu(const at::Tensor& gate_up) {
   return op.call(gate_up);
 }
 
+at::Tensor DecodeAttention(const at::Tensor& q, const at::Tensor& k_cache, const at::Tensor& v_cache, const at::Tensor& allowed,
+                           int64_t width, double scale, const std::vector<at::Tensor>& live) {
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("lamer::decode_attention", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t, double, at::TensorList)>();
+  return op.call(q, k_cache, v_cache, allowed, width, scale, live);
+}
+
 void KvWrite_(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, const at::Tensor& v, const at::Tensor& write_at) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("lamer::kv_write_", "")
@@ -174,6 +252,24 @@ FusedOpGaps MeasureFusedOpGaps(at::Device device, at::ScalarType dtype, uint64_t
   KvWrite_(kc, vc, k, v, write_at);
   KvWriteReference(kr, vr, k, v, write_at);
   g.kv_write = std::max(gap(kc, kr), gap(vc, vr));
+  // Decode attention over rows of different lengths (one of them the full width), against a softmax over each row's
+  // own columns computed in float64.
+  {
+    const int64_t B = 3, Hk = 2, G = 3, D = 16, capacity = 40, width = 32;
+    const at::Tensor q = rand({B, Hk, G, D}), kc2 = rand({B, Hk, capacity, D}), vc2 = rand({B, Hk, capacity, D});
+    const at::Tensor write_at2 = at::tensor({5, 31, 0}, at::TensorOptions().dtype(at::kLong)).to(device);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+    const at::Tensor allowed =
+        (at::arange(0, width, write_at2.options()).view({1, width}) <= write_at2.view({B, 1})).view({B, 1, 1, width});
+    const at::Tensor got = DecodeAttention(q, kc2, vc2, allowed, width, scale, DecodeAttentionInputs(write_at2, Hk, G, capacity));
+    const std::vector<int64_t> lengths = {6, 32, 1};
+    for (int64_t b = 0; b < B; ++b) {
+      const at::Tensor qb = q[b].to(at::kDouble), kb = kc2[b].narrow(1, 0, lengths[b]).to(at::kDouble),
+                       vb = vc2[b].narrow(1, 0, lengths[b]).to(at::kDouble);
+      const at::Tensor want = at::matmul(at::softmax(at::matmul(qb, kb.transpose(1, 2)) * scale, -1), vb);
+      g.decode_attention = std::max(g.decode_attention, gap(got[b], want));
+    }
+  }
   return g;
 }
 

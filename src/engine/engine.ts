@@ -16,7 +16,14 @@ import type { NativeEngine, NativeEngineRequest, NativeEngineStepResult } from '
 export type FinishReason = 'stop' | 'length';
 
 /** The engine's defaults, in one place (the native side has none); stepsPerCall and slotLayout are the device profile's. */
-export const ENGINE_DEFAULTS = Object.freeze({ slots: 32, tokenBudget: 131072, prefillTokens: 8192, prefixCacheBytes: 256 * 2 ** 20, cudaGraphs: true });
+export const ENGINE_DEFAULTS = Object.freeze({
+  slots: 32,
+  tokenBudget: 131072,
+  prefillTokens: 8192,
+  prefixCacheBytes: 256 * 2 ** 20,
+  cudaGraphs: true,
+  liveAttention: true,
+});
 
 export interface EngineOptions {
   /** Requests decoded together at most (rows of the batch). Default 32. */
@@ -48,6 +55,27 @@ export interface EngineOptions {
    * move, and the rows and attended columns of a step are rounded up to powers of two. Both give the same tokens.
    */
   slotLayout?: 'packed' | 'fixed';
+  /**
+   * Decode attention reads each row's own live keys/values only (torch's memory-efficient kernel with per-row key
+   * lengths; CUDA, compute capability 8+), not the step's whole width with a mask. Default on; the CPU always masks.
+   */
+  liveAttention?: boolean;
+  /**
+   * Capture the CUDA graphs of every bucket when the engine starts, for rows sampling with these settings and rows of
+   * up to `columns` tokens (prompt + new tokens), so that no capture happens while requests wait. Other sampling
+   * settings, or longer rows, capture their buckets on first use as without it. Ignored on the CPU.
+   */
+  precapture?: EnginePrecapture;
+}
+
+export interface EnginePrecapture {
+  columns: number;
+  /** Default 1. */
+  temperature?: number;
+  /** Default 1. */
+  topP?: number;
+  /** Default 0 (no cut). */
+  topK?: number;
 }
 
 export interface EngineRequest {
@@ -111,6 +139,14 @@ export interface EngineStats {
   graphs: number;
   /** Why CUDA graph capture was turned off, once it has been. */
   graphError?: string;
+  /**
+   * Bytes of keys/values the decode steps' attention read, all layers (kvBytesRead / decodeSteps per step), and the
+   * bytes of the decoding rows' live columns alone, the least any attention reads. On the CPU (packed rows, a mask
+   * up to the longest row) and with liveAttention off the first exceeds the second by the padding; with live-length
+   * attention on CUDA they differ only by the rows a step computes for nothing (free slots below a decoding one).
+   */
+  kvBytesRead: number;
+  kvBytesLive: number;
 }
 
 interface Pending {
@@ -167,7 +203,11 @@ export class Engine {
     slotCapacity: 0,
     graphSteps: 0,
     graphs: 0,
+    kvBytesRead: 0,
+    kvBytesLive: 0,
   };
+  /** The start-up capture (option precapture), which the first step waits for. */
+  #ready: Promise<void> = Promise.resolve();
 
   constructor(policy: Policy, options: EngineOptions = {}) {
     const int = (name: string, v: number | undefined, d: number): number =>
@@ -181,8 +221,10 @@ export class Engine {
       options.prefixCacheBytes === undefined
         ? ENGINE_DEFAULTS.prefixCacheBytes
         : checkNumber('engine option prefixCacheBytes', options.prefixCacheBytes, (x) => Number.isInteger(x) && x >= 0, 'an integer >= 0 (0: no prefix cache)');
-    if (options.cudaGraphs !== undefined && typeof options.cudaGraphs !== 'boolean') {
-      throw new LamerError('E_ARG', `engine option cudaGraphs must be a boolean, found ${JSON.stringify(options.cudaGraphs)}`);
+    for (const key of ['cudaGraphs', 'liveAttention'] as const) {
+      if (options[key] !== undefined && typeof options[key] !== 'boolean') {
+        throw new LamerError('E_ARG', `engine option ${key} must be a boolean, found ${JSON.stringify(options[key])}`);
+      }
     }
     this.#policy = policy;
     if (options.slotLayout !== undefined && options.slotLayout !== 'packed' && options.slotLayout !== 'fixed') {
@@ -194,7 +236,44 @@ export class Engine {
       slots: this.slots,
       cudaGraphs: options.cudaGraphs ?? ENGINE_DEFAULTS.cudaGraphs,
       slotLayout: options.slotLayout ?? profile.slotLayout,
+      liveAttention: options.liveAttention ?? ENGINE_DEFAULTS.liveAttention,
     });
+    if (options.precapture !== undefined) void this.precapture(options.precapture).catch(() => undefined);
+  }
+
+  /**
+   * Captures the CUDA graphs of every bucket (rows and attended widths, powers of two up to the slots and to
+   * `columns`) for rows sampling with the given settings, so that a benchmark or a latency-bound server captures
+   * nothing while requests wait. The engine must be idle (call it before the first generate, or with none in flight).
+   * Resolves with the graphs held and the milliseconds it took; on the CPU it captures nothing.
+   */
+  precapture(p: EnginePrecapture): Promise<{ graphs: number; ms: number; error?: string }> {
+    // One capture after another, and the first step after them all.
+    const run = this.#ready.then(() => this.#precapture(p));
+    this.#ready = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  async #precapture(p: EnginePrecapture): Promise<{ graphs: number; ms: number; error?: string }> {
+    const native = this.#native;
+    if (!native) throw new LamerError('E_DISPOSED', 'this Engine was disposed');
+    const columns = checkNumber('precapture.columns', p.columns, (x) => Number.isInteger(x) && x >= 1, 'an integer >= 1');
+    const sampling = {
+      temperature: checkNumber('precapture.temperature', p.temperature ?? 1, (x) => Number.isFinite(x) && x >= 0, 'a number >= 0 (0 is greedy)'),
+      topP: checkNumber('precapture.topP', p.topP ?? 1, (x) => x > 0 && x <= 1, 'in (0, 1]'),
+      topK: checkNumber('precapture.topK', p.topK ?? 0, (x) => Number.isInteger(x), 'an integer (0 or less: no cut)'),
+    };
+    if (this.#running || this.#live.size > 0 || this.#queue.length > 0) {
+      throw new LamerError('E_ARG', 'engine.precapture: the engine is generating; call it before the first generate or once every request has finished');
+    }
+    const start = performance.now();
+    const out = await native.capture(sampling, columns);
+    this.#stats.graphs = out.graphs;
+    if (out.error !== undefined) this.#stats.graphError = out.error;
+    return { graphs: out.graphs, ms: performance.now() - start, ...(out.error !== undefined ? { error: out.error } : {}) };
   }
 
   /**
@@ -313,6 +392,7 @@ export class Engine {
 
   async #loop(): Promise<void> {
     try {
+      await this.#ready; // a start-up capture (never rejects: a failed one leaves graphs to first use)
       let first = true;
       while (this.#native && (this.#queue.length > 0 || this.#live.size > 0)) {
         // Let the callers whose requests just finished run first (their continuations are queued microtasks): a trial
@@ -345,6 +425,8 @@ export class Engine {
         this.#stats.slotCapacity = out.capacity;
         this.#stats.graphSteps += out.graphSteps;
         this.#stats.graphs = out.graphs;
+        this.#stats.kvBytesRead += out.kvBytesRead;
+        this.#stats.kvBytesLive += out.kvBytesLive;
         if (out.graphError !== undefined) this.#stats.graphError = out.graphError;
         for (const r of out.results) this.#receive(r.id, r.tokens, r.logprobs, r.finish);
       }

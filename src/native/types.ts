@@ -58,7 +58,10 @@ export interface NativeBuildInfo {
   torchVersionBuilt: string;
   torchLibDir: string;
   torchSource: string;
+  /** The libtorch has CUDA: CUDA graphs, NCCL. */
   cudaCompiled: boolean;
+  /** nvcc was there too: the .cu kernels (GiGPO advantages, fused decode operators) are in the addon. */
+  cudaKernels: boolean;
   cudaAvailable: boolean;
   cudaDeviceCount: number;
   threads: number;
@@ -218,7 +221,7 @@ interface ModelExports {
   safetensorsRead(path: string): NativeSafetensorsContents;
   safetensorsWrite(path: string, names: string[], tensors: NativeTensor[], dtype: NativeDType | null, metadata: Record<string, string>): Promise<void>;
   /** The fused decoder operators (native/model/fused_ops.h) against their composite forms on random inputs, for tests. */
-  fusedOpGaps(device: string, dtype: NativeDType, seed: number): { rotary: number; swiglu: number; kvWrite: number };
+  fusedOpGaps(device: string, dtype: NativeDType, seed: number): { rotary: number; swiglu: number; kvWrite: number; decodeAttention: number };
 }
 
 // ---- engine (native/engine/binding.cpp) ----------------------------------------------------------------------------
@@ -281,12 +284,18 @@ export interface NativeEngineStepResult {
   graphsEnabled: boolean;
   /** Why CUDA graph capture was turned off, once it has been. */
   graphError?: string;
+  /** Bytes of keys/values this call's decode steps' attention read (all layers), and those of the decoding rows'
+   * live columns alone. */
+  kvBytesRead: number;
+  kvBytesLive: number;
 }
 
 export interface NativeEngine extends Handle<'NativeEngine'> {
   readonly disposed: boolean;
   /** `clearPrefixCache` empties the prefix cache before the step. */
   step(add: NativeEngineRequest[], cancel: number[], maxSteps: number, clearPrefixCache?: boolean): Promise<NativeEngineStepResult>;
+  /** Captures the CUDA graphs of every bucket for rows sampling so, up to `columns` (an idle engine only). */
+  capture(sampling: NativeSamplingParams, columns: number): Promise<{ graphs: number; error?: string }>;
   dispose(): void;
 }
 
@@ -297,6 +306,7 @@ export interface NativeEngineOptions {
   slots: number;
   cudaGraphs: boolean;
   slotLayout: 'packed' | 'fixed';
+  liveAttention: boolean;
 }
 
 interface EngineExports {

@@ -5,6 +5,7 @@ import { computeAdvantages, resolveAdvantageOptions } from '../../src/algo/index
 import { cudaKernelCompiled, nativeAdvantagesCuda } from '../../src/algo/native.js';
 import { rowTableFromColumns } from '../../src/rollout/rows.js';
 import { Rng } from '../../src/util/rng.js';
+import { gpu } from '../gpu.js';
 import { maxRelativeGap } from './helpers.js';
 import { randomOptions, randomTable } from './random-tables.js';
 
@@ -56,8 +57,10 @@ describe('native kernel == TS reference', () => {
     }
   });
 
-  // Runs only where the addon was built against a CUDA libtorch and a GPU is present.
-  it.runIf(cudaKernelCompiled() && process.env.LAMER_TEST_CUDA !== '0')('CUDA kernel == CPU kernel', () => {
+  // Runs only where the addon has the CUDA kernel and a GPU is present.
+  const cudaHere = gpu.ok && cudaKernelCompiled();
+  const why = gpu.ok ? 'skipped: the addon was built without nvcc, so without the kernel' : gpu.reason;
+  it.runIf(cudaHere)(`CUDA kernel == CPU kernel${cudaHere ? '' : ` (${why})`}`, () => {
     const rng = new Rng(99);
     for (let k = 0; k < 500; k++) {
       const table = randomTable(rng);

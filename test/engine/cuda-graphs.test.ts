@@ -2,14 +2,12 @@
 // model's own log-prob computation. These run only where the addon has CUDA and sees a GPU; elsewhere they are
 // skipped, and the CPU suite covers the fixed-slot cache the graphs read.
 import { describe, expect, it } from 'vitest';
-import { Engine, type EngineRequest, type EngineResult } from '../../src/engine/index.js';
+import { Engine, type EngineOptions, type EngineRequest, type EngineResult } from '../../src/engine/index.js';
 import { Policy } from '../../src/model/policy.js';
-import { addon } from '../../src/native/addon.js';
 import { Optimizer } from '../../src/train/optimizer.js';
+import { gpu, gpuTitle } from '../gpu.js';
 import { randomIds, rng, tinyConfig } from '../train/step-helpers.js';
 
-const info = addon().buildInfo();
-const cuda = info.cudaCompiled && info.cudaAvailable;
 const V = 64;
 
 function cudaPolicy(seed: number, dtype: 'float32' | 'bfloat16'): Promise<Policy> {
@@ -21,8 +19,9 @@ async function run(
   policy: Policy,
   cudaGraphs: boolean,
   make: (i: number, prompt: number[]) => EngineRequest,
+  options: EngineOptions = {},
 ): Promise<{ out: EngineResult[]; engine: Engine }> {
-  const engine = new Engine(policy, { slots: 8, stepsPerCall: 8, cudaGraphs });
+  const engine = new Engine(policy, { slots: 8, stepsPerCall: 8, cudaGraphs, ...options });
   const r = rng(5);
   const prompts = Array.from({ length: 12 }, (_, i) => randomIds(r, 3 + ((i * 7) % 40), V));
   const first = prompts.slice(0, 6).map((p, i) => engine.generate(make(i, p)));
@@ -31,7 +30,7 @@ async function run(
   return { out: await Promise.all([...first, ...second]), engine };
 }
 
-describe.skipIf(!cuda)(`CUDA graphs${cuda ? '' : ' (skipped: no CUDA build or no GPU)'}`, () => {
+describe.skipIf(!gpu.ok)(gpuTitle('CUDA graphs'), () => {
   it('greedy tokens with graphs equal those without, token for token, and the steps were replayed from graphs', async () => {
     await using policy = await cudaPolicy(1, 'float32');
     const greedy = (i: number, p: number[]): EngineRequest => ({ promptIds: p, maxNewTokens: 10 + 9 * (i % 5), temperature: 0, stopIds: [] });
@@ -45,6 +44,38 @@ describe.skipIf(!cuda)(`CUDA graphs${cuda ? '' : ' (skipped: no CUDA build or no
     expect(off.engine.stats().graphSteps).toBe(0);
     on.engine.dispose();
     off.engine.dispose();
+  });
+
+  it('attention over live lengths gives the tokens masked attention gives, reading only the live keys/values', async () => {
+    await using policy = await cudaPolicy(5, 'float32');
+    const greedy = (i: number, p: number[]): EngineRequest => ({ promptIds: p, maxNewTokens: 10 + 9 * (i % 5), temperature: 0, stopIds: [] });
+    const live = await run(policy, true, greedy, { liveAttention: true });
+    const masked = await run(policy, true, greedy, { liveAttention: false });
+    expect(live.out.map((x) => Array.from(x.tokens))).toEqual(masked.out.map((x) => Array.from(x.tokens)));
+    const [l, m] = [live.engine.stats(), masked.engine.stats()];
+    expect(l.kvBytesLive).toBe(m.kvBytesLive);
+    expect(m.kvBytesRead).toBeGreaterThan(1.5 * m.kvBytesLive); // rows x rounded width
+    expect(l.kvBytesRead).toBeGreaterThanOrEqual(l.kvBytesLive);
+    expect(l.kvBytesRead).toBeLessThan(m.kvBytesRead);
+    live.engine.dispose();
+    masked.engine.dispose();
+  });
+
+  it('precapture captures every bucket before the first request, and generating then captures no more', async () => {
+    await using policy = await cudaPolicy(6, 'float32');
+    const greedy = (i: number, p: number[]): EngineRequest => ({ promptIds: p, maxNewTokens: 10 + 9 * (i % 5), temperature: 0, stopIds: [] });
+    // Every bucket, directly and as the engine option (captured before the first step, in the same waves as below).
+    await using idle = new Engine(policy, { slots: 8, stepsPerCall: 8 });
+    const captured = await idle.precapture({ columns: 128, temperature: 0 });
+    expect(captured.error).toBeUndefined();
+    expect(captured.graphs).toBe(4 * 2); // rows 1, 2, 4, 8 x widths 64, 128
+    const pre = await run(policy, true, greedy, { precapture: { columns: 128, temperature: 0 } });
+    expect(pre.engine.stats().graphs).toBe(captured.graphs);
+    expect(pre.engine.stats().graphSteps).toBeGreaterThan(0);
+    const reference = await run(policy, false, greedy);
+    expect(pre.out.map((x) => Array.from(x.tokens))).toEqual(reference.out.map((x) => Array.from(x.tokens)));
+    pre.engine.dispose();
+    reference.engine.dispose();
   });
 
   it('seeded sampling (plain, top-k/top-p and greedy rows together) gives the same tokens with and without graphs', async () => {

@@ -82,6 +82,44 @@ describe('fixed-slot KV cache', () => {
     expect(Array.from(whole.long.tokens)).toEqual(reference);
   });
 
+  it('counts the keys/values decode attention reads: up to the longest row (packed), the rounded width (fixed)', async () => {
+    // Two rows joining together (prompts of 5 and 9 tokens; 4 and 6 new tokens, the first of each from the prefill),
+    // then 5 decode steps. A row of length L sees L + 1 columns; packed steps attend to the longest row's columns,
+    // fixed ones to the width rounded up to 64 over 2 rows (a power of two), and the live columns are the same.
+    const layers = 2;
+    const kvHeads = 2;
+    const headDim = 8;
+    await using policy = await tinyPolicy(34, { vocab: V, layers, kvHeads, headDim });
+    const columnBytes = 2 * layers * kvHeads * headDim * 4;
+    const r = rng(10);
+    const prompts = [randomIds(r, 5, V), randomIds(r, 9, V)];
+    const tokens: Record<string, number[][]> = {};
+    for (const slotLayout of ['packed', 'fixed'] as const) {
+      await using engine = new Engine(policy, { slots: 4, stepsPerCall: 1, slotLayout, prefixCacheBytes: 0 });
+      const out = await Promise.all(prompts.map((p, i) => engine.generate({ promptIds: p, maxNewTokens: [4, 6][i], temperature: 0, stopIds: [] })));
+      tokens[slotLayout] = out.map((x) => Array.from(x.tokens));
+      const s = engine.stats();
+      expect(s.decodeSteps).toBe(5);
+      // Live columns: steps 1-3 both rows (6 + 10, 7 + 11, 8 + 12), steps 4-5 the longer alone (13, 14).
+      expect(s.kvBytesLive).toBe((16 + 18 + 20 + 13 + 14) * columnBytes);
+      // Read: packed, every computed row sees the longest row's columns (2 x 10, 2 x 11, 2 x 12, 13, 14); fixed,
+      // two rows (the finished one's slot stays below the other) of 64 columns in every step.
+      expect(s.kvBytesRead).toBe((slotLayout === 'packed' ? 20 + 22 + 24 + 13 + 14 : 5 * 2 * 64) * columnBytes);
+    }
+    expect(tokens.fixed).toEqual(tokens.packed);
+  });
+
+  it('precapture captures nothing on the CPU and refuses a busy engine', async () => {
+    await using policy = await tinyPolicy(35, { vocab: V, layers: 1 });
+    await using engine = new Engine(policy, { slots: 2, precapture: { columns: 64, temperature: 0 } });
+    expect(await engine.precapture({ columns: 64 })).toMatchObject({ graphs: 0 });
+    await expect(engine.precapture({ columns: 0 })).rejects.toMatchObject({ code: 'E_ARG' });
+    const pending = engine.generate({ promptIds: [1, 2, 3], maxNewTokens: 3, temperature: 0, stopIds: [] });
+    await expect(engine.precapture({ columns: 64 })).rejects.toMatchObject({ code: 'E_ARG' });
+    expect((await pending).tokens.length).toBe(3);
+    expect(engine.stats().graphs).toBe(0);
+  });
+
   it('rejects an unknown slot layout with E_ARG', async () => {
     await using policy = await tinyPolicy(33, { vocab: V, layers: 1 });
     expect(() => new Engine(policy, { slotLayout: 'sparse' as 'packed' })).toThrow(expect.objectContaining({ code: 'E_ARG' }));

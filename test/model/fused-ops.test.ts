@@ -5,20 +5,21 @@
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../src/native/addon.js';
 import { decodeStepOps, qwen3_0_6bConfig, randomPolicy } from '../../bench/decode-ops.js';
-
-const cuda = (() => {
-  const info = addon().buildInfo();
-  return info.cudaCompiled && info.cudaAvailable && info.cudaDeviceCount > 0;
-})();
+import { gpu, gpuTitle } from '../gpu.js';
 
 describe('fused decoder operators', () => {
   it('equal their composite forms on the CPU (float32 and float64)', () => {
     for (const dtype of ['float32', 'float64'] as const) {
-      for (const seed of [1, 2, 3]) expect(addon().fusedOpGaps('cpu', dtype, seed), `${dtype} seed ${seed}`).toEqual({ rotary: 0, swiglu: 0, kvWrite: 0 });
+      for (const seed of [1, 2, 3]) {
+        const { decodeAttention, ...fused } = addon().fusedOpGaps('cpu', dtype, seed);
+        expect(fused, `${dtype} seed ${seed}`).toEqual({ rotary: 0, swiglu: 0, kvWrite: 0 });
+        // Decode attention (masked sdpa on the CPU) against a float64 softmax over each row's own columns.
+        expect(decodeAttention, `${dtype} seed ${seed}`).toBeLessThan(dtype === 'float32' ? 1e-5 : 1e-12);
+      }
     }
   });
 
-  it.skipIf(!cuda)('equal their composite forms on CUDA within one rounding (needs a GPU)', () => {
+  it.skipIf(!gpu.ok)(gpuTitle('equal their composite forms on CUDA within one rounding'), () => {
     for (const [dtype, tolerance] of [
       ['float32', 1e-5],
       ['bfloat16', 0.05],
@@ -27,6 +28,8 @@ describe('fused decoder operators', () => {
       expect(g.rotary, dtype).toBeLessThan(tolerance);
       expect(g.swiglu, dtype).toBeLessThan(tolerance);
       expect(g.kvWrite, dtype).toBe(0);
+      // The memory-efficient kernel over live columns only, against the float64 softmax over them.
+      expect(g.decodeAttention, dtype).toBeLessThan(tolerance);
     }
   });
 
@@ -38,7 +41,7 @@ describe('fused decoder operators', () => {
       const ops = await decodeStepOps(policy);
       expect(ops.work).toBeGreaterThan(28 * 8);
       expect(ops.work).toBeLessThanOrEqual(360);
-      for (const op of ['lamer::rotary', 'lamer::swiglu', 'lamer::kv_write_', 'aten::scaled_dot_product_attention']) expect(ops.byName[op], op).toBe(28);
+      for (const op of ['lamer::rotary', 'lamer::swiglu', 'lamer::kv_write_', 'lamer::decode_attention']) expect(ops.byName[op], op).toBe(28);
     } finally {
       policy.dispose();
     }

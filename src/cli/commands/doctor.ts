@@ -75,7 +75,7 @@ export function runChecks(): { checks: Check[]; info?: NativeBuildInfo } {
   checks.push({
     ok: !info.cudaCompiled || info.cudaAvailable,
     label: 'cuda',
-    detail: `${info.cudaAvailable ? `available, ${info.cudaDeviceCount} device(s)` : 'not available'}; CUDA kernels ${info.cudaCompiled ? 'compiled' : 'not compiled (CPU build)'}`,
+    detail: `${info.cudaAvailable ? `available, ${info.cudaDeviceCount} device(s)` : 'not available'}; ${!info.cudaCompiled ? 'CPU build' : `CUDA build, ${info.cudaKernels ? 'with' : 'without'} the .cu kernels`}`,
     advice: 'the addon was built with CUDA but no GPU is usable: check the driver (nvidia-smi)',
   });
   const auto = resolveDevice('auto');
