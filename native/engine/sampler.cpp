@@ -13,15 +13,33 @@ at::Tensor IndexTensor(const std::vector<int64_t>& v, at::Device device) {
   return at::tensor(v, at::kLong).to(device);
 }
 
-// The first position whose cumulative weight exceeds u * total, for rows of non-negative weights `w` [N, W] (fp64)
-// and uniforms `u` [N] in [0, 1). A position of zero weight is never picked: its cumulative value equals its
-// predecessor's, so the predecessor is found first; the target is kept strictly below the total so that rounding
-// of u * total cannot run past the last token of positive weight.
+// Positions of the vocabulary per block of InverseCdf.
+constexpr int64_t kCdfBlock = 1024;
+
+// The first position whose cumulative weight exceeds u * total, for rows of non-negative weights `w` [N, W] (fp32)
+// and uniforms `u` [N] (fp64) in [0, 1). In two levels, so that nothing of the vocabulary's width is float64: the
+// weights' sums per block of kCdfBlock positions (read as fp32, added in fp64), their cumulative sum (fp64, a few
+// hundred a row), the block the target falls in, then the cumulative sum inside that block alone (fp64, kCdfBlock a
+// row). A position of zero weight is never picked: its cumulative value equals its predecessor's, so the predecessor
+// is found first; the target is kept strictly below the total, and the pick inside a block at or below its last
+// position of positive weight, so that rounding cannot run past the last token of positive weight.
 at::Tensor InverseCdf(const at::Tensor& w, const at::Tensor& u) {
-  const at::Tensor cdf = w.cumsum(-1);
-  const at::Tensor total = cdf.select(-1, cdf.size(-1) - 1);
-  const at::Tensor target = at::minimum(u * total, total * (1.0 - 1e-12)).unsqueeze(-1).contiguous();
-  return at::searchsorted(cdf.contiguous(), target, /*out_int32=*/false, /*right=*/true).squeeze(-1).clamp_max(w.size(-1) - 1);
+  const int64_t N = w.size(0), W = w.size(-1);
+  const int64_t block = std::min(W, kCdfBlock), blocks = (W + block - 1) / block;
+  const at::Tensor padded = blocks * block == W ? w : at::constant_pad_nd(w, {0, blocks * block - W}, 0.0);
+  const at::Tensor cells = padded.view({N, blocks, block});
+  const at::Tensor sums = cells.sum(-1, /*keepdim=*/false, at::kDouble);  // [N, blocks]
+  const at::Tensor cdf = sums.cumsum(-1);
+  const at::Tensor total = cdf.select(-1, blocks - 1);
+  const at::Tensor target = at::minimum(u * total, total * (1.0 - 1e-12)).unsqueeze(-1).contiguous();                          // [N, 1]
+  const at::Tensor b = at::searchsorted(cdf.contiguous(), target, /*out_int32=*/false, /*right=*/true).clamp_max(blocks - 1);  // [N, 1]
+  const at::Tensor rest = target - (cdf.gather(-1, b) - sums.gather(-1, b));
+  const at::Tensor cell = cells.gather(1, b.view({N, 1, 1}).expand({N, 1, block})).squeeze(1);  // [N, block] fp32
+  const at::Tensor inner = cell.to(at::kDouble).cumsum(-1);
+  const at::Tensor positions = at::arange(block, b.options()).view({1, block});
+  const at::Tensor last_positive = (positions * (cell > 0)).amax(-1, /*keepdim=*/true);
+  const at::Tensor j = at::minimum(at::searchsorted(inner, rest, /*out_int32=*/false, /*right=*/true), last_positive);
+  return (b * block + j).squeeze(-1);
 }
 
 // The kind of sampling a row does, and the cut it applies (filtered rows): the one place that decides both.
@@ -44,7 +62,7 @@ void CheckParams(const SamplingParams& p) {
 }
 
 // Inverse-CDF draw over the whole distribution: rows of log-probs `logp` [N, V] (fp32), uniforms [N].
-at::Tensor SamplePlain(const at::Tensor& logp, const at::Tensor& u) { return InverseCdf(logp.to(at::kDouble).exp(), u); }
+at::Tensor SamplePlain(const at::Tensor& logp, const at::Tensor& u) { return InverseCdf(logp.exp(), u); }
 
 // Draw after a top-k cut then a top-p cut: `width` candidates per row sorted in descending probability (ties keep the
 // lower token id first, so the order is a function of the row alone), `top_p` [N, 1] fp64, `top_k` [N, 1] int64.
@@ -57,8 +75,9 @@ at::Tensor SampleFiltered(const at::Tensor& logp, const at::Tensor& u, const at:
   }
   const at::Tensor rank = at::arange(values.size(-1), order.options()).view({1, -1});
   // top-k first, renormalised; then top-p keeps the smallest prefix whose mass reaches top_p (the first token
-  // always, since the mass before it is 0).
-  at::Tensor w = values.to(at::kDouble).exp() * (rank < top_k);
+  // always, since the mass before it is 0). In fp32 (top_p is a float's value): a cut moves only where the mass
+  // before a token lies within a rounding of top_p.
+  at::Tensor w = values.exp() * (rank < top_k);
   w = w / w.sum(-1, /*keepdim=*/true);
   const at::Tensor before = w.cumsum(-1) - w;
   w = w * (before < top_p);
@@ -97,7 +116,7 @@ SamplerPlan::SamplerPlan(const std::vector<SamplingParams>& rows, int64_t vocab,
   plain_ = IndexTensor(plain, device);
   filtered_ = IndexTensor(filtered, device);
   if (!filtered.empty()) {
-    filtered_top_p_ = at::tensor(top_p, at::kDouble).view({-1, 1}).to(device);
+    filtered_top_p_ = at::tensor(top_p, at::kFloat).view({-1, 1}).to(device);
     filtered_top_k_ = at::tensor(top_k, at::kLong).view({-1, 1}).to(device);
   }
 }
@@ -124,7 +143,7 @@ SlotSampler::SlotSampler(int64_t slots, int64_t vocab, at::Device device)
     : vocab_(vocab), device_(device), host_(static_cast<size_t>(slots)) {
   divisor_ = at::ones({slots, 1}, at::TensorOptions().dtype(at::kFloat).device(device));
   mode_ = at::zeros({slots}, at::TensorOptions().dtype(at::kLong).device(device));
-  top_p_ = at::full({slots, 1}, 2.0, at::TensorOptions().dtype(at::kDouble).device(device));
+  top_p_ = at::full({slots, 1}, 2.0, at::TensorOptions().dtype(at::kFloat).device(device));
   top_k_ = at::full({slots, 1}, vocab, at::TensorOptions().dtype(at::kLong).device(device));
 }
 
@@ -150,7 +169,7 @@ void SlotSampler::Upload() {
   // Copies into the fixed buffers (graphs read them at replay).
   divisor_.narrow(0, 0, rows).copy_(at::tensor(divisor, at::kFloat).view({rows, 1}));
   mode_.narrow(0, 0, rows).copy_(at::tensor(mode, at::kLong));
-  top_p_.narrow(0, 0, rows).copy_(at::tensor(top_p, at::kDouble).view({rows, 1}));
+  top_p_.narrow(0, 0, rows).copy_(at::tensor(top_p, at::kFloat).view({rows, 1}));
   top_k_.narrow(0, 0, rows).copy_(at::tensor(top_k, at::kLong).view({rows, 1}));
   dirty_ = false;
 }

@@ -80,7 +80,7 @@ class SlotSampler {
   bool dirty_ = true;
   at::Tensor divisor_;  // [slots, 1] fp32
   at::Tensor mode_;     // [slots] int64: 0 greedy, 1 plain, 2 filtered
-  at::Tensor top_p_;    // [slots, 1] fp64
+  at::Tensor top_p_;    // [slots, 1] fp32
   at::Tensor top_k_;    // [slots, 1] int64
 };
 

@@ -112,6 +112,38 @@ describe('sampler', () => {
     expect(mismatches).toBe(0);
   });
 
+  it('over a vocabulary of several blocks (the two-level inverse CDF) picks what the plain rule picks, never a zero-probability token', () => {
+    // 2,600 tokens: blocks of 1,024 with the last one padded; rows with whole blocks and block edges of probability 0.
+    const W = 2600;
+    const r = rng(6);
+    const rows = 8;
+    const plain = { temperature: 1, topP: 1, topK: 0 };
+    let mismatches = 0;
+    for (let trial = 0; trial < 60; trial++) {
+      const data = Float32Array.from({ length: rows * W }, () => (r() - 0.5) * 8);
+      for (let b = 0; b < rows; b++) {
+        const row = data.subarray(b * W, (b + 1) * W);
+        if (b % 4 === 1) row.fill(-Infinity, 1024, 2048); // a middle block of zero probability
+        if (b % 4 === 2) row.fill(-Infinity, 2040, W); // the last block and the end of the one before
+        if (b % 4 === 3) row.fill(-Infinity, 0, 1023); // all but the last token of the first block
+      }
+      using logits = Tensor.from(data, { shape: [rows, W] });
+      // Some uniforms at the extremes, where rounding could run past the last token of positive probability.
+      const uniforms = Float64Array.from({ length: rows }, (_, b) => (b === 0 ? 1 - 2 ** -53 : b === 5 ? 0 : r()));
+      const out = native.engineSample(
+        logits.native,
+        Array.from({ length: rows }, () => plain),
+        uniforms,
+      );
+      for (let b = 0; b < rows; b++) {
+        const row = data.subarray(b * W, (b + 1) * W);
+        expect(row[out.tokens[b]], `row ${b} picked a token of probability 0`).toBeGreaterThan(-Infinity);
+        if (out.tokens[b] !== referenceSample(row, plain, uniforms[b])) mismatches++;
+      }
+    }
+    expect(mismatches).toBe(0);
+  });
+
   it('never picks outside top-k / top-p, and follows the distribution (frequencies within 4 sigma)', () => {
     const data = Float32Array.from({ length: V }, (_, i) => Math.sin(i * 1.7) * 2);
     const p = { temperature: 0.8, topP: 0.7, topK: 8 };
