@@ -386,14 +386,15 @@ void Generator::DecodeStep(int64_t rows, int64_t width, const SlotSampler::Shape
   step_.add_(1);
 }
 
+void Generator::DropStaleGraphs() {
+  const uint64_t version = decoder_->storage_version();
+  if (graphs_storage_version_ == version) return;
+  graphs_.Clear();  // the weights they read have moved
+  graphs_storage_version_ = version;
+}
+
 void Generator::FixedSteps(int64_t rows, int64_t width, const SlotSampler::Shape& shape, int64_t steps) {
-  if (graphs_.enabled()) {
-    const uint64_t version = decoder_->storage_version();
-    if (graphs_storage_version_ != version) {
-      graphs_.Clear();  // the weights they read have moved
-      graphs_storage_version_ = version;
-    }
-  }
+  DropStaleGraphs();
   int64_t ran = 0, replayed = 0;
   graphs_.Run(
       {rows, width, shape.kinds, shape.filtered_width}, [&] { DecodeStep(rows, width, shape); }, steps, ran, replayed);
@@ -406,11 +407,7 @@ int64_t Generator::CaptureBuckets(const SamplingParams& sampling, int64_t column
   if (columns < 1) Fail("E_ARG", "engine.capture: columns must be >= 1");
   EnsureCapacity(columns);
   if (!graphs_.enabled()) return graphs_.size();
-  const uint64_t version = decoder_->storage_version();
-  if (graphs_storage_version_ != version) {
-    graphs_.Clear();
-    graphs_storage_version_ = version;
-  }
+  DropStaleGraphs();
   for (int64_t s = 0; s < options_.slots; ++s) sampler_.Set(s, sampling);
   slots_dirty_ = true;
   SyncSlots();  // no row is live: the steps below change no slot's length
@@ -418,7 +415,6 @@ int64_t Generator::CaptureBuckets(const SamplingParams& sampling, int64_t column
   for (int64_t r = 1; r < options_.slots; r *= 2) row_buckets.push_back(r);
   row_buckets.push_back(options_.slots);
   const int64_t widest = std::min(capacity_, PowerOfTwoAtLeast(columns, 64));
-  step_.zero_();
   for (int64_t rows : row_buckets) {
     const SlotSampler::Shape shape = sampler_.ShapeOf(rows, std::vector<bool>(rows, true));
     for (int64_t width = 64; width <= widest; width *= 2) {

@@ -177,6 +177,8 @@ class Generator {
   // table's row step_; writes the new keys/values, next_, lengths_ (live rows), out_tokens_/out_logprobs_ row step_,
   // and advances step_. Device work only: capturable.
   void DecodeStep(int64_t rows, int64_t width, const SlotSampler::Shape& shape);
+  // Forgets the graphs when the weights they read have moved (the decoder's storage version changed).
+  void DropStaleGraphs();
   // Runs `steps` decode steps of the fixed layout: from a CUDA graph where graphs are on, else eagerly.
   void FixedSteps(int64_t rows, int64_t width, const SlotSampler::Shape& shape, int64_t steps);
   // Adds a decode step's attention reads to the stats (the columns the attention kernel is given).

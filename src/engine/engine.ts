@@ -166,8 +166,8 @@ interface Pending {
   done: boolean;
 }
 
-function checkNumber(name: string, v: unknown, ok: (x: number) => boolean, expected: string): number {
-  if (typeof v !== 'number' || !ok(v)) throw new LamerError('E_ARG', `generate: ${name} must be ${expected}, found ${JSON.stringify(v)}`);
+function checkNumber(name: string, v: unknown, ok: (x: number) => boolean, expected: string, where = 'generate'): number {
+  if (typeof v !== 'number' || !ok(v)) throw new LamerError('E_ARG', `${where}: ${name} must be ${expected}, found ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -260,11 +260,11 @@ export class Engine {
   async #precapture(p: EnginePrecapture): Promise<{ graphs: number; ms: number; error?: string }> {
     const native = this.#native;
     if (!native) throw new LamerError('E_DISPOSED', 'this Engine was disposed');
-    const columns = checkNumber('precapture.columns', p.columns, (x) => Number.isInteger(x) && x >= 1, 'an integer >= 1');
+    const columns = checkNumber('columns', p.columns, (x) => Number.isInteger(x) && x >= 1, 'an integer >= 1', 'engine.precapture');
     const sampling = {
-      temperature: checkNumber('precapture.temperature', p.temperature ?? 1, (x) => Number.isFinite(x) && x >= 0, 'a number >= 0 (0 is greedy)'),
-      topP: checkNumber('precapture.topP', p.topP ?? 1, (x) => x > 0 && x <= 1, 'in (0, 1]'),
-      topK: checkNumber('precapture.topK', p.topK ?? 0, (x) => Number.isInteger(x), 'an integer (0 or less: no cut)'),
+      temperature: checkNumber('temperature', p.temperature ?? 1, (x) => Number.isFinite(x) && x >= 0, 'a number >= 0 (0 is greedy)', 'engine.precapture'),
+      topP: checkNumber('topP', p.topP ?? 1, (x) => x > 0 && x <= 1, 'in (0, 1]', 'engine.precapture'),
+      topK: checkNumber('topK', p.topK ?? 0, (x) => Number.isInteger(x), 'an integer (0 or less: no cut)', 'engine.precapture'),
     };
     if (this.#running || this.#live.size > 0 || this.#queue.length > 0) {
       throw new LamerError('E_ARG', 'engine.precapture: the engine is generating; call it before the first generate or once every request has finished');
