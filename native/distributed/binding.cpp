@@ -134,6 +134,7 @@ class GroupWrap : public Napi::ObjectWrap<GroupWrap> {
       Napi::Env env = info.Env();
       return Executor::ForDevice(env, model::ModelWrap::ExecutorName(*decoder)).Submit(env, [g, decoder, root]() -> Executor::Completion {
         BroadcastParameters(*g, decoder->parameters(), root);
+        if (decoder->lora()) BroadcastParameters(*g, decoder->lora_parameters(), root);
         decoder->ParametersChanged();
         return nullptr;
       });

@@ -14,6 +14,7 @@
 #include "model/checkpoint.h"
 #include "model/decoder.h"
 #include "model/fused_ops.h"
+#include "model/lora.h"
 #include "model/model_wrap.h"
 #include "model/safetensors.h"
 #include "model/scoring.h"
@@ -182,6 +183,10 @@ void ModelWrap::Init(Napi::Env env, Napi::Object exports) {
                                       InstanceMethod<&ModelWrap::Forward>("forward"),
                                       InstanceMethod<&ModelWrap::Parameters>("parameters"),
                                       InstanceMethod<&ModelWrap::SaveShard>("saveShard"),
+                                      InstanceMethod<&ModelWrap::SetLora>("setLora"),
+                                      InstanceMethod<&ModelWrap::LoraParameters>("loraParameters"),
+                                      InstanceMethod<&ModelWrap::MergeLora>("mergeLora"),
+                                      InstanceAccessor<&ModelWrap::Lora>("lora"),
                                       InstanceMethod<&ModelWrap::Dispose>("dispose"),
                                       InstanceAccessor<&ModelWrap::Disposed>("disposed"),
                                       InstanceAccessor<&ModelWrap::Device>("device"),
@@ -334,7 +339,8 @@ Napi::Value ModelWrap::SaveShard(const Napi::CallbackInfo& info) {
     for (uint32_t i = 0; i < arr.Length(); ++i) {
       if (!arr.Get(i).IsString()) Fail("E_ARG", "saveShard: names must be strings");
       names.push_back(arr.Get(i).As<Napi::String>());
-      if (!d->parameters().count(names.back())) Fail("E_ARG", "saveShard: no parameter '" + names.back() + "'");
+      if (!d->parameters().count(names.back()) && !d->lora_parameters().count(names.back()))
+        Fail("E_ARG", "saveShard: no parameter '" + names.back() + "'");
     }
     const at::ScalarType dtype =
         info.Length() > 2 && info[2].IsString() ? ParseDType(info[2].As<Napi::String>()) : at::ScalarType::Undefined;
@@ -343,10 +349,104 @@ Napi::Value ModelWrap::SaveShard(const Napi::CallbackInfo& info) {
     return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, path, names, dtype, metadata]() -> Executor::Completion {
       at::NoGradGuard no_grad;
       std::vector<std::pair<std::string, at::Tensor>> items;
-      for (const auto& n : names) items.emplace_back(n, d->parameters().at(n));
+      for (const auto& n : names) {
+        auto it = d->parameters().find(n);
+        items.emplace_back(n, it != d->parameters().end() ? it->second : d->lora_parameters().at(n));
+      }
       WriteSafetensors(path, items, dtype, metadata);
       return nullptr;
     });
+  });
+}
+
+// setLora({r, alpha, dropout, rslora, modules}, tensors | null, seed, dtype) -> Promise<void>: attaches an adapter to
+// the module paths given, its tensors copied from `tensors` (by peft key) or drawn as peft initialises them, kept in
+// `dtype` on the model's device.
+Napi::Value ModelWrap::SetLora(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    std::shared_ptr<Decoder> d = Get(Value());
+    if (info.Length() < 4 || !info[0].IsObject()) Fail("E_ARG", "setLora(options, tensors, seed, dtype): options must be an object");
+    const args::Fields o(info[0].As<Napi::Object>(), "LoRA options");
+    LoraOptions lora;
+    lora.r = o.Integer("r", 1);
+    lora.alpha = o.AnyNumber("alpha");
+    lora.dropout = o.AnyNumber("dropout");
+    lora.rslora = o.Bool("rslora");
+    const Napi::Value modules = info[0].As<Napi::Object>().Get("modules");
+    if (!modules.IsArray()) Fail("E_ARG", "LoRA options: 'modules' must be an array of module paths");
+    const Napi::Array arr = modules.As<Napi::Array>();
+    for (uint32_t i = 0; i < arr.Length(); ++i) {
+      if (!arr.Get(i).IsString()) Fail("E_ARG", "LoRA options: 'modules' must be an array of module paths");
+      lora.modules.push_back(arr.Get(i).As<Napi::String>());
+    }
+    std::map<std::string, at::Tensor> tensors;
+    const bool given = !info[1].IsNull() && !info[1].IsUndefined();
+    if (given) {
+      if (!info[1].IsObject()) Fail("E_ARG", "setLora: tensors must be an object of NativeTensor by name, or null");
+      const Napi::Object obj = info[1].As<Napi::Object>();
+      const Napi::Array keys = obj.GetPropertyNames();
+      for (uint32_t i = 0; i < keys.Length(); ++i) {
+        const std::string k = keys.Get(i).As<Napi::String>();
+        tensors.emplace(k, TensorWrap::Get(obj.Get(k), ("LoRA tensor '" + k + "'").c_str()));
+      }
+    }
+    const uint64_t seed = static_cast<uint64_t>(args::Number(info, 2, "setLora: seed"));
+    const at::ScalarType dtype = ParseDType(args::String(info, 3, "setLora: dtype"));
+    Napi::Env env = info.Env();
+    return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, lora, tensors, given, seed, dtype]() -> Executor::Completion {
+      at::NoGradGuard no_grad;
+      std::map<std::string, at::Tensor> params;
+      if (given) {
+        for (const auto& [k, t] : tensors) {
+          at::Tensor p = t.to(d->device(), dtype);
+          if (p.is_alias_of(t)) p = p.clone();
+          params.emplace(k, std::move(p));
+        }
+      } else {
+        params = InitLoraParameters(d->config(), lora, d->device(), dtype, seed);
+      }
+      d->SetLora(lora, std::move(params));
+      return nullptr;
+    });
+  });
+}
+
+Napi::Value ModelWrap::LoraParameters(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    std::shared_ptr<Decoder> d = Get(Value());
+    Napi::Object out = Napi::Object::New(info.Env());
+    for (const auto& [name, t] : d->lora_parameters()) out.Set(name, TensorWrap::Wrap(info.Env(), t));
+    return out;
+  });
+}
+
+// mergeLora() -> Promise<void>: the adapter folded into the base weights (Decoder::MergeLora).
+Napi::Value ModelWrap::MergeLora(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    std::shared_ptr<Decoder> d = Get(Value());
+    Napi::Env env = info.Env();
+    return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d]() -> Executor::Completion {
+      d->MergeLora();
+      return nullptr;
+    });
+  });
+}
+
+// lora: {r, alpha, dropout, rslora, modules} of the attached adapter, or null.
+Napi::Value ModelWrap::Lora(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    std::shared_ptr<Decoder> d = Get(Value());
+    const LoraOptions* l = d->lora();
+    if (l == nullptr) return info.Env().Null();
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("r", static_cast<double>(l->r));
+    out.Set("alpha", l->alpha);
+    out.Set("dropout", l->dropout);
+    out.Set("rslora", l->rslora);
+    Napi::Array modules = Napi::Array::New(info.Env(), l->modules.size());
+    for (size_t i = 0; i < l->modules.size(); ++i) modules.Set(static_cast<uint32_t>(i), l->modules[i]);
+    out.Set("modules", modules);
+    return out;
   });
 }
 

@@ -20,6 +20,7 @@
 
 #include "bridge/errors.h"
 #include "model/fused_ops.h"
+#include "model/lora.h"
 
 namespace lamer::model {
 
@@ -109,10 +110,16 @@ void Decoder::ParametersChanged() {
   // copy is refreshed from its buffer, which the parameters are views of.
   c10::InferenceMode inference;
   for (auto it = compute_cache_.begin(); it != compute_cache_.end();) {
-    auto fused = fused_.find(it->first);
-    auto p = fused != fused_.end() ? fused : params_.find(it->first);
-    if (p != params_.end() && p != fused_.end() && p->second.sizes() == it->second.sizes()) {
-      it->second.copy_(p->second);
+    const at::Tensor* source = nullptr;
+    for (auto* map : {&fused_, &params_, &lora_params_}) {
+      auto found = map->find(it->first);
+      if (found != map->end()) {
+        source = &found->second;
+        break;
+      }
+    }
+    if (source != nullptr && source->sizes() == it->second.sizes()) {
+      it->second.copy_(*source);
       ++it;
     } else {
       it = compute_cache_.erase(it);
@@ -135,6 +142,8 @@ void Decoder::ParametersChanged() {
 void Decoder::Clear() {
   params_.clear();
   fused_.clear();
+  lora_.reset();
+  lora_params_.clear();
   qk_rows_ = qk_rows_rolled_ = at::Tensor();
   compute_cache_.clear();
   ++version_;
@@ -179,8 +188,13 @@ void Decoder::FuseProjections() {
 
 at::Tensor Decoder::W(const std::string& name) {
   auto it = params_.find(name);
-  if (it == params_.end()) Fail("E_DISPOSED", "model parameter '" + name + "' is gone (the model was disposed)");
-  const at::Tensor& p = it->second;
+  const at::Tensor* found = it != params_.end() ? &it->second : nullptr;
+  if (found == nullptr) {
+    auto adapter = lora_params_.find(name);
+    if (adapter != lora_params_.end()) found = &adapter->second;
+  }
+  if (found == nullptr) Fail("E_DISPOSED", "model parameter '" + name + "' is gone (the model was disposed)");
+  const at::Tensor& p = *found;
   if (p.scalar_type() == compute_dtype_) return p;
   // With gradients on, the cast must stay in the graph so gradients reach the fp32 master parameter.
   if (at::GradMode::is_enabled()) return p.to(compute_dtype_);
@@ -217,6 +231,89 @@ at::Tensor Decoder::ResidualLinear(const at::Tensor& x, const at::Tensor& in, co
   if (bias) return x + Linear(in, prefix, true);
   const at::Tensor w = W(prefix + ".weight");
   return at::addmm(x.reshape({-1, x.size(-1)}), in.reshape({-1, in.size(-1)}), w.t()).view(x.sizes());
+}
+
+at::Tensor Decoder::LoraDelta(const at::Tensor& x, int64_t layer, const std::string& module) {
+  if (!lora_ || !adapter_on_) return at::Tensor();
+  const std::string path = LoraModulePath(layer, module);
+  const std::string a = LoraKey(path, 'A');
+  if (!lora_params_.count(a)) return at::Tensor();
+  // peft: lora_B(lora_A(dropout(x))) * scaling, in the compute dtype.
+  const bool training = at::GradMode::is_enabled();
+  const at::Tensor in = training && lora_->dropout > 0 ? at::dropout(x, lora_->dropout, true) : x;
+  return at::linear(at::linear(in, W(a)), W(LoraKey(path, 'B'))) * lora_->scale();
+}
+
+at::Tensor Decoder::WithLora(const at::Tensor& y, const at::Tensor& x, int64_t layer, const std::vector<std::string>& modules) {
+  if (!lora_ || !adapter_on_) return y;
+  std::vector<at::Tensor> deltas;
+  bool any = false;
+  for (const auto& m : modules) {
+    deltas.push_back(LoraDelta(x, layer, m));
+    any = any || deltas.back().defined();
+  }
+  if (!any) return y;
+  if (modules.size() == 1) return y + deltas[0];
+  // Projections without an adapter add zeros: one addition over the fused output.
+  for (size_t j = 0; j < modules.size(); ++j) {
+    if (deltas[j].defined()) continue;
+    const int64_t out = LoraModuleShape(config_, LoraModulePath(layer, modules[j])).second;
+    std::vector<int64_t> shape(y.sizes().begin(), y.sizes().end());
+    shape.back() = out;
+    deltas[j] = at::zeros(shape, y.options());
+  }
+  return y + at::cat(deltas, -1);
+}
+
+void Decoder::SetLora(const LoraOptions& options, std::map<std::string, at::Tensor> params) {
+  if (params_.empty()) Fail("E_DISPOSED", "the model was disposed");
+  const auto expected = ExpectedLoraParameters(config_, options);
+  for (const auto& [name, shape] : expected) {
+    auto it = params.find(name);
+    if (it == params.end()) Fail("E_ARG", "LoRA: missing tensor '" + name + "'");
+    if (it->second.sizes() != at::IntArrayRef(shape)) {
+      std::string want = "[" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + "]";
+      Fail("E_ARG", "LoRA: tensor '" + name + "' has the wrong shape (expected " + want + " for r = " + std::to_string(options.r) + ")");
+    }
+    if (!at::isFloatingType(it->second.scalar_type())) Fail("E_ARG", "LoRA: tensor '" + name + "' is not floating point");
+    if (it->second.device() != device_)
+      Fail("E_ARG", "LoRA: tensor '" + name + "' is on " + it->second.device().str() + ", the model on " + device_.str());
+  }
+  if (params.size() != expected.size()) {
+    for (const auto& [name, t] : params) {
+      bool known = false;
+      for (const auto& e : expected) known = known || e.first == name;
+      if (!known) Fail("E_ARG", "LoRA: unexpected tensor '" + name + "' (not an adapter of the modules given)");
+    }
+  }
+  for (auto& [name, t] : params) {
+    if (t.requires_grad() || !t.is_leaf()) t = t.detach();
+  }
+  // Copies made from an adapter before are stale: drop them (and tell captured graphs).
+  for (const auto& [name, t] : lora_params_) compute_cache_.erase(name);
+  lora_ = std::make_shared<LoraOptions>(options);
+  lora_params_ = std::move(params);
+  adapter_on_ = true;
+  ++version_;
+  ++storage_version_;
+}
+
+void Decoder::MergeLora() {
+  if (!lora_) Fail("E_ARG", "mergeLora: this model carries no LoRA adapter");
+  c10::NoGradGuard no_grad;
+  const double scale = lora_->scale();
+  for (const auto& path : lora_->modules) {
+    at::Tensor& w = params_.at(path + ".weight");
+    const at::Tensor a = lora_params_.at(LoraKey(path, 'A')).to(at::kDouble);
+    const at::Tensor b = lora_params_.at(LoraKey(path, 'B')).to(at::kDouble);
+    // In the weight's own storage (a view of a fused buffer for q/k/v and gate/up), computed in fp64.
+    w.copy_(w.to(at::kDouble) + at::mm(b, a) * scale);
+  }
+  for (const auto& [name, t] : lora_params_) compute_cache_.erase(name);
+  lora_.reset();
+  lora_params_.clear();
+  ++storage_version_;
+  ParametersChanged();
 }
 
 const char* Decoder::LmHeadName() const { return config_.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight"; }
@@ -281,7 +378,8 @@ at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
   const std::optional<at::Tensor> qkv_b =
       c.qkv_bias ? std::optional<at::Tensor>(Fused(QkvName(i, "bias"), {a + "q_proj.bias", a + "k_proj.bias", a + "v_proj.bias"}))
                  : std::nullopt;
-  const at::Tensor qkv = at::linear(h, qkv_w, qkv_b).view({B, T, Hq + 2 * Hk, D});
+  static const std::vector<std::string> kQkv = {"q_proj", "k_proj", "v_proj"};
+  const at::Tensor qkv = WithLora(at::linear(h, qkv_w, qkv_b), h, i, kQkv).view({B, T, Hq + 2 * Hk, D});
   at::Tensor qk = qkv.narrow(2, 0, Hq + Hk);
   at::Tensor v = qkv.narrow(2, Hq + Hk, Hk);  // [B, T, kv_heads, head_dim]
   // Qwen3's per-head norms before RoPE, q's and k's together: the normalisation as one operator, the weights folded
@@ -337,14 +435,19 @@ at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
   }
   attn = attn.transpose(1, 2).reshape({B, T, Hq * D});
   x = ResidualLinear(x, attn, a + "o_proj", c.o_bias);
+  if (const at::Tensor d = LoraDelta(attn, i, "o_proj"); d.defined()) x = x + d;
 
   const std::string m = p + "mlp.";
   const at::Tensor post = RmsNorm(x, p + "post_attention_layernorm.weight");
   const at::Tensor gu_w = Fused(GateUpName(i, "weight"), {m + "gate_proj.weight", m + "up_proj.weight"});
   const std::optional<at::Tensor> gu_b =
       c.mlp_bias ? std::optional<at::Tensor>(Fused(GateUpName(i, "bias"), {m + "gate_proj.bias", m + "up_proj.bias"})) : std::nullopt;
-  const at::Tensor gu = at::linear(post, gu_w, gu_b);
-  return ResidualLinear(x, fused ? SwiGlu(gu) : SwiGluReference(gu), m + "down_proj", c.mlp_bias);
+  static const std::vector<std::string> kGateUp = {"gate_proj", "up_proj"};
+  const at::Tensor gu = WithLora(at::linear(post, gu_w, gu_b), post, i, kGateUp);
+  const at::Tensor act = fused ? SwiGlu(gu) : SwiGluReference(gu);
+  x = ResidualLinear(x, act, m + "down_proj", c.mlp_bias);
+  if (const at::Tensor d = LoraDelta(act, i, "down_proj"); d.defined()) x = x + d;
+  return x;
 }
 
 at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask, KvCache* cache,

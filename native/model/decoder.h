@@ -7,11 +7,14 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 namespace lamer::model {
+
+struct LoraOptions;  // model/lora.h
 
 // The numbers the decoder needs, parsed and validated from config.json on the TS side (src/model/config.ts).
 struct DecoderConfig {
@@ -104,12 +107,42 @@ class Decoder {
   // Releases the parameters (dispose).
   void Clear();
 
+  // LoRA (model/lora.h). SetLora attaches adapters (`params` must hold exactly ExpectedLoraParameters(config,
+  // options); E_ARG otherwise), replacing any before; every forward then adds scale * B (A x) to each adapted
+  // projection, and the train step trains the adapter alone. The base parameters are left as they are: whoever
+  // attaches an adapter keeps them frozen.
+  void SetLora(const LoraOptions& options, std::map<std::string, at::Tensor> params);
+  // The attached adapter's options, or null.
+  const LoraOptions* lora() const { return lora_.get(); }
+  // The adapter's tensors by peft key (empty without one); changed in place only, like parameters().
+  std::map<std::string, at::Tensor>& lora_parameters() { return lora_params_; }
+  // W += scale * B A for every adapted projection, then drops the adapter: the forward is unchanged, without it.
+  void MergeLora();
+  // Turns the adapter off for its lifetime (the KL loss's reference is the base alone).
+  class AdapterOff {
+   public:
+    explicit AdapterOff(Decoder& d) : d_(d), was_(d.adapter_on_) { d_.adapter_on_ = false; }
+    ~AdapterOff() { d_.adapter_on_ = was_; }
+    AdapterOff(const AdapterOff&) = delete;
+    AdapterOff& operator=(const AdapterOff&) = delete;
+
+   private:
+    Decoder& d_;
+    bool was_;
+  };
+
  private:
   struct Forward;  // what every layer of one forward shares (decoder.cpp)
   at::Tensor Layer(int64_t i, const at::Tensor& x, const Forward& f);
 
   // The parameter `name` in compute dtype (cached while the parameters do not change).
   at::Tensor W(const std::string& name);
+  // scale * B (A x) for the module `module` of layer `layer` (dropout on x in training), or an undefined tensor when
+  // no adapter is on there.
+  at::Tensor LoraDelta(const at::Tensor& x, int64_t layer, const std::string& module);
+  // `y` (the projections `modules` of one layer, their outputs side by side in its last dimension) plus their
+  // adapters' deltas; `y` itself when none of them has one.
+  at::Tensor WithLora(const at::Tensor& y, const at::Tensor& x, int64_t layer, const std::vector<std::string>& modules);
   // Projections that share one input, as one weight [sum of outputs, in] (and bias): the shared buffer without
   // gradients; with them, the parameters concatenated so that gradients reach each.
   at::Tensor Fused(const std::string& fused, const std::vector<std::string>& parts);
@@ -137,6 +170,9 @@ class Decoder {
   at::Device device_;
   at::ScalarType compute_dtype_;
   at::Tensor inv_freq_;  // fp32 [head_dim / 2]
+  std::shared_ptr<LoraOptions> lora_;
+  std::map<std::string, at::Tensor> lora_params_;
+  bool adapter_on_ = true;
 };
 
 // Builds inv_freq exactly as transformers does (float32 powers), with llama3 scaling when configured.

@@ -27,6 +27,10 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
   Napi::Value Forward(const Napi::CallbackInfo& info);
   Napi::Value Parameters(const Napi::CallbackInfo& info);
   Napi::Value SaveShard(const Napi::CallbackInfo& info);
+  Napi::Value SetLora(const Napi::CallbackInfo& info);
+  Napi::Value LoraParameters(const Napi::CallbackInfo& info);
+  Napi::Value MergeLora(const Napi::CallbackInfo& info);
+  Napi::Value Lora(const Napi::CallbackInfo& info);
   Napi::Value Dispose(const Napi::CallbackInfo& info);
   Napi::Value Disposed(const Napi::CallbackInfo& info);
   Napi::Value Device(const Napi::CallbackInfo& info);

@@ -97,6 +97,16 @@ std::vector<std::pair<std::string, at::Tensor>> AdamW::StateTensors() const {
   return out;
 }
 
+int64_t AdamW::StateBytes() const {
+  int64_t n = 0;
+  for (const auto& [name, s] : state_) {
+    for (const at::Tensor* t : {&s.exp_avg, &s.exp_avg_sq, &s.master}) {
+      if (t->defined()) n += static_cast<int64_t>(t->nbytes());
+    }
+  }
+  return n;
+}
+
 std::map<std::string, std::string> AdamW::StateMetadata() const {
   auto num = [](double v) {
     char buf[64];

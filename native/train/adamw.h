@@ -35,6 +35,8 @@ class AdamW {
   // The state as named tensors (exp_avg.<name>, exp_avg_sq.<name>, master.<name>) and metadata.
   std::vector<std::pair<std::string, at::Tensor>> StateTensors() const;
   std::map<std::string, std::string> StateMetadata() const;
+  // Bytes of state held: moments and master copies.
+  int64_t StateBytes() const;
   // Restores state from tensors read from a file; checks names and shapes against `params` (E_CHECKPOINT naming
   // `file` and the tensor). Master copies are written into the parameters so they continue exactly.
   void Restore(const std::map<std::string, at::Tensor>& tensors, const std::map<std::string, std::string>& metadata,

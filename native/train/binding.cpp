@@ -78,6 +78,7 @@ StepOptions ReadStepOptions(const Napi::Value& value) {
   s.chunked = o.Bool("chunked", true);
   s.chunk_bytes = o.Integer("chunkBytes", 1);
   s.gradient_checkpointing = o.Bool("gradientCheckpointing");
+  s.reference_base = o.Bool("referenceBase", false);
   const Napi::Object obj = value.As<Napi::Object>();
   const Napi::Value group = obj.Get("group");
   if (!group.IsUndefined() && !group.IsNull()) s.group = dist::UnwrapGroup(group, "train options: 'group'");
@@ -119,6 +120,7 @@ class OptimizerWrap : public Napi::ObjectWrap<OptimizerWrap> {
                                         InstanceMethod<&OptimizerWrap::Values>("values"),
                                         InstanceMethod<&OptimizerWrap::Save>("save"),
                                         InstanceMethod<&OptimizerWrap::Load>("load"),
+                                        InstanceMethod<&OptimizerWrap::Memory>("memory"),
                                         InstanceMethod<&OptimizerWrap::Dispose>("dispose"),
                                         InstanceAccessor<&OptimizerWrap::StepCount>("stepCount"),
                                         InstanceAccessor<&OptimizerWrap::HasValueHead>("hasValueHead"),
@@ -279,6 +281,27 @@ class OptimizerWrap : public Napi::ObjectWrap<OptimizerWrap> {
         t->Load(path);
         count->store(t->step());
         return nullptr;
+      });
+    });
+  }
+
+  // memory() -> Promise<{parameters, trainable, trainableCount, gradients, optimizerState}>: bytes held (Optimizer::Memory).
+  Napi::Value Memory(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto t = Get();
+      auto m = std::make_shared<MemoryBytes>();
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [t, m]() -> Executor::Completion {
+        *m = t->Memory();
+        return [m](Napi::Env env) -> Napi::Value {
+          Napi::Object out = Napi::Object::New(env);
+          out.Set("parameters", static_cast<double>(m->parameters));
+          out.Set("trainable", static_cast<double>(m->trainable));
+          out.Set("trainableCount", static_cast<double>(m->trainable_count));
+          out.Set("gradients", static_cast<double>(m->gradients));
+          out.Set("optimizerState", static_cast<double>(m->optimizer_state));
+          return out;
+        };
       });
     });
   }

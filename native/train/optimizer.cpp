@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "algo/gae.h"
 #include "bridge/errors.h"
@@ -171,8 +172,9 @@ void Optimizer::EnsureValueHead() {
 }
 
 std::map<std::string, at::Tensor> Optimizer::TrainableParameters() {
-  std::map<std::string, at::Tensor> params = decoder_->parameters();
-  if (params.empty()) Fail("E_DISPOSED", "the model was disposed");
+  if (decoder_->parameters().empty()) Fail("E_DISPOSED", "the model was disposed");
+  // With a LoRA adapter the adapter alone is trained; the base stays frozen (no gradient, no optimizer state).
+  std::map<std::string, at::Tensor> params = decoder_->lora() ? decoder_->lora_parameters() : decoder_->parameters();
   if (value_head_) {
     EnsureValueHead();
     for (auto& [name, t] : head_) params[name] = t;
@@ -230,7 +232,10 @@ StepPlan CheckStep(const Batch& batch, bool any_rows, const StepOptions& o, cons
   plan.reference_pass = plan.use_kl && batch.ref_logprobs.empty();
   if (!any_rows && !plan.data_parallel) Fail("E_ARG", "train step: the batch has no rows");
   if (plan.policy && any_rows && batch.advantages.empty()) Fail("E_ARG", "train step: the policy loss needs 'advantages'");
-  if (plan.reference_pass && any_rows && !o.reference) Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
+  if (o.reference_base && !decoder.lora()) Fail("E_ARG", "train step: referenceBase needs a model with a LoRA adapter");
+  if (o.reference_base && o.reference) Fail("E_ARG", "train step: give a reference policy or referenceBase, not both");
+  if (plan.reference_pass && any_rows && !o.reference && !o.reference_base)
+    Fail("E_ARG", "train step: a KL loss needs 'refLogprobs' (or a reference policy)");
   if (plan.reference_pass && o.reference) {
     if (o.reference->device() != decoder.device()) Fail("E_ARG", "train step: the reference policy must be on the trained model's device");
     if (o.reference->config().vocab_size != decoder.config().vocab_size)
@@ -389,15 +394,18 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
     at::Tensor ref_lp;
     if (plan.policy && plan.reference_pass) {
       at::NoGradGuard frozen;
-      const at::Tensor rh = o.reference->Hidden(ids, positions, mask);
-      ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), o.reference->LmHeadWeight(), targets, L.temperature,
-                                  false, chunk_bytes)
+      model::Decoder& ref = o.reference_base ? *decoder_ : *o.reference;
+      std::optional<model::Decoder::AdapterOff> base_only;
+      if (o.reference_base) base_only.emplace(*decoder_);
+      const at::Tensor rh = ref.Hidden(ids, positions, mask);
+      ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), ref.LmHeadWeight(), targets, L.temperature, false,
+                                  chunk_bytes)
                    .logprobs.to(score);
     }
     const at::Tensor hidden = decoder_->Hidden(ids, positions, mask, nullptr, runner);
     const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, flat);
-    at::Tensor head = params.at(decoder_->LmHeadName());
-    if (head.scalar_type() != decoder_->compute_dtype()) head = head.to(decoder_->compute_dtype());
+    // The head in the compute dtype, in the graph when it is trained.
+    const at::Tensor head = decoder_->LmHeadWeight();
     const TokenScores s = o.chunked ? ChunkedTokenScores(h, head, targets, L.temperature, plan.policy, chunk_bytes)
                                     : FullTokenScores(h, head, targets, L.temperature, plan.policy);
     const at::Tensor w = at::tensor(m.weight, at::kDouble).to(sopts);
@@ -442,6 +450,10 @@ void Optimizer::ClipAndUpdate(std::map<std::string, at::Tensor>& params, const S
     for (auto& [name, p] : params) {
       if (p.grad().defined()) out.grads[name] = p.grad().detach().clone();
     }
+  }
+  gradient_bytes_ = 0;
+  for (auto& [name, p] : params) {
+    if (p.grad().defined()) gradient_bytes_ += static_cast<int64_t>(p.grad().nbytes());
   }
   const double norm = ClipGradNorm(params, o.update ? o.max_grad_norm : 0.0);
   out.metrics.emplace_back("gradNorm", norm);
@@ -495,6 +507,21 @@ void Optimizer::Gae(StagedBatch& staged, double gamma, double lambda, int64_t mi
   params.lambda = lambda;
   algo::compute_gae(b.rows(), lengths.data(), staged.row_returns.data(), values.data(), params, b.advantages.data(), b.returns.data());
   b.old_values = std::move(values);
+}
+
+MemoryBytes Optimizer::Memory() {
+  MemoryBytes m;
+  const std::map<std::string, at::Tensor> trained = TrainableParameters();
+  for (const auto& [name, t] : trained) {
+    m.trainable += static_cast<int64_t>(t.nbytes());
+    m.trainable_count += t.numel();
+  }
+  for (const auto* map : {&decoder_->parameters(), &decoder_->lora_parameters(), &head_}) {
+    for (const auto& [name, t] : *map) m.parameters += static_cast<int64_t>(t.nbytes());
+  }
+  m.gradients = gradient_bytes_;
+  m.optimizer_state = adam_.StateBytes();
+  return m;
 }
 
 void Optimizer::Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata) {

@@ -73,10 +73,21 @@ struct StepOptions {
   // The frozen reference of the KL loss: its log-probs are computed per micro-batch, without gradient, when the
   // batch carries no ref_logprobs. Same device as the trained model.
   std::shared_ptr<model::Decoder> reference;
+  // LoRA: the reference is the trained model's base, its adapter off (no second copy of the weights).
+  bool reference_base = false;
   // Data parallel: this rank's rows are its share of one global mini-batch. The loss is normalised by the global
   // row and token counts, gradients and metric sums are all-reduced before clipping, so every rank takes the same
   // step as one process given all rows would. A rank may then have no rows of its own.
   std::shared_ptr<dist::Group> group;
+};
+
+// Bytes this optimizer's model holds for training (Optimizer::Memory).
+struct MemoryBytes {
+  int64_t parameters = 0;       // every parameter of the model (base, adapter, value head)
+  int64_t trainable = 0;        // the trained ones among them
+  int64_t trainable_count = 0;  // their elements
+  int64_t gradients = 0;        // gradients held at the last update, before they were released
+  int64_t optimizer_state = 0;  // AdamW's moments and master copies
 };
 
 struct StepResult {
@@ -113,6 +124,7 @@ class Optimizer {
   void Load(const std::string& path);
 
   int64_t step() const { return adam_.step(); }
+  MemoryBytes Memory();
   bool has_value_head() const { return value_head_; }
   const std::shared_ptr<model::Decoder>& decoder() const { return decoder_; }
 
@@ -132,6 +144,7 @@ class Optimizer {
   AdamW adam_;
   bool value_head_;
   std::map<std::string, at::Tensor> head_;  // value_head.weight [1, H], value_head.bias [1]
+  int64_t gradient_bytes_ = 0;
 };
 
 }  // namespace lamer::train

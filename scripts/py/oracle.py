@@ -5,6 +5,7 @@ this once and sends it requests, one JSON object per line on stdin, answered by 
   {"op": "reference", "model": DIR, "request": {...reference.py input}}  -> {"ok": true, "result": {...}}
   {"op": "chat", "tokenizer": DIR, "messages": [...], "kwargs": {...}}    -> {"ok": true, "result": {"ids": [...], "text": "..."}}
   {"op": "encode", "tokenizer": DIR, "texts": [...]}                     -> {"ok": true, "result": {"ids": [[...], ...]}}
+  {"op": "peft_make" | "peft_count" | "peft_reference", ...}             -> peft_reference.py
 Failures answer {"ok": false, "error": "..."} and the process keeps serving.
 """
 import contextlib
@@ -21,6 +22,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import make_checkpoint  # noqa: E402
 import reference  # noqa: E402
+import importlib  # noqa: E402
 import transformers  # noqa: E402
 
 _tokenizers = {}
@@ -47,6 +49,10 @@ def handle(req):
     if op == "encode":
         tok = tokenizer(req["tokenizer"])
         return {"ids": [tok(t, add_special_tokens=False)["input_ids"] for t in req["texts"]]}
+    if op in ("peft_make", "peft_count", "peft_reference"):
+        # peft is imported on first use: tests that never ask for it do not pay for the import.
+        pr = importlib.import_module("peft_reference")
+        return {"peft_make": pr.make, "peft_count": pr.count, "peft_reference": pr.reference}[op](req)
     raise ValueError(f"unknown op {op!r}")
 
 

@@ -1,6 +1,8 @@
 // Public surface of the model concern (re-exported by src/index.ts).
-export { Policy } from './policy.js';
-export type { ComputeDType, LogprobsBatch, PolicyInitOptions, PolicyLoadOptions, SaveOptions } from './policy.js';
+export { Policy, isAdapterDir, isCheckpointDir } from './policy.js';
+export type { AddLoraOptions, ComputeDType, LogprobsBatch, PolicyInitOptions, PolicyLoadOptions, SaveOptions } from './policy.js';
+export { LORA_MODULES, loraModulePaths, loraParameterCount } from './lora.js';
+export type { LoraModule, LoraSettings } from './lora.js';
 export { parseModelConfig, parameterCount } from './config.js';
 export type { CheckpointDType, ModelConfig, ModelType } from './config.js';
 export { TextTokenizer } from './tokenizer.js';

@@ -4,15 +4,24 @@
 // train step take, so they share these parameters without copies.
 import { deviceProfile, type ComputeDType } from './device.js';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { LamerError } from '../errors.js';
 import { makeDirs, readJsonFile, readRegularFile, writeFileAtomic } from '../util/fs.js';
 import { Tensor, type DeviceName } from '../tensor.js';
 import { ChatTemplate, type ChatMessage, type ChatRenderOptions } from './chat.js';
 import { parseModelConfig, toNativeConfig, type CheckpointDType, type ModelConfig } from './config.js';
 import { addon } from '../native/addon.js';
-import type { NativeModel } from '../native/types.js';
+import type { NativeLoraOptions, NativeModel } from '../native/types.js';
 import { TextTokenizer } from './tokenizer.js';
+import {
+  ADAPTER_CONFIG_FILE,
+  ADAPTER_WEIGHTS_FILE,
+  adapterConfigJson,
+  loraParameterCount,
+  nativeLoraOptions,
+  readAdapterConfig,
+  type LoraSettings,
+} from './lora.js';
 
 export type { ComputeDType };
 
@@ -28,6 +37,17 @@ export interface PolicyLoadOptions {
   paramDtype?: ComputeDType;
   /** Padded tokens per forward micro-batch in logprobs (default 8192). */
   tokenBudget?: number;
+  /**
+   * A LoRA adapter folder's base checkpoint, overriding the adapter_config.json's base_model_name_or_path (only for
+   * load() of an adapter folder).
+   */
+  base?: string;
+}
+
+/** A fresh adapter (peft's initialisation: A random, B zero). */
+export interface AddLoraOptions extends LoraSettings {
+  /** Seed of A's random values. */
+  seed: number;
 }
 
 export interface PolicyInitOptions extends PolicyLoadOptions {
@@ -107,6 +127,22 @@ function checkpointOrder(names: string[]): string[] {
 
 const BYTES: Record<string, number> = { float32: 4, bfloat16: 2, float16: 2, float64: 8 };
 
+/** True when `dir` is a peft adapter folder (adapter_config.json, no config.json of a full checkpoint). */
+export function isAdapterDir(dir: string): boolean {
+  return existsSync(join(dir, ADAPTER_CONFIG_FILE)) && !existsSync(join(dir, 'config.json'));
+}
+
+/** True when `dir` holds a checkpoint Policy.load opens: a full one or a LoRA adapter. */
+export function isCheckpointDir(dir: string): boolean {
+  return existsSync(join(dir, 'config.json')) || isAdapterDir(dir);
+}
+
+function adapterBase(dir: string): string | null {
+  const raw = readJsonFile(join(dir, ADAPTER_CONFIG_FILE)) as Record<string, unknown> | null;
+  const base = raw && typeof raw === 'object' ? raw.base_model_name_or_path : undefined;
+  return typeof base === 'string' && base.length > 0 ? base : null;
+}
+
 export class Policy {
   readonly config: ModelConfig;
   readonly tokenizer: TextTokenizer | null;
@@ -116,6 +152,8 @@ export class Policy {
   readonly #assets: Map<string, string>;
   readonly #tokenBudget: number;
   #native: NativeModel | null;
+  /** The checkpoint folder the base weights were read from (null for a model made by init()). */
+  #source: string | null = null;
 
   private constructor(
     native: NativeModel,
@@ -143,9 +181,39 @@ export class Policy {
     return { device, dtype, paramDtype };
   }
 
-  /** Loads a checkpoint folder (config.json, model.safetensors or a sharded index, tokenizer files if present). */
+  /**
+   * Loads a checkpoint folder (config.json, model.safetensors or a sharded index, tokenizer files if present), or a
+   * peft LoRA adapter folder (adapter_config.json + adapter_model.safetensors): its base (options.base, else the
+   * adapter's base_model_name_or_path, relative to the adapter folder when not absolute) with the adapter on it. An
+   * adapter's base is kept in the compute dtype unless paramDtype says otherwise: it is frozen.
+   */
   static async load(dir: string, options: PolicyLoadOptions = {}): Promise<Policy> {
     const root = resolve(dir);
+    if (isAdapterDir(root)) {
+      const named = options.base ?? adapterBase(root);
+      if (named === null) {
+        throw new LamerError(
+          'E_CHECKPOINT',
+          `${root}: a LoRA adapter whose ${ADAPTER_CONFIG_FILE} names no base_model_name_or_path; give the base checkpoint (Policy.load(dir, { base }), or model.path with model.adapter)`,
+        );
+      }
+      const base = isAbsolute(named) ? named : resolve(root, named);
+      if (!existsSync(join(base, 'config.json'))) {
+        throw new LamerError(
+          'E_CHECKPOINT',
+          `${root}: its base model ${named} (base_model_name_or_path) is not a checkpoint folder on this machine; give the base's folder (Policy.load(dir, { base }), or model.path with model.adapter)`,
+        );
+      }
+      const { base: _base, ...rest } = options;
+      const policy = await Policy.load(base, { ...rest, paramDtype: rest.paramDtype ?? Policy.#dtypes(rest).dtype });
+      try {
+        await policy.loadAdapter(root);
+      } catch (e) {
+        policy.dispose();
+        throw e;
+      }
+      return policy;
+    }
     const config = readConfig(root);
     const assets = new Map<string, string>();
     for (const f of ASSET_FILES) {
@@ -162,7 +230,9 @@ export class Policy {
     const chatTemplate = ChatTemplate.load(root);
     const { device, dtype, paramDtype } = Policy.#dtypes(options);
     const native = await addon().modelLoad(root, toNativeConfig(config), device, dtype, paramDtype);
-    return new Policy(native, config, assets, tokenizer, chatTemplate, options.tokenBudget ?? 8192);
+    const policy = new Policy(native, config, assets, tokenizer, chatTemplate, options.tokenBudget ?? 8192);
+    policy.#source = root;
+    return policy;
   }
 
   /** A randomly initialised model of `config` (for `lamer init-model` and tests). */
@@ -186,6 +256,83 @@ export class Policy {
 
   get device(): string {
     return this.native.device;
+  }
+
+  /** The checkpoint folder the base weights were read from (null for a model made by init()). */
+  get source(): string | null {
+    return this.#source;
+  }
+
+  /** @internal Records where the base weights are on disk (a runtime that saved an init() model's base). */
+  setSource(dir: string): void {
+    this.#source = resolve(dir);
+  }
+
+  /** The attached LoRA adapter (module paths, r, alpha), or null. */
+  get lora(): NativeLoraOptions | null {
+    return this.native.lora;
+  }
+
+  /** Trainable elements of the attached adapter (r (in + out) per adapted projection); 0 without one. */
+  get loraParameterCount(): number {
+    const l = this.lora;
+    return l ? loraParameterCount(this.config, l) : 0;
+  }
+
+  /** The adapter's dtype: fp32 (fp64 for a model kept in fp64), whatever the compute dtype. */
+  #adapterDtype(): 'float32' | 'float64' {
+    return (this.native.paramDtype as string) === 'float64' ? 'float64' : 'float32';
+  }
+
+  /**
+   * Attaches a fresh LoRA adapter (replacing any): A drawn as peft draws it (kaiming-uniform), B zero, so the model's
+   * outputs are unchanged until the adapter trains. The train step then trains the adapter alone.
+   */
+  async addLora(options: AddLoraOptions): Promise<void> {
+    const native = nativeLoraOptions(this.config, options);
+    if (native.modules.length === 0) throw new LamerError('E_ARG', 'addLora: no target module');
+    await this.native.setLora(native, null, options.seed, this.#adapterDtype());
+  }
+
+  /** Attaches the peft adapter in `dir` (adapter_config.json + adapter_model.safetensors), replacing any. */
+  async loadAdapter(dir: string): Promise<void> {
+    const root = resolve(dir);
+    const weights = join(root, ADAPTER_WEIGHTS_FILE);
+    if (!existsSync(weights)) throw new LamerError('E_CHECKPOINT', `${root}: no ${ADAPTER_WEIGHTS_FILE} (is this a peft LoRA adapter folder?)`);
+    const file = addon().safetensorsRead(weights);
+    try {
+      const { options } = readAdapterConfig(root, file.order, this.config);
+      const tensors: Record<string, (typeof file.tensors)[string]> = {};
+      for (const [name, t] of Object.entries(file.tensors)) tensors[name.replace(/\.default\.weight$/, '.weight')] = t;
+      await this.native.setLora(options, tensors, 0, this.#adapterDtype());
+    } finally {
+      for (const t of Object.values(file.tensors)) t.dispose();
+    }
+  }
+
+  /**
+   * Writes the adapter as peft writes it: adapter_model.safetensors (fp32, peft's keys) and adapter_config.json, whose
+   * base_model_name_or_path is `baseModel` (default: the folder the base was loaded from). Files go under temporary
+   * names and are renamed into place.
+   */
+  async saveAdapter(dir: string, options: { baseModel?: string | null } = {}): Promise<void> {
+    const native = this.native;
+    const lora = native.lora;
+    if (!lora) throw new LamerError('E_ARG', 'saveAdapter: this policy carries no LoRA adapter (addLora or loadAdapter attaches one)');
+    const root = resolve(dir);
+    makeDirs(root);
+    const params = native.loraParameters();
+    const names = Object.keys(params).sort();
+    for (const t of Object.values(params)) t.dispose();
+    await native.saveShard(join(root, ADAPTER_WEIGHTS_FILE), names, null, { format: 'pt' });
+    const base = options.baseModel !== undefined ? options.baseModel : this.#source;
+    writeFileAtomic(join(root, ADAPTER_CONFIG_FILE), `${JSON.stringify(adapterConfigJson(lora, base, this.config), null, 2)}\n`);
+  }
+
+  /** Folds the adapter into the base weights (W += scale B A, in fp64) and drops it; save() then writes merged weights. */
+  async mergeAdapter(): Promise<void> {
+    if (!this.native.lora) throw new LamerError('E_ARG', 'mergeAdapter: this policy carries no LoRA adapter');
+    await this.native.mergeLora();
   }
 
   get disposed(): boolean {
@@ -266,6 +413,12 @@ export class Policy {
    */
   async save(dir: string, options: SaveOptions = {}): Promise<void> {
     const native = this.native;
+    if (native.lora) {
+      throw new LamerError(
+        'E_ARG',
+        'save: this policy carries a LoRA adapter, which save() would leave out; saveAdapter(dir) writes the adapter, or mergeAdapter() first to save merged weights',
+      );
+    }
     const root = resolve(dir);
     makeDirs(root);
     const dtype = options.dtype ?? this.config.dtype;

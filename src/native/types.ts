@@ -203,8 +203,30 @@ export interface NativeModel extends Handle<'NativeModel'> {
   forward(sequences: Int32Array[]): Promise<NativeTensor>;
   /** The parameters by checkpoint name, as tensor handles sharing the model's memory. */
   parameters(): Record<string, NativeTensor>;
+  /** Writes the named parameters (base or adapter) to one safetensors file. */
   saveShard(path: string, names: string[], dtype: NativeDType | null, metadata: Record<string, string>): Promise<void>;
+  /**
+   * Attaches a LoRA adapter to the module paths given (replacing any before): its tensors by peft key, copied, or drawn
+   * as peft initialises them when `tensors` is null; kept in `dtype`.
+   */
+  setLora(options: NativeLoraOptions, tensors: Record<string, NativeTensor> | null, seed: number, dtype: NativeDType): Promise<void>;
+  /** The adapter's tensors by peft key (empty without one), sharing the model's memory. */
+  loraParameters(): Record<string, NativeTensor>;
+  /** Folds the adapter into the base weights (W += scale B A) and drops it. */
+  mergeLora(): Promise<void>;
+  /** The attached adapter, or null. */
+  readonly lora: NativeLoraOptions | null;
   dispose(): void;
+}
+
+export interface NativeLoraOptions {
+  r: number;
+  alpha: number;
+  dropout: number;
+  /** Scale alpha / sqrt(r) instead of alpha / r. */
+  rslora: boolean;
+  /** Module paths, e.g. model.layers.3.self_attn.q_proj. */
+  modules: string[];
 }
 
 export interface NativeSafetensorsContents {
@@ -372,6 +394,8 @@ export interface NativeTrainStepOptions {
   group?: NativeDistGroup;
   /** KL without refLogprobs in the batch: the frozen model whose log-probs the step computes (same device). */
   reference?: NativeModel;
+  /** LoRA: the KL reference is the trained model's base with its adapter off. */
+  referenceBase?: boolean;
 }
 
 /** The metrics Optimizer::Step reports (native/train/optimizer.cpp); which are present depends on the step's options. */
@@ -435,7 +459,21 @@ export interface NativeOptimizer extends Handle<'NativeOptimizer'> {
   values(batch: NativeTrainBatch, microBatchTokens: number): Promise<Float32Array>;
   save(path: string, metadata: Record<string, string>): Promise<void>;
   load(path: string): Promise<void>;
+  /** Bytes the model holds for training. */
+  memory(): Promise<NativeMemoryBytes>;
   dispose(): void;
+}
+
+export interface NativeMemoryBytes {
+  /** Every parameter: base, adapter, value head. */
+  parameters: number;
+  /** The trained parameters (the adapter and value head under LoRA) and their element count. */
+  trainable: number;
+  trainableCount: number;
+  /** Gradients held at the last update. */
+  gradients: number;
+  /** AdamW's moments and fp32 master copies. */
+  optimizerState: number;
 }
 
 interface TrainExports {

@@ -16,6 +16,7 @@ import type {
   KlType,
   NativeDistGroup,
   NativeLossOptions,
+  NativeMemoryBytes,
   NativeModel,
   NativeOptimizer,
   NativeTrainMetrics,
@@ -46,7 +47,10 @@ export interface StepOptions extends PolicyLossOptions {
   microBatchTokens?: number;
   /** Learning rate of this step; default: the optimizer's schedule at its current step. */
   lr?: number;
-  /** Frozen reference policy for the KL loss, used when rows carry no refLogprobs (same device as the policy). */
+  /**
+   * Frozen reference policy for the KL loss, used when rows carry no refLogprobs (same device as the policy). A policy
+   * with a LoRA adapter needs none: its reference is its own base, the adapter off.
+   */
   reference?: Policy;
   /** Logit-chunk size of the log-prob computation in bytes (default 64 MiB on the CPU, 512 MiB on a GPU). */
   chunkBytes?: number;
@@ -206,16 +210,15 @@ export class Optimizer {
 
   /** KL without log-probs on the rows: the reference policy's handle goes to the native step, which scores the same
    * tokens with it (no gradient) micro-batch by micro-batch. */
-  #reference(rows: readonly TrainRow[] | undefined, o: StepOptions): NativeModel | undefined {
+  #reference(rows: readonly TrainRow[] | undefined, o: StepOptions): NativeModel | 'base' | undefined {
     const type = o.kl?.type ?? 'none';
     if (type === 'none' || (rows && rows.length > 0 && rows.every((r) => r.refLogprobs !== undefined))) return undefined;
-    if (!o.reference) {
-      throw new LamerError('E_ARG', `kl loss '${type}' needs refLogprobs on every row or a frozen 'reference' policy`);
-    }
-    return o.reference.native;
+    if (o.reference) return o.reference.native;
+    if (this.policy.lora) return 'base';
+    throw new LamerError('E_ARG', `kl loss '${type}' needs refLogprobs on every row or a frozen 'reference' policy`);
   }
 
-  #stepOptions(o: StepOptions, objective: 'policy' | 'sft', reference?: NativeModel): NativeTrainStepOptions {
+  #stepOptions(o: StepOptions, objective: 'policy' | 'sft', reference?: NativeModel | 'base'): NativeTrainStepOptions {
     return {
       objective,
       loss: nativeLoss(o),
@@ -225,7 +228,7 @@ export class Optimizer {
       maxGradNorm: this.options.gradClip,
       lr: o.lr ?? this.lr,
       ...(o.group ? { group: o.group } : {}),
-      ...(reference ? { reference } : {}),
+      ...(reference === 'base' ? { referenceBase: true } : reference ? { reference } : {}),
     };
   }
 
@@ -316,6 +319,14 @@ export class Optimizer {
   /** Reads a state written by save() into this optimizer (same model shape; E_CHECKPOINT otherwise). */
   async load(path: string): Promise<void> {
     await this.#handle.load(path);
+  }
+
+  /**
+   * Bytes held for training: every parameter, the trained ones (the adapter and value head under LoRA), the gradients
+   * of the last update (released after it), and AdamW's state (moments, fp32 master copies).
+   */
+  async memory(): Promise<NativeMemoryBytes> {
+    return this.#handle.memory();
   }
 
   dispose(): void {

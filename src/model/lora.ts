@@ -1,0 +1,177 @@
+// LoRA adapters in peft's file format: adapter_config.json + adapter_model.safetensors, keyed as peft keys them
+// ("base_model.model.model.layers.3.self_attn.q_proj.lora_A.weight"). A projection W becomes W x + scale B (A x),
+// scale = alpha / r (alpha / sqrt(r) with rslora), A [r, in] and B [out, r]; the native decoder applies it
+// (native/model/lora.h). What peft can write and this decoder cannot apply (DoRA, biases, modules_to_save, per-module
+// ranks, embedding adapters) is refused by name rather than dropped.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { LamerError } from '../errors.js';
+import { readJsonFile } from '../util/fs.js';
+import type { NativeLoraOptions } from '../native/types.js';
+import type { ModelConfig } from './config.js';
+
+/** The projections of a decoder layer an adapter may target, by module name. */
+export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export type LoraModule = (typeof LORA_MODULES)[number];
+
+export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
+export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
+
+/** What `model.lora` configures. */
+export interface LoraSettings {
+  r: number;
+  alpha: number;
+  dropout: number;
+  /** Module names, or every linear layer of the decoder (not the LM head), as peft's 'all-linear'. */
+  targets: readonly LoraModule[] | 'all-linear';
+  /** Rank-stabilised scale alpha / sqrt(r). */
+  rslora?: boolean;
+}
+
+const ATTENTION = new Set<string>(['q_proj', 'k_proj', 'v_proj', 'o_proj']);
+
+export function loraModulePath(layer: number, module: LoraModule): string {
+  return `model.layers.${layer}.${ATTENTION.has(module) ? 'self_attn' : 'mlp'}.${module}`;
+}
+
+/** The module paths of `targets` on every layer, in layer then LORA_MODULES order. */
+export function loraModulePaths(config: Pick<ModelConfig, 'numHiddenLayers'>, targets: LoraSettings['targets']): string[] {
+  const wanted = new Set<string>(targets === 'all-linear' ? LORA_MODULES : targets);
+  const out: string[] = [];
+  for (let i = 0; i < config.numHiddenLayers; i++) for (const m of LORA_MODULES) if (wanted.has(m)) out.push(loraModulePath(i, m));
+  return out;
+}
+
+export function nativeLoraOptions(config: Pick<ModelConfig, 'numHiddenLayers'>, s: LoraSettings): NativeLoraOptions {
+  return { r: s.r, alpha: s.alpha, dropout: s.dropout, rslora: s.rslora ?? false, modules: loraModulePaths(config, s.targets) };
+}
+
+/** Trainable elements of an adapter: r (in + out) per adapted projection. */
+export function loraParameterCount(config: ModelConfig, options: NativeLoraOptions): number {
+  const q = config.numAttentionHeads * config.headDim;
+  const kv = config.numKeyValueHeads * config.headDim;
+  const h = config.hiddenSize;
+  const f = config.intermediateSize;
+  const shape: Record<LoraModule, [number, number]> = {
+    q_proj: [h, q],
+    k_proj: [h, kv],
+    v_proj: [h, kv],
+    o_proj: [q, h],
+    gate_proj: [h, f],
+    up_proj: [h, f],
+    down_proj: [f, h],
+  };
+  return options.modules.reduce((n, path) => {
+    const [i, o] = shape[path.slice(path.lastIndexOf('.') + 1) as LoraModule];
+    return n + options.r * (i + o);
+  }, 0);
+}
+
+const KEY = /^base_model\.model\.(model\.layers\.(\d+)\.(self_attn|mlp)\.([a-z_]+))\.lora_([AB])(?:\.default)?\.weight$/;
+
+/** An adapter folder read from disk: its options, its tensor names by peft key, and the base it names. */
+export interface AdapterFiles {
+  options: NativeLoraOptions;
+  /** The adapter_config.json as written. */
+  raw: Record<string, unknown>;
+  /** base_model_name_or_path, when it names one. */
+  baseModel: string | null;
+}
+
+/**
+ * Reads and checks `dir`'s adapter_config.json against the tensor names of its adapter_model.safetensors (`names`):
+ * the adapted modules are those the file holds A and B for. E_CHECKPOINT names the file and what is wrong.
+ */
+export function readAdapterConfig(dir: string, names: readonly string[], model: Pick<ModelConfig, 'numHiddenLayers'>): AdapterFiles {
+  const file = join(dir, ADAPTER_CONFIG_FILE);
+  if (!existsSync(file)) throw new LamerError('E_CHECKPOINT', `${dir}: no ${ADAPTER_CONFIG_FILE} (is this a peft LoRA adapter folder?)`);
+  const raw = readJsonFile(file) as Record<string, unknown>;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new LamerError('E_CHECKPOINT', `${file}: expected a JSON object`);
+  const fail = (what: string): never => {
+    throw new LamerError('E_CHECKPOINT', `${file}: ${what}`);
+  };
+  if (raw.peft_type !== undefined && raw.peft_type !== 'LORA') fail(`peft_type ${JSON.stringify(raw.peft_type)}: only LORA adapters are supported`);
+  const r = raw.r;
+  if (typeof r !== 'number' || !Number.isInteger(r) || r < 1) fail(`field 'r': expected an integer >= 1, found ${JSON.stringify(r)}`);
+  const alpha = raw.lora_alpha ?? r;
+  if (typeof alpha !== 'number' || !(alpha > 0)) fail(`field 'lora_alpha': expected a number > 0, found ${JSON.stringify(alpha)}`);
+  const dropout = raw.lora_dropout ?? 0;
+  if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1))
+    fail(`field 'lora_dropout': expected a number in [0, 1), found ${JSON.stringify(dropout)}`);
+  const unsupported: [string, (v: unknown) => boolean][] = [
+    ['use_dora', (v) => v === true],
+    ['bias', (v) => v !== undefined && v !== null && v !== 'none'],
+    ['lora_bias', (v) => v === true],
+    ['fan_in_fan_out', (v) => v === true],
+    ['modules_to_save', (v) => Array.isArray(v) && v.length > 0],
+    ['rank_pattern', (v) => v !== null && typeof v === 'object' && Object.keys(v).length > 0],
+    ['alpha_pattern', (v) => v !== null && typeof v === 'object' && Object.keys(v).length > 0],
+    ['layer_replication', (v) => v !== undefined && v !== null],
+    ['use_qalora', (v) => v === true],
+    ['trainable_token_indices', (v) => v !== undefined && v !== null],
+  ];
+  for (const [field, bad] of unsupported) {
+    if (bad(raw[field])) fail(`field '${field}' = ${JSON.stringify(raw[field])} is not supported (plain LoRA on the decoder's linear layers only)`);
+  }
+  const modules = new Map<string, Set<string>>();
+  for (const n of names) {
+    const m = KEY.exec(n);
+    if (!m || !(LORA_MODULES as readonly string[]).includes(m[4]) || (ATTENTION.has(m[4]) ? 'self_attn' : 'mlp') !== m[3]) {
+      throw new LamerError('E_CHECKPOINT', `${join(dir, ADAPTER_WEIGHTS_FILE)}: tensor '${n}' is not a LoRA A or B of a decoder projection`);
+    }
+    if (Number(m[2]) >= model.numHiddenLayers) {
+      throw new LamerError(
+        'E_CHECKPOINT',
+        `${join(dir, ADAPTER_WEIGHTS_FILE)}: tensor '${n}' is on layer ${m[2]}, and the base model has ${model.numHiddenLayers}`,
+      );
+    }
+    if (!modules.has(m[1])) modules.set(m[1], new Set());
+    modules.get(m[1])!.add(m[5]);
+  }
+  for (const [path, parts] of modules) {
+    if (parts.size !== 2)
+      throw new LamerError('E_CHECKPOINT', `${join(dir, ADAPTER_WEIGHTS_FILE)}: module ${path} has lora_${[...parts][0]} without its other half`);
+  }
+  if (modules.size === 0) throw new LamerError('E_CHECKPOINT', `${join(dir, ADAPTER_WEIGHTS_FILE)}: holds no LoRA tensor`);
+  const order = (p: string): [number, number] => {
+    const m = /^model\.layers\.(\d+)\.\w+\.(\w+)$/.exec(p)!;
+    return [Number(m[1]), (LORA_MODULES as readonly string[]).indexOf(m[2])];
+  };
+  const paths = [...modules.keys()].sort((a, b) => {
+    const [la, ma] = order(a);
+    const [lb, mb] = order(b);
+    return la - lb || ma - mb;
+  });
+  const base = raw.base_model_name_or_path;
+  return {
+    options: { r: r as number, alpha: alpha as number, dropout: dropout as number, rslora: raw.use_rslora === true, modules: paths },
+    raw,
+    baseModel: typeof base === 'string' && base.length > 0 ? base : null,
+  };
+}
+
+/** The adapter_config.json peft writes for these options (fields peft reads; the others take peft's defaults). */
+export function adapterConfigJson(options: NativeLoraOptions, baseModel: string | null, model: Pick<ModelConfig, 'numHiddenLayers'>): Record<string, unknown> {
+  const names = [...new Set(options.modules.map((p) => p.slice(p.lastIndexOf('.') + 1)))] as LoraModule[];
+  const onEveryLayer = new Set(loraModulePaths(model, names));
+  const everyLayer = onEveryLayer.size === options.modules.length && options.modules.every((p) => onEveryLayer.has(p));
+  return {
+    peft_type: 'LORA',
+    task_type: 'CAUSAL_LM',
+    base_model_name_or_path: baseModel,
+    r: options.r,
+    lora_alpha: options.alpha,
+    lora_dropout: options.dropout,
+    use_rslora: options.rslora,
+    // Module names when every adapted layer has the same set, else the exact module paths (peft matches either).
+    target_modules: everyLayer ? names.sort() : [...options.modules],
+    bias: 'none',
+    fan_in_fan_out: false,
+    init_lora_weights: true,
+    inference_mode: true,
+    modules_to_save: null,
+    use_dora: false,
+    rank_pattern: {},
+    alpha_pattern: {},
+  };
+}
