@@ -186,6 +186,7 @@ void ModelWrap::Init(Napi::Env env, Napi::Object exports) {
                                       InstanceMethod<&ModelWrap::SetLora>("setLora"),
                                       InstanceMethod<&ModelWrap::LoraParameters>("loraParameters"),
                                       InstanceMethod<&ModelWrap::MergeLora>("mergeLora"),
+                                      InstanceMethod<&ModelWrap::SetLoraMerged>("setLoraMerged"),
                                       InstanceAccessor<&ModelWrap::Lora>("lora"),
                                       InstanceMethod<&ModelWrap::Dispose>("dispose"),
                                       InstanceAccessor<&ModelWrap::Disposed>("disposed"),
@@ -432,6 +433,21 @@ Napi::Value ModelWrap::MergeLora(const Napi::CallbackInfo& info) {
   });
 }
 
+// setLoraMerged(on) -> Promise<void>: forwards without gradients read merged copies W + scale B A
+// (Decoder::SetLoraMerged).
+Napi::Value ModelWrap::SetLoraMerged(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    std::shared_ptr<Decoder> d = Get(Value());
+    if (info.Length() < 1 || !info[0].IsBoolean()) Fail("E_ARG", "setLoraMerged(on): on must be a boolean");
+    const bool on = info[0].As<Napi::Boolean>();
+    Napi::Env env = info.Env();
+    return Executor::ForDevice(env, ExecutorName(*d)).Submit(env, [d, on]() -> Executor::Completion {
+      d->SetLoraMerged(on);
+      return nullptr;
+    });
+  });
+}
+
 // lora: {r, alpha, dropout, rslora, modules} of the attached adapter, or null.
 Napi::Value ModelWrap::Lora(const Napi::CallbackInfo& info) {
   return Guarded(info.Env(), [&]() -> Napi::Value {
@@ -443,6 +459,7 @@ Napi::Value ModelWrap::Lora(const Napi::CallbackInfo& info) {
     out.Set("alpha", l->alpha);
     out.Set("dropout", l->dropout);
     out.Set("rslora", l->rslora);
+    out.Set("merged", d->lora_merged());
     Napi::Array modules = Napi::Array::New(info.Env(), l->modules.size());
     for (size_t i = 0; i < l->modules.size(); ++i) modules.Set(static_cast<uint32_t>(i), l->modules[i]);
     out.Set("modules", modules);

@@ -126,6 +126,7 @@ void Decoder::ParametersChanged() {
       ++storage_version_;
     }
   }
+  for (auto& [key, m] : merged_) m.weight.copy_(BuildMerged(m.parts));
   if (qk_rows_.defined()) {
     c10::NoGradGuard no_grad;
     const at::Tensor rows = qk_rows_, rolled = qk_rows_rolled_;
@@ -144,6 +145,7 @@ void Decoder::Clear() {
   fused_.clear();
   lora_.reset();
   lora_params_.clear();
+  merged_.clear();
   qk_rows_ = qk_rows_rolled_ = at::Tensor();
   compute_cache_.clear();
   ++version_;
@@ -204,6 +206,11 @@ at::Tensor Decoder::W(const std::string& name) {
 }
 
 at::Tensor Decoder::Fused(const std::string& fused, const std::vector<std::string>& parts) {
+  if (MergedForward() && parts[0].compare(parts[0].size() - 7, 7, ".weight") == 0) {
+    for (const auto& p : parts) {
+      if (lora_params_.count(LoraKey(p.substr(0, p.rfind('.')), 'A'))) return MergedWeight(fused, parts);
+    }
+  }
   if (at::GradMode::is_enabled()) {
     std::vector<at::Tensor> tensors;
     for (const auto& name : parts) tensors.push_back(W(name));
@@ -223,24 +230,57 @@ at::Tensor Decoder::RmsNorm(const at::Tensor& x, const std::string& weight) {
   return at::rms_norm(x, {x.size(-1)}, W(weight), config_.rms_norm_eps);
 }
 
+bool Decoder::MergedForward() const { return lora_ && lora_merged_ && adapter_on_ && !at::GradMode::is_enabled(); }
+
+at::Tensor Decoder::BuildMerged(const std::vector<std::string>& parts) {
+  c10::NoGradGuard no_grad;
+  std::vector<at::Tensor> rows;
+  for (const auto& name : parts) {
+    const std::string path = name.substr(0, name.rfind('.'));
+    auto a = lora_params_.find(LoraKey(path, 'A'));
+    at::Tensor w = params_.at(name);
+    if (a != lora_params_.end()) {
+      // W + scale B A, summed in fp32 (or the base's own wider dtype), then rounded once to the compute dtype.
+      const at::ScalarType acc = w.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+      const at::Tensor b = lora_params_.at(LoraKey(path, 'B')).to(acc);
+      w = at::addmm(w.to(acc), b, a->second.to(acc), 1.0, lora_->scale());
+    }
+    rows.push_back(w.to(compute_dtype_));
+  }
+  return rows.size() == 1 ? rows[0] : at::cat(rows, 0);
+}
+
+at::Tensor Decoder::MergedWeight(const std::string& key, const std::vector<std::string>& parts) {
+  auto it = merged_.find(key);
+  if (it == merged_.end()) it = merged_.emplace(key, Merged{BuildMerged(parts), parts}).first;
+  return it->second.weight;
+}
+
+void Decoder::SetLoraMerged(bool merged) {
+  if (merged == lora_merged_) return;
+  lora_merged_ = merged;
+  merged_.clear();
+  ++storage_version_;
+}
+
 at::Tensor Decoder::Linear(const at::Tensor& x, const std::string& prefix, bool bias) {
   return at::linear(x, W(prefix + ".weight"), bias ? std::optional<at::Tensor>(W(prefix + ".bias")) : std::nullopt);
 }
 
 at::Tensor Decoder::ResidualLinear(const at::Tensor& x, const at::Tensor& in, const std::string& prefix, bool bias) {
-  if (bias) return x + Linear(in, prefix, true);
-  const at::Tensor w = W(prefix + ".weight");
+  const bool merged = MergedForward() && lora_params_.count(LoraKey(prefix, 'A'));
+  const at::Tensor w = merged ? MergedWeight(prefix + ".weight", {prefix + ".weight"}) : W(prefix + ".weight");
+  if (bias) return x + at::linear(in, w, W(prefix + ".bias"));
   return at::addmm(x.reshape({-1, x.size(-1)}), in.reshape({-1, in.size(-1)}), w.t()).view(x.sizes());
 }
 
 at::Tensor Decoder::LoraDelta(const at::Tensor& x, int64_t layer, const std::string& module) {
-  if (!lora_ || !adapter_on_) return at::Tensor();
+  if (!lora_ || !adapter_on_ || MergedForward()) return at::Tensor();
   const std::string path = LoraModulePath(layer, module);
   const std::string a = LoraKey(path, 'A');
   if (!lora_params_.count(a)) return at::Tensor();
   // peft: lora_B(lora_A(dropout(x))) * scaling, in the compute dtype.
-  const bool training = at::GradMode::is_enabled();
-  const at::Tensor in = training && lora_->dropout > 0 ? at::dropout(x, lora_->dropout, true) : x;
+  const at::Tensor in = training_ && lora_->dropout > 0 ? at::dropout(x, lora_->dropout, true) : x;
   return at::linear(at::linear(in, W(a)), W(LoraKey(path, 'B'))) * lora_->scale();
 }
 
@@ -291,6 +331,7 @@ void Decoder::SetLora(const LoraOptions& options, std::map<std::string, at::Tens
   }
   // Copies made from an adapter before are stale: drop them (and tell captured graphs).
   for (const auto& [name, t] : lora_params_) compute_cache_.erase(name);
+  merged_.clear();
   lora_ = std::make_shared<LoraOptions>(options);
   lora_params_ = std::move(params);
   adapter_on_ = true;
@@ -312,6 +353,7 @@ void Decoder::MergeLora() {
   for (const auto& [name, t] : lora_params_) compute_cache_.erase(name);
   lora_.reset();
   lora_params_.clear();
+  merged_.clear();
   ++storage_version_;
   ParametersChanged();
 }

@@ -118,6 +118,24 @@ class Decoder {
   std::map<std::string, at::Tensor>& lora_parameters() { return lora_params_; }
   // W += scale * B A for every adapted projection, then drops the adapter: the forward is unchanged, without it.
   void MergeLora();
+  // Forwards without gradients (the engine, scoring) multiply by merged copies W + scale B A in the compute dtype,
+  // kept beside the base and refreshed in place by ParametersChanged (so captured graphs stay valid), instead of
+  // adding B (A x) per projection: faster decoding for a compute-dtype copy of every adapted weight. Off by default.
+  void SetLoraMerged(bool merged);
+  bool lora_merged() const { return lora_merged_; }
+  // Training forwards for its lifetime (the train step with gradients): LoRA dropout applies, also inside a
+  // checkpointed layer's first forward, which runs without gradients.
+  class Training {
+   public:
+    explicit Training(Decoder& d) : d_(d), was_(d.training_) { d_.training_ = true; }
+    ~Training() { d_.training_ = was_; }
+    Training(const Training&) = delete;
+    Training& operator=(const Training&) = delete;
+
+   private:
+    Decoder& d_;
+    bool was_;
+  };
   // Turns the adapter off for its lifetime (the KL loss's reference is the base alone).
   class AdapterOff {
    public:
@@ -143,6 +161,12 @@ class Decoder {
   // `y` (the projections `modules` of one layer, their outputs side by side in its last dimension) plus their
   // adapters' deltas; `y` itself when none of them has one.
   at::Tensor WithLora(const at::Tensor& y, const at::Tensor& x, int64_t layer, const std::vector<std::string>& modules);
+  // Whether this forward reads merged copies (SetLoraMerged): no gradients, adapter on.
+  bool MergedForward() const;
+  // The merged copy of the projections `parts` side by side (one weight, or a fused q/k/v or gate/up), keyed by
+  // `key`; built on first use.
+  at::Tensor MergedWeight(const std::string& key, const std::vector<std::string>& parts);
+  at::Tensor BuildMerged(const std::vector<std::string>& parts);
   // Projections that share one input, as one weight [sum of outputs, in] (and bias): the shared buffer without
   // gradients; with them, the parameters concatenated so that gradients reach each.
   at::Tensor Fused(const std::string& fused, const std::vector<std::string>& parts);
@@ -173,6 +197,13 @@ class Decoder {
   std::shared_ptr<LoraOptions> lora_;
   std::map<std::string, at::Tensor> lora_params_;
   bool adapter_on_ = true;
+  bool training_ = false;
+  bool lora_merged_ = false;
+  struct Merged {
+    at::Tensor weight;
+    std::vector<std::string> parts;
+  };
+  std::map<std::string, Merged> merged_;
 };
 
 // Builds inv_freq exactly as transformers does (float32 powers), with llama3 scaling when configured.

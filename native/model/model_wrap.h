@@ -30,6 +30,7 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
   Napi::Value SetLora(const Napi::CallbackInfo& info);
   Napi::Value LoraParameters(const Napi::CallbackInfo& info);
   Napi::Value MergeLora(const Napi::CallbackInfo& info);
+  Napi::Value SetLoraMerged(const Napi::CallbackInfo& info);
   Napi::Value Lora(const Napi::CallbackInfo& info);
   Napi::Value Dispose(const Napi::CallbackInfo& info);
   Napi::Value Disposed(const Napi::CallbackInfo& info);

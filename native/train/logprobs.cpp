@@ -140,11 +140,16 @@ namespace {
 struct LayerHolder : public torch::CustomClassHolder {
   explicit LayerHolder(LayerFn f) : fn(std::move(f)) {}
   LayerFn fn;
+  bool random = false;
+  at::Tensor rng_state;  // the default generator's state before the forward (random layers)
 };
+
+at::Generator DefaultGenerator(const at::Tensor& x) { return at::globalContext().defaultGenerator(x.device()); }
 
 struct CheckpointFn : public ag::Function<CheckpointFn> {
   static ag::variable_list forward(ag::AutogradContext* ctx, const at::Tensor& x, c10::intrusive_ptr<LayerHolder> holder) {
     // Custom-function forwards run without gradients, so fn keeps no graph here.
+    if (holder->random) holder->rng_state = DefaultGenerator(x).get_state();
     at::Tensor y = holder->fn(x);
     ctx->save_for_backward({x});
     ctx->saved_data["fn"] = c10::IValue::make_capsule(std::move(holder));
@@ -157,7 +162,15 @@ struct CheckpointFn : public ag::Function<CheckpointFn> {
     at::Tensor y;
     {
       at::AutoGradMode grad_on(true);
-      y = holder->fn(x);
+      if (holder->random) {
+        at::Generator gen = DefaultGenerator(x);
+        const at::Tensor now = gen.get_state();
+        gen.set_state(holder->rng_state);
+        y = holder->fn(x);
+        gen.set_state(now);
+      } else {
+        y = holder->fn(x);
+      }
     }
     // Reentrant backward: accumulates into the parameters' .grad and into x.grad.
     ag::backward({y}, {grads[0]});
@@ -167,9 +180,13 @@ struct CheckpointFn : public ag::Function<CheckpointFn> {
 
 }  // namespace
 
-at::Tensor Checkpointed(const LayerFn& fn, const at::Tensor& x) {
+at::Tensor Checkpointed(const LayerFn& fn, const at::Tensor& x, bool random) {
   if (!at::GradMode::is_enabled()) return fn(x);
-  return CheckpointFn::apply(x, c10::make_intrusive<LayerHolder>(fn))[0];
+  auto holder = c10::make_intrusive<LayerHolder>(fn);
+  holder->random = random;
+  // A custom function's output needs an input with gradient to be part of the graph at all.
+  const at::Tensor in = x.requires_grad() ? x : x.detach().requires_grad_(true);
+  return CheckpointFn::apply(in, std::move(holder))[0];
 }
 
 }  // namespace lamer::train

@@ -32,9 +32,13 @@ TokenScores FullTokenScores(const at::Tensor& hidden, const at::Tensor& weight, 
                             bool with_entropy);
 
 // Gradient checkpointing: y = fn(x) without keeping fn's intermediate activations; backward runs fn again with
-// gradients on and backpropagates through that recomputation. `fn` must be deterministic and must not capture
+// gradients on and backpropagates through that recomputation. `fn` must be deterministic (but for `random`) and must not capture
 // references to locals that end before the backward pass.
 using LayerFn = std::function<at::Tensor(const at::Tensor&)>;
-at::Tensor Checkpointed(const LayerFn& fn, const at::Tensor& x);
+// `random` (the layer draws random numbers: LoRA dropout): the device's default generator is put back to its state at
+// the forward for the recomputation, so backward sees the forward's masks, then moved on as if it had not been.
+// An input without gradient (a frozen embedding under LoRA) is given one, so gradients still reach the parameters
+// inside the layer.
+at::Tensor Checkpointed(const LayerFn& fn, const at::Tensor& x, bool random = false);
 
 }  // namespace lamer::train

@@ -9,6 +9,7 @@
 #include "algo/gae.h"
 #include "bridge/errors.h"
 #include "model/batching.h"
+#include "model/lora.h"
 #include "model/safetensors.h"
 #include "train/logprobs.h"
 
@@ -376,15 +377,26 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   const int64_t chunk_bytes = o.chunk_bytes;
 
   // Gradient checkpointing: each decoder layer keeps only its input and is recomputed in backward.
+  // LoRA dropout draws from the device's default generator, seeded for each micro-batch from the step, the
+  // micro-batch and the rank, so a rerun or a resumed run draws the same masks.
+  const bool dropout = o.with_grad && decoder_->lora() && decoder_->lora()->dropout > 0;
   model::Decoder::LayerRunner runner;
   if (o.gradient_checkpointing && o.with_grad) {
-    runner = [](const model::Decoder::LayerFn& layer, const at::Tensor& x) { return Checkpointed(layer, x); };
+    runner = [dropout](const model::Decoder::LayerFn& layer, const at::Tensor& x) { return Checkpointed(layer, x, dropout); };
   }
+  int64_t micro_index = 0;
 
   for (const auto& rows : micro) {
     const Micro m = Build(batch, rows, counts.tok_begin, counts.out_begin, counts.row_weight);
     if (m.flat.empty()) continue;
     const at::Device dev = decoder_->device();
+    if (dropout) {
+      const uint64_t rank = o.group ? static_cast<uint64_t>(o.group->rank()) : 0;
+      const uint64_t seed = (static_cast<uint64_t>(adam_.step()) * 1000003ull + static_cast<uint64_t>(micro_index)) * 1009ull + rank;
+      at::Generator gen = at::globalContext().defaultGenerator(dev);
+      gen.set_current_seed(seed);
+    }
+    ++micro_index;
     const at::Tensor ids = m.ids.to(dev);
     const at::Tensor positions = m.positions.to(dev);
     const at::Tensor mask = m.mask.defined() ? m.mask.to(dev) : m.mask;
@@ -402,6 +414,8 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
                                   chunk_bytes)
                    .logprobs.to(score);
     }
+    std::optional<model::Decoder::Training> training;
+    if (o.with_grad) training.emplace(*decoder_);
     const at::Tensor hidden = decoder_->Hidden(ids, positions, mask, nullptr, runner);
     const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, flat);
     // The head in the compute dtype, in the graph when it is trained.

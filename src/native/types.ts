@@ -214,6 +214,8 @@ export interface NativeModel extends Handle<'NativeModel'> {
   loraParameters(): Record<string, NativeTensor>;
   /** Folds the adapter into the base weights (W += scale B A) and drops it. */
   mergeLora(): Promise<void>;
+  /** Forwards without gradients (engine, scoring) read merged copies W + scale B A, refreshed after every step. */
+  setLoraMerged(on: boolean): Promise<void>;
   /** The attached adapter, or null. */
   readonly lora: NativeLoraOptions | null;
   dispose(): void;
@@ -225,6 +227,8 @@ export interface NativeLoraOptions {
   dropout: number;
   /** Scale alpha / sqrt(r) instead of alpha / r. */
   rslora: boolean;
+  /** Read back only: whether forwards without gradients use merged copies (setLoraMerged). */
+  merged?: boolean;
   /** Module paths, e.g. model.layers.3.self_attn.q_proj. */
   modules: string[];
 }
