@@ -9,6 +9,7 @@ import { LamerError } from '../errors.js';
 import { readRegularFile } from '../util/fs.js';
 
 import { METHODS, TRAINED_METHODS } from '../eval/methods.js';
+import { LORA_MODULES } from '../model/lora.js';
 import { lossSchema, optimSchema } from './options.js';
 import { advantageConfigSchema } from '../algo/options.js';
 import { ENV_NAMES } from '../envs/registry.js';
@@ -16,6 +17,23 @@ import { TASK_BLOCKS, TASK_BLOCK_SIZE } from '../envs/common/seeds.js';
 
 const positiveInt = z.number().int().positive();
 const unitInterval = z.number().min(0).max(1);
+
+const loraSchema = z
+  .object({
+    r: positiveInt.max(4096).default(16).describe('rank of the adapter'),
+    alpha: z.number().positive().nullable().default(null).describe('scale numerator: the update is (alpha / r) B A (null: 2 r)'),
+    dropout: z.number().min(0).lt(1).default(0).describe('dropout on the adapter input in training forwards'),
+    targets: z
+      .union([z.literal('all-linear'), z.array(z.enum(LORA_MODULES)).min(1)])
+      .default('all-linear')
+      .describe(`the projections adapted on every layer: all-linear, or a list of ${LORA_MODULES.join(', ')}`),
+    rslora: z.boolean().default(false).describe('rank-stabilised scale alpha / sqrt(r)'),
+    merged: z
+      .boolean()
+      .default(false)
+      .describe('generate from merged copies W + (alpha / r) B A: faster rollouts for a compute-dtype copy of every adapted weight'),
+  })
+  .strict();
 
 const modelSchema = z
   .object({
@@ -47,6 +65,13 @@ const modelSchema = z
       .default('compact')
       .describe('compact prompts for small models trained from scratch, full prompts for pretrained LLMs'),
     enableThinking: z.boolean().default(false).describe('let a Qwen3 chat template open a thinking block'),
+    /**
+     * Train a LoRA adapter instead of every weight (docs/lora.md): the base frozen in the compute dtype, A and B in
+     * fp32 with AdamW. Checkpoints are then peft adapter folders. null: full training.
+     */
+    lora: loraSchema.nullable().default(null).describe('a LoRA adapter to train instead of every weight (null: full training); e.g. --set model.lora.r=64'),
+    /** A peft adapter folder loaded over the model (model.path or the preset) to train further or evaluate. */
+    adapter: z.string().min(1).nullable().default(null).describe('a peft LoRA adapter folder loaded over the model, to train further or evaluate'),
   })
   .strict();
 

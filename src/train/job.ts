@@ -15,6 +15,7 @@ import { LOCK_FILE, claimRunFolder, type RunFolderClaim } from './run-lock.js';
 import { listCheckpoints, removeStaleTemporaries, writeFileAtomic } from './checkpoint.js';
 import type { EvalEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
+import { isCheckpointDir } from '../model/policy.js';
 import type { PolicyRuntime } from './runtime.js';
 import { Trainer } from './trainer.js';
 import type { DistContext } from './distributed.js';
@@ -146,7 +147,7 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
     const needsWarmStart = config.sft.trials > 0 && config.sft.steps > 0 && config.compare.some((m) => !isChanceMethod(m));
     if (needsWarmStart) {
       const warmDir = join(runDir, 'warm-start');
-      if (!(options.resume && existsSync(join(warmDir, 'config.json')))) {
+      if (!(options.resume && isCheckpointDir(warmDir))) {
         const trainer = new Trainer({ ...config, compare: undefined }, { runtime: options.runtime, progress: options.progress, log, dist: options.dist });
         const runtime = await (options.runtime ?? createNativeRuntime)(trainer.config, runDir, options.dist);
         try {
@@ -201,7 +202,7 @@ export function existingRun(runDir: string): 'finished' | 'started' | undefined 
   if (existsSync(join(runDir, 'eval.json'))) return 'finished';
   // Temporaries of a killed write do not make a run: metrics, a complete checkpoint or a saved warm start do.
   const parts = (dir: string) =>
-    existsSync(join(dir, 'metrics.jsonl')) || listCheckpoints(join(dir, 'checkpoints')).length > 0 || existsSync(join(dir, 'warm-start', 'config.json'));
+    existsSync(join(dir, 'metrics.jsonl')) || listCheckpoints(join(dir, 'checkpoints')).length > 0 || isCheckpointDir(join(dir, 'warm-start'));
   if (parts(runDir)) return 'started';
   const methods = readdirSync(runDir, { withFileTypes: true }).filter((e) => e.isDirectory());
   return methods.some((e) => parts(join(runDir, e.name))) ? 'started' : undefined;

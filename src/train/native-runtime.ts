@@ -4,9 +4,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineClient } from '../engine/client.js';
 import { LamerError, hasCode } from '../errors.js';
-import { Policy } from '../model/policy.js';
+import { Policy, adapterBaseModel, isAdapterDir } from '../model/policy.js';
+import { nativeLoraOptions } from '../model/lora.js';
 import { presetCheckpoint } from '../model/presets.js';
-import { resolveDevice } from '../model/device.js';
+import { deviceProfile, resolveDevice } from '../model/device.js';
 import { METHOD_SPECS } from '../eval/methods.js';
 import { Rng } from '../util/rng.js';
 import { runSeeds, type TrainerConfig } from './config.js';
@@ -20,14 +21,79 @@ const OPTIMIZER_FILE = 'optimizer.safetensors';
 /** The frozen weights a KL loss compares with, kept in the run folder when they are not the configured model. */
 export const REFERENCE_DIR = 'reference';
 
-async function openPolicy(config: TrainerConfig, dir?: string): Promise<Policy> {
+/** Whether a config trains (or evaluates) a LoRA adapter: model.lora or model.adapter, or an adapter at model.path. */
+function usesLora(config: TrainerConfig): boolean {
+  return config.model.lora !== null || config.model.adapter !== null || (config.model.path !== undefined && isAdapterDir(config.model.path));
+}
+
+/**
+ * The configured model: model.path (a checkpoint, or a LoRA adapter folder with its base) or the preset. With LoRA the
+ * base is kept in the compute dtype (it is frozen: no fp32 master copy). An adapter folder that names no base
+ * (written over a preset) gets the preset as its base.
+ */
+async function openConfigured(config: TrainerConfig): Promise<Policy> {
+  const device = resolveDevice(config.model.device).device;
+  const dtype = config.model.dtype ?? deviceProfile(device).computeDtype;
   // The dtype the config names, else the device profile's (Policy.load / Policy.init apply it).
-  const options = { device: resolveDevice(config.model.device).device, ...(config.model.dtype ? { dtype: config.model.dtype } : {}) };
-  const path = dir ?? config.model.path;
-  if (path) return Policy.load(path, options);
+  const options = { device, ...(config.model.dtype ? { dtype: config.model.dtype } : {}), ...(usesLora(config) ? { paramDtype: dtype } : {}) };
+  const path = config.model.path;
+  const overPreset = path !== undefined && isAdapterDir(path) && adapterBaseModel(path) === null;
+  if (path && !overPreset) return Policy.load(path, options);
   const { init } = config.model;
   const preset = await presetCheckpoint(init.preset, init.tokenizer);
-  return Policy.init(preset.config, { ...options, seed: runSeeds(config).init, assets: preset.assets });
+  const policy = await Policy.init(preset.config, { ...options, seed: runSeeds(config).init, assets: preset.assets });
+  if (overPreset) await policy.loadAdapter(path);
+  return policy;
+}
+
+/** The run's policy: a checkpoint of this run (`dir`: a full one, or an adapter over the configured base), else the
+ * configured model with model.adapter loaded or a fresh model.lora adapter added. */
+async function openPolicy(config: TrainerConfig, dir?: string): Promise<Policy> {
+  if (dir && !isAdapterDir(dir)) {
+    const device = resolveDevice(config.model.device).device;
+    return Policy.load(dir, { device, ...(config.model.dtype ? { dtype: config.model.dtype } : {}) });
+  }
+  const policy = await openConfigured(config);
+  try {
+    if (dir) {
+      await policy.loadAdapter(dir);
+      if (config.model.lora?.merged) await policy.setAdapterMerged(true);
+      return policy;
+    }
+    const { lora, adapter } = config.model;
+    if (adapter) await policy.loadAdapter(adapter);
+    if (lora && policy.lora) {
+      checkAdapterMatches(policy, config);
+    } else if (lora) {
+      await policy.addLora({ ...lora, alpha: lora.alpha ?? 2 * lora.r, seed: runSeeds(config).init + LORA_SEED_OFFSET });
+    }
+    if (lora?.merged && policy.lora) await policy.setAdapterMerged(true);
+    return policy;
+  } catch (e) {
+    policy.dispose();
+    throw e;
+  }
+}
+
+/** A fresh adapter's seed: the run's init seed moved by this, so that A and the base's weights are drawn apart. */
+const LORA_SEED_OFFSET = 1_000_003;
+
+/** An adapter loaded from disk (model.adapter, or model.path) must be the one model.lora describes, when both are given. */
+function checkAdapterMatches(policy: Policy, config: TrainerConfig): void {
+  const lora = config.model.lora!;
+  const have = policy.lora!;
+  const want = nativeLoraOptions(policy.config, { ...lora, alpha: lora.alpha ?? 2 * lora.r });
+  const problems: string[] = [];
+  if (have.r !== want.r) problems.push(`r ${have.r} (model.lora.r: ${want.r})`);
+  if (have.alpha !== want.alpha) problems.push(`alpha ${have.alpha} (model.lora.alpha: ${want.alpha})`);
+  if (have.rslora !== want.rslora) problems.push(`rslora ${have.rslora} (model.lora.rslora: ${want.rslora})`);
+  if (have.modules.join() !== want.modules.join()) problems.push(`${have.modules.length} adapted modules (model.lora.targets gives ${want.modules.length})`);
+  if (problems.length > 0) {
+    throw new LamerError(
+      'E_CONFIG',
+      `the adapter loaded from ${config.model.adapter ?? config.model.path} has ${problems.join(', ')}; drop model.lora to train that adapter as it is, or make them agree`,
+    );
+  }
 }
 
 class NativeRuntime implements PolicyRuntime {
@@ -43,7 +109,11 @@ class NativeRuntime implements PolicyRuntime {
   readonly #dist: DistContext | undefined;
 
   describe(): string {
-    return `${this.#policy.device} (${resolveDevice(this.#config.model.device).reason})`;
+    const where = `${this.#policy.device} (${resolveDevice(this.#config.model.device).reason})`;
+    const lora = this.#policy.lora;
+    if (!lora) return where;
+    const trainable = (this.#policy.loraParameterCount / 1e6).toFixed(2);
+    return `${where}; LoRA r ${lora.r}, alpha ${lora.alpha} on ${lora.modules.length} projections (${trainable}M trainable parameters, base frozen${lora.merged ? ', generating from merged copies' : ''})`;
   }
 
   constructor(config: TrainerConfig, policy: Policy, runDir: string, dist?: DistContext) {
@@ -108,7 +178,8 @@ class NativeRuntime implements PolicyRuntime {
   async update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics> {
     const optimizer = this.#rlOptimizer();
     const options = stepOptionsFromConfig(config);
-    if (config.loss.kl.type !== 'none') options.reference = await this.#referencePolicy();
+    // With LoRA the reference is the policy's own base, its adapter off (the optimizer's default): no second copy.
+    if (config.loss.kl.type !== 'none' && !this.#policy.lora) options.reference = await this.#referencePolicy();
     const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0, lr: NaN };
     // The rows with response tokens (the others carry no gradient), in columns, copied into native memory once; each
     // mini-batch step below names its rows by index. PPO's values and GAE are computed there too.
@@ -187,7 +258,9 @@ class NativeRuntime implements PolicyRuntime {
   }
 
   async save(dir: string): Promise<void> {
-    await this.#policy.save(dir);
+    // A LoRA run's checkpoint is its adapter (peft's files) over the base it names; the base is not copied.
+    if (this.#policy.lora) await this.#policy.saveAdapter(dir);
+    else await this.#policy.save(dir);
     if (this.#optimizer) await this.#optimizer.save(join(dir, OPTIMIZER_FILE));
   }
 
