@@ -58,4 +58,36 @@ describe('data-parallel train step (2 Gloo ranks vs 1 process)', () => {
       expect(maxRelDiff(r0.params, r1.params)).toBe(0);
     }, 120_000);
   }
+
+  it('with a LoRA adapter: the adapter trains as in one process, the base stays as it was', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-dist-lora-'));
+    const ranks = await startRanks(2, script, (rank) => [join(dir, `rank${rank}.json`), 'token-mean', 'lora']);
+    const single = await runSingle(script, [join(dir, 'single.json'), 'token-mean', 'lora']);
+    const frozen = await runSingle(script, [join(dir, 'base.json'), 'token-mean']);
+    (await ranks.done).forEach(ok);
+    ok(single);
+    ok(frozen);
+    const one = JSON.parse(readFileSync(join(dir, 'single.json'), 'utf8')) as Out;
+    const r0 = JSON.parse(readFileSync(join(dir, 'rank0.json'), 'utf8')) as Out;
+    const r1 = JSON.parse(readFileSync(join(dir, 'rank1.json'), 'utf8')) as Out;
+    const adapter = (o: Out) => Object.fromEntries(Object.entries(o.params).filter(([k]) => k.includes('lora_')));
+    const base = (o: Out) => Object.fromEntries(Object.entries(o.params).filter(([k]) => !k.includes('lora_')));
+    expect(Object.keys(adapter(one)).length).toBe(2 * 3 * 2);
+    for (const r of [r0, r1]) {
+      expect(Math.abs(r.loss - one.loss) / Math.abs(one.loss)).toBeLessThan(1e-5);
+      expect(maxRelDiff(adapter(r), adapter(one))).toBeLessThan(1e-5);
+    }
+    expect(maxRelDiff(adapter(r0), adapter(r1))).toBe(0);
+    // The base after the steps is the untouched model (the run without LoRA moved it).
+    const initial = JSON.parse(readFileSync(join(dir, 'base.json'), 'utf8')) as Out;
+    expect(maxRelDiff(base(one), initial.params)).toBeGreaterThan(1e-4);
+    await (async () => {
+      const { tinyPolicy, snapshot } = await import('../train/step-helpers.js');
+      const fresh = await tinyPolicy(11, {}, 'float64');
+      const start = Object.fromEntries([...snapshot(fresh)].map(([k, v]) => [k, Array.from(v)]));
+      fresh.dispose();
+      expect(maxRelDiff(base(r0), start)).toBe(0);
+      expect(maxRelDiff(base(one), start)).toBe(0);
+    })();
+  }, 120_000);
 });

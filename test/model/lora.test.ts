@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { Policy } from '../../src/model/policy.js';
 import { Optimizer } from '../../src/train/optimizer.js';
 import { LamerError } from '../../src/errors.js';
@@ -82,6 +83,10 @@ describe.skipIf(!py.ok)(`LoRA parity with peft${py.ok ? '' : ` (skipped: ${py.re
       });
       const ours = await policy.logprobs(seqs);
       expect(maxAbsDiff(ours, ref.logprobs)).toBeLessThan(1e-5);
+      // Scoring from merged copies W + scale B A gives the same.
+      await policy.setAdapterMerged(true);
+      expect(maxAbsDiff(await policy.logprobs(seqs), ref.logprobs)).toBeLessThan(1e-5);
+      await policy.setAdapterMerged(false);
       // Without the adapter the log-probs differ: the comparison above is not of the base with itself.
       const plain = await Policy.load(c.model());
       expect(maxAbsDiff(await plain.logprobs(seqs), ref.logprobs)).toBeGreaterThan(1e-3);
@@ -133,7 +138,7 @@ describe.skipIf(!py.ok)(`LoRA parity with peft${py.ok ? '' : ` (skipped: ${py.re
     expect(maxAbsDiff([mine], [Array.from(plainLogits.data as Float32Array)])).toBeGreaterThan(1e-4);
   });
 
-  it('a merged checkpoint gives the adapted log-probs (1e-5), in transformers and here', async () => {
+  it('a merged checkpoint (mergeAdapter, lamer merge) gives the adapted log-probs (1e-5), in transformers and here', async () => {
     const adapter = tempDir('adapter');
     await oracle.request({ op: 'peft_make', model: base, out: adapter, r: 4, alpha: 8, targets: 'all-linear', seed: 5 });
     // An adapter folder opens with its base (base_model_name_or_path) like peft's AutoPeftModel.
@@ -144,10 +149,22 @@ describe.skipIf(!py.ok)(`LoRA parity with peft${py.ok ? '' : ` (skipped: ${py.re
     await adapted.mergeAdapter();
     expect(adapted.lora).toBeNull();
     expect(maxAbsDiff(await adapted.logprobs(seqs), want)).toBeLessThan(1e-5);
+    // `lamer merge` writes the same merged checkpoint; transformers alone (no peft) reads it.
     const out = tempDir('merged');
-    await adapted.save(out);
+    const bin = join(import.meta.dirname, '..', '..', 'bin', 'lamer.js');
+    const r = spawnSync(process.execPath, [bin, 'merge', '--model', base, '--adapter', adapter, '--out', out], { encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('14 projections');
+    expect(existsSync(join(out, 'adapter_config.json'))).toBe(false);
     const ref = await oracle.reference(out, seqs);
     expect(maxAbsDiff(ref.logprobs, want)).toBeLessThan(1e-5);
+    await using merged = await Policy.load(out);
+    expect(merged.lora).toBeNull();
+    expect(maxAbsDiff(await merged.logprobs(seqs), want)).toBeLessThan(1e-5);
+    // Usage errors exit 2 with the usage text.
+    const bad = spawnSync(process.execPath, [bin, 'merge', '--model', base], { encoding: 'utf8', timeout: 60_000 });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--adapter');
   });
 });
 
