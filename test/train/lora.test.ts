@@ -77,6 +77,21 @@ describe('LoRA in the engine and the train step', () => {
     await expect(plainOpt.lossAndGrad(rows, { kl, grad: false })).rejects.toThrow(/reference/);
   });
 
+  it('PPO with an adapter trains the value head beside it, and nothing of the base', async () => {
+    await using policy = await tinyPolicy();
+    await policy.addLora({ r: 2, alpha: 4, dropout: 0, targets: ['v_proj', 'o_proj'], seed: 5 });
+    using opt = Optimizer.create(policy, { lr: 1e-2, valueHead: true });
+    const rows = [{ prompt: [4, 8, 15], response: [16, 23, 42], advantage: [0.5, -0.2, 1], returns: [1, 0.5, 0.2], oldValues: [0, 0, 0] }];
+    const g = await opt.lossAndGrad(rows, { valueCoef: 1 });
+    const names = Object.keys(g.grads!).sort();
+    for (const t of Object.values(g.grads!)) t.dispose();
+    expect(names.filter((n) => !n.includes('lora_'))).toEqual(['value_head.bias', 'value_head.weight']);
+    expect(names.filter((n) => n.includes('lora_')).length).toBe(policy.lora!.modules.length * 2);
+    expect(g.metrics.valueLoss).toBeGreaterThan(0);
+    const m = await opt.trainStep(rows, { valueCoef: 1 });
+    expect(Number.isFinite(m.valueLoss)).toBe(true);
+  });
+
   it('gradient checkpointing gives the same adapter gradients as a plain backward, with dropout too (same masks in the recomputation)', async () => {
     const grads: Record<string, number[]>[] = [];
     for (const dropout of [0, 0.3]) {
