@@ -26,6 +26,8 @@ class GroupWrap : public Napi::ObjectWrap<GroupWrap> {
     Napi::Function fn = DefineClass(env, "NativeDistGroup",
                                     {
                                         InstanceMethod<&GroupWrap::AllReduce>("allReduce"),
+                                        InstanceMethod<&GroupWrap::ReduceScatter>("reduceScatter"),
+                                        InstanceMethod<&GroupWrap::AllGatherFlat>("allGatherFlat"),
                                         InstanceMethod<&GroupWrap::AllGather>("allGather"),
                                         InstanceMethod<&GroupWrap::BroadcastModel>("broadcastModel"),
                                         InstanceMethod<&GroupWrap::Barrier>("barrier"),
@@ -94,6 +96,58 @@ class GroupWrap : public Napi::ObjectWrap<GroupWrap> {
         return [values](Napi::Env env) -> Napi::Value {
           Napi::Float64Array a = Napi::Float64Array::New(env, values->size());
           std::copy(values->begin(), values->end(), a.Data());
+          return a;
+        };
+      });
+    });
+  }
+
+  // reduceScatter(values: Float64Array of size x n) -> Promise<Float64Array>: this rank's n elements of the sum over
+  // the ranks (ZeRO stage 2's collective).
+  Napi::Value ReduceScatter(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto g = Self();
+      if (info.Length() < 1 || !args::IsTypedArrayOf<double>(info[0]))
+        Fail("E_ARG", "reduceScatter(values): values must be a Float64Array");
+      auto values = std::make_shared<std::vector<double>>(args::CopyTypedArray<double>(info[0].As<Napi::Float64Array>()));
+      if (values->size() % static_cast<size_t>(g->size()) != 0)
+        Fail("E_ARG", "reduceScatter: the length must be a multiple of the world size");
+      auto mine = std::make_shared<std::vector<double>>(values->size() / g->size());
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [g, values, mine]() -> Executor::Completion {
+        const at::Tensor in = at::tensor(*values, at::kDouble).to(g->device());
+        at::Tensor out = at::empty({static_cast<int64_t>(mine->size())}, in.options());
+        g->ReduceScatterSum(out, in);
+        const at::Tensor h = out.to(at::kCPU).contiguous();
+        std::copy(h.data_ptr<double>(), h.data_ptr<double>() + mine->size(), mine->begin());
+        return [mine](Napi::Env env) -> Napi::Value {
+          Napi::Float64Array a = Napi::Float64Array::New(env, mine->size());
+          std::copy(mine->begin(), mine->end(), a.Data());
+          return a;
+        };
+      });
+    });
+  }
+
+  // allGatherFlat(values: Float64Array of n) -> Promise<Float64Array of size x n>: every rank's values in rank order
+  // (ZeRO's all-gather of the updated shards).
+  Napi::Value AllGatherFlat(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      auto g = Self();
+      if (info.Length() < 1 || !args::IsTypedArrayOf<double>(info[0]))
+        Fail("E_ARG", "allGatherFlat(values): values must be a Float64Array");
+      auto values = std::make_shared<std::vector<double>>(args::CopyTypedArray<double>(info[0].As<Napi::Float64Array>()));
+      auto all = std::make_shared<std::vector<double>>(values->size() * g->size());
+      Napi::Env env = info.Env();
+      return Executor::ForDevice(env, executor_).Submit(env, [g, values, all]() -> Executor::Completion {
+        const at::Tensor in = at::tensor(*values, at::kDouble).to(g->device());
+        at::Tensor out = at::empty({static_cast<int64_t>(all->size())}, in.options());
+        g->AllGatherInto(out, in);
+        const at::Tensor h = out.to(at::kCPU).contiguous();
+        std::copy(h.data_ptr<double>(), h.data_ptr<double>() + all->size(), all->begin());
+        return [all](Napi::Env env) -> Napi::Value {
+          Napi::Float64Array a = Napi::Float64Array::New(env, all->size());
+          std::copy(all->begin(), all->end(), a.Data());
           return a;
         };
       });

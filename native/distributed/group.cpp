@@ -245,6 +245,37 @@ void Group::Broadcast(const std::vector<at::Tensor>& tensors, int root) {
   }
 }
 
+void Group::AllGatherInto(const at::Tensor& out, const at::Tensor& in) {
+  Check("all-gather");
+  if (out.dim() != 1 || in.dim() != 1 || out.numel() != in.numel() * options_.world_size || !out.is_contiguous() || !in.is_contiguous()) {
+    Fail("E_ARG", "all-gather: expected contiguous 1-D tensors, out = world size x in");
+  }
+  if (options_.world_size == 1) {
+    out.copy_(in);
+    return;
+  }
+  at::Tensor o = out, i = in;
+  c10d::AllgatherOptions go;
+  go.timeout = options_.timeout;
+  Run([&] { return backend_->_allgather_base(o, i, go); }, "all-gather");
+}
+
+void Group::ReduceScatterSum(const at::Tensor& out, const at::Tensor& in) {
+  Check("reduce-scatter");
+  if (out.dim() != 1 || in.dim() != 1 || in.numel() != out.numel() * options_.world_size || !out.is_contiguous() || !in.is_contiguous()) {
+    Fail("E_ARG", "reduce-scatter: expected contiguous 1-D tensors, in = world size x out");
+  }
+  if (options_.world_size == 1) {
+    out.copy_(in);
+    return;
+  }
+  at::Tensor o = out, i = in;
+  c10d::ReduceScatterOptions ro;
+  ro.reduceOp = c10d::ReduceOp::SUM;
+  ro.timeout = options_.timeout;
+  Run([&] { return backend_->_reduce_scatter_base(o, i, ro); }, "reduce-scatter");
+}
+
 std::vector<std::vector<uint8_t>> Group::AllGatherBytes(const std::vector<uint8_t>& mine) {
   Check("all-gather");
   if (options_.world_size == 1) return {mine};

@@ -63,6 +63,11 @@ class Group {
   void AllReduceSum(const std::vector<at::Tensor>& tensors, int64_t bucket_bytes = 32ll << 20);
   // Overwrites the tensors with rank `root`'s, in place.
   void Broadcast(const std::vector<at::Tensor>& tensors, int root = 0);
+  // ZeRO's collectives over flat tensors. AllGatherInto: `out` [size * n] holds every rank's `in` [n], in rank order.
+  // ReduceScatterSum: `out` [n] is this rank's n elements of the sum over the ranks of `in` [size * n]. Both 1-D and
+  // contiguous, on the group's device; with one rank they copy.
+  void AllGatherInto(const at::Tensor& out, const at::Tensor& in);
+  void ReduceScatterSum(const at::Tensor& out, const at::Tensor& in);
   // Every rank's bytes, in rank order (the lengths may differ between ranks).
   std::vector<std::vector<uint8_t>> AllGatherBytes(const std::vector<uint8_t>& mine);
   void Barrier();

@@ -143,8 +143,10 @@ class OptimizerWrap : public Napi::ObjectWrap<OptimizerWrap> {
       adam.eps = o.NumberIn("eps", 0, Bound::kOpen, kInf, Bound::kOpen);
       adam.weight_decay = o.NumberIn("weightDecay", 0, Bound::kClosed, kInf, Bound::kOpen);
       const bool value_head = o.Bool("valueHead");
+      const int zero = static_cast<int>(o.Integer("zero", 0));
+      if (zero > 2) Fail("E_ARG", "optimizer options: 'zero' must be 0, 1 or 2");
       executor_ = model::ModelWrap::ExecutorName(*decoder);
-      optimizer_ = std::make_shared<Optimizer>(std::move(decoder), adam, value_head);
+      optimizer_ = std::make_shared<Optimizer>(std::move(decoder), adam, value_head, zero);
       return 0;
     });
   }
@@ -256,29 +258,38 @@ class OptimizerWrap : public Napi::ObjectWrap<OptimizerWrap> {
     });
   }
 
-  // save(path, metadata) -> Promise<void>
+  static std::shared_ptr<dist::Group> OptionalGroup(const Napi::CallbackInfo& info, size_t i, const char* what) {
+    if (info.Length() <= i || info[i].IsUndefined() || info[i].IsNull()) return nullptr;
+    return dist::UnwrapGroup(info[i], what);
+  }
+
+  // save(path, metadata, group?) -> Promise<void>. With ZeRO over a group every rank calls it, the others with path "".
   Napi::Value Save(const Napi::CallbackInfo& info) {
     return Guarded(info.Env(), [&]() -> Napi::Value {
       auto t = Get();
-      const std::string path = args::String(info, 0, "save(path, metadata): path");
+      if (info.Length() < 1 || !info[0].IsString()) Fail("E_ARG", "save(path, metadata, group): path must be a string");
+      const std::string path = info[0].As<Napi::String>();
       const auto metadata = args::StringMap(info.Length() > 1 ? info[1] : info.Env().Undefined(), "save: metadata");
+      auto group = OptionalGroup(info, 2, "save: group");
+      if (path.empty() && !(group && t->zero_stage() > 0 && group->rank() != 0)) Fail("E_ARG", "save: path must not be empty");
       Napi::Env env = info.Env();
-      return Executor::ForDevice(env, executor_).Submit(env, [t, path, metadata]() -> Executor::Completion {
-        t->Save(path, metadata);
+      return Executor::ForDevice(env, executor_).Submit(env, [t, path, metadata, group]() -> Executor::Completion {
+        t->Save(path, metadata, group.get());
         return nullptr;
       });
     });
   }
 
-  // load(path) -> Promise<void>
+  // load(path, group?) -> Promise<void>
   Napi::Value Load(const Napi::CallbackInfo& info) {
     return Guarded(info.Env(), [&]() -> Napi::Value {
       auto t = Get();
-      const std::string path = args::String(info, 0, "load(path): path");
+      const std::string path = args::String(info, 0, "load(path, group): path");
+      auto group = OptionalGroup(info, 1, "load: group");
       auto count = step_count_;
       Napi::Env env = info.Env();
-      return Executor::ForDevice(env, executor_).Submit(env, [t, path, count]() -> Executor::Completion {
-        t->Load(path);
+      return Executor::ForDevice(env, executor_).Submit(env, [t, path, count, group]() -> Executor::Completion {
+        t->Load(path, group.get());
         count->store(t->step());
         return nullptr;
       });

@@ -160,8 +160,11 @@ std::vector<int64_t> TokenBegin(const Batch& batch) {
 }
 }  // namespace
 
-Optimizer::Optimizer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head)
-    : decoder_(std::move(decoder)), adam_(adam), value_head_(value_head) {}
+Optimizer::Optimizer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head, int zero)
+    : decoder_(std::move(decoder)), adam_(adam), value_head_(value_head) {
+  if (zero < 0 || zero > 2) Fail("E_ARG", "optimizer: zero must be 0, 1 or 2, found " + std::to_string(zero));
+  if (zero > 0) zero_ = std::make_unique<ZeroAdamW>(adam, zero);
+}
 
 void Optimizer::EnsureValueHead() {
   if (!head_.empty()) return;
@@ -434,7 +437,10 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
     if (o.with_grad) ml.loss.backward();
   }
 
-  if (plan.data_parallel) ReduceOverRanks(params, sums, o);
+  // ZeRO stage 2 reduce-scatters the gradients of an update (each rank keeps its shard's); anything else all-reduces.
+  const bool scatter = zero_ && zero_->stage() == 2 && o.with_grad && o.update;
+  if (plan.data_parallel) ReduceOverRanks(params, sums, o, !scatter);
+  if (scatter) zero_->ReduceScatterGradients(params, plan.data_parallel ? o.group.get() : nullptr);
   StepResult out;
   AddMetrics(out, sums, plan, counts, micro.size());
   out.logprobs = std::move(logprobs);
@@ -443,10 +449,10 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   return out;
 }
 
-void Optimizer::ReduceOverRanks(std::map<std::string, at::Tensor>& params, at::Tensor& sums, const StepOptions& o) {
+void Optimizer::ReduceOverRanks(std::map<std::string, at::Tensor>& params, at::Tensor& sums, const StepOptions& o, bool grads) {
   // Every rank reduces the same tensors in the same (name) order; a parameter this rank's rows left without a
   // gradient contributes zeros.
-  if (o.with_grad) {
+  if (o.with_grad && grads) {
     std::vector<at::Tensor> grads;
     for (auto& [name, p] : params) {
       if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
@@ -465,9 +471,21 @@ void Optimizer::ClipAndUpdate(std::map<std::string, at::Tensor>& params, const S
       if (p.grad().defined()) out.grads[name] = p.grad().detach().clone();
     }
   }
-  gradient_bytes_ = 0;
+  gradient_bytes_ = zero_ ? zero_->GradientBytes() : 0;
   for (auto& [name, p] : params) {
     if (p.grad().defined()) gradient_bytes_ += static_cast<int64_t>(p.grad().nbytes());
+  }
+  if (zero_ && o.update) {
+    // The sharded update: the global norm, AdamW on this rank's shard, the all-gather of every shard.
+    const double norm = zero_->ClipAndStep(params, o.lr, o.max_grad_norm, o.group && o.group->size() > 1 ? o.group.get() : nullptr);
+    out.metrics.emplace_back("gradNorm", norm);
+    if (!std::isfinite(norm)) {
+      Fail("E_TRAIN", "train step: the gradient norm is not finite (" + std::to_string(norm) +
+                          "); parameters were left unchanged. Lower the learning rate or check the advantages");
+    }
+    decoder_->ParametersChanged();
+    out.metrics.emplace_back("lr", o.lr);
+    return;
   }
   const double norm = ClipGradNorm(params, o.update ? o.max_grad_norm : 0.0);
   out.metrics.emplace_back("gradNorm", norm);
@@ -534,13 +552,21 @@ MemoryBytes Optimizer::Memory() {
     for (const auto& [name, t] : *map) m.parameters += static_cast<int64_t>(t.nbytes());
   }
   m.gradients = gradient_bytes_;
-  m.optimizer_state = adam_.StateBytes();
+  m.optimizer_state = zero_ ? zero_->StateBytes() : adam_.StateBytes();
   return m;
 }
 
-void Optimizer::Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata) {
+void Optimizer::Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata, dist::Group* group) {
   at::NoGradGuard no_grad;
   if (value_head_) EnsureValueHead();  // saved even before the first step, so load() finds it
+  if (zero_) {
+    std::vector<std::pair<std::string, at::Tensor>> head(head_.begin(), head_.end());
+    std::map<std::string, std::string> metadata = extra_metadata;
+    metadata["value_head"] = value_head_ ? "1" : "0";
+    zero_->Save(path, head, metadata, TrainableParameters(), group && group->size() > 1 ? group : nullptr);
+    return;
+  }
+  if (path.empty()) return;  // a rank other than 0 has nothing to write without ZeRO
   auto items = adam_.StateTensors();
   for (const auto& [name, t] : head_) items.emplace_back(name, t);
   auto metadata = adam_.StateMetadata();
@@ -549,7 +575,7 @@ void Optimizer::Save(const std::string& path, const std::map<std::string, std::s
   model::WriteSafetensors(path, items, at::ScalarType::Undefined, metadata);
 }
 
-void Optimizer::Load(const std::string& path) {
+void Optimizer::Load(const std::string& path, dist::Group* group) {
   at::NoGradGuard no_grad;
   const model::SafetensorsFile file = model::SafetensorsFile::Open(path);
   std::map<std::string, at::Tensor> tensors;
@@ -571,7 +597,16 @@ void Optimizer::Load(const std::string& path) {
       head_.at(name).copy_(it->second);
     }
   }
-  adam_.Restore(tensors, file.metadata(), params, path);
+  if (zero_) {
+    zero_->Restore(path, tensors, file.metadata(), params, group && group->size() > 1 ? group : nullptr);
+  } else if (IsShardedState(file.metadata())) {
+    // A sharded state continued whole: read every shard into one rank's layout, then as AdamW names it.
+    ZeroAdamW whole(adam_.options(), 1);
+    whole.Restore(path, tensors, file.metadata(), params, nullptr);
+    adam_.Restore(whole.PerParameterState(params), file.metadata(), params, path);
+  } else {
+    adam_.Restore(tensors, file.metadata(), params, path);
+  }
   decoder_->ParametersChanged();
 }
 

@@ -14,6 +14,7 @@
 #include "model/decoder.h"
 #include "train/adamw.h"
 #include "train/losses.h"
+#include "train/zero.h"
 
 namespace lamer::train {
 
@@ -105,7 +106,8 @@ std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, const std::ve
 // update it. The training loop itself is TypeScript's (src/train/trainer.ts).
 class Optimizer {
  public:
-  Optimizer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head);
+  // `zero` 1 or 2: the AdamW state (and at 2 the gradients) sharded over the steps' group (train/zero.h); 0: whole.
+  Optimizer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head, int zero = 0);
 
   // One step over every row of `batch` (validated here).
   StepResult Step(const Batch& batch, const StepOptions& options);
@@ -120,10 +122,13 @@ class Optimizer {
   void Gae(StagedBatch& staged, double gamma, double lambda, int64_t micro_batch_tokens);
 
   // Optimizer state (and the value head) in one safetensors file.
-  void Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata);
-  void Load(const std::string& path);
+  // With ZeRO, Save is collective: every rank of `group` calls it, rank 0 with the path (the others with ""), and
+  // Load reads this rank's shard, at any world size (train/zero.h).
+  void Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata, dist::Group* group = nullptr);
+  void Load(const std::string& path, dist::Group* group = nullptr);
+  int zero_stage() const { return zero_ ? zero_->stage() : 0; }
 
-  int64_t step() const { return adam_.step(); }
+  int64_t step() const { return zero_ ? zero_->step() : adam_.step(); }
   MemoryBytes Memory();
   bool has_value_head() const { return value_head_; }
   const std::shared_ptr<model::Decoder>& decoder() const { return decoder_; }
@@ -132,8 +137,8 @@ class Optimizer {
   // The step: checks, row and token counts, one objective per micro-batch (SFT or policy), then the reduction over
   // the ranks, the metrics, and clipping and the update.
   StepResult StepRows(const Batch& batch, const std::vector<int64_t>& rows, const StepOptions& options);
-  // Sums the gradients and the loss parts over the ranks (data parallel).
-  void ReduceOverRanks(std::map<std::string, at::Tensor>& params, at::Tensor& sums, const StepOptions& options);
+  // Sums the loss parts over the ranks, and the gradients too unless `grads` is false (ZeRO stage 2 scatters them).
+  void ReduceOverRanks(std::map<std::string, at::Tensor>& params, at::Tensor& sums, const StepOptions& options, bool grads = true);
   // The gradient norm (clipped when updating), the gradients themselves when asked, and the AdamW step.
   void ClipAndUpdate(std::map<std::string, at::Tensor>& params, const StepOptions& options, StepResult& out);
   // The decoder's parameters and the value head's, by name.
@@ -142,6 +147,7 @@ class Optimizer {
 
   std::shared_ptr<model::Decoder> decoder_;
   AdamW adam_;
+  std::unique_ptr<ZeroAdamW> zero_;
   bool value_head_;
   std::map<std::string, at::Tensor> head_;  // value_head.weight [1, H], value_head.bias [1]
   int64_t gradient_bytes_ = 0;

@@ -447,6 +447,8 @@ export interface NativeOptimizerOptions {
   eps: number;
   weightDecay: number;
   valueHead: boolean;
+  /** ZeRO stage (0, 1, 2): AdamW's state (and at 2 the gradients) sharded over the steps' group. */
+  zero: number;
 }
 
 /** The optimizer state (and the PPO value head) of one model. */
@@ -461,8 +463,10 @@ export interface NativeOptimizer extends Handle<'NativeOptimizer'> {
   /** PPO: values and GAE over the staged batch; fills its advantages, returns and oldValues. */
   gae(gamma: number, lambda: number, microBatchTokens: number): Promise<void>;
   values(batch: NativeTrainBatch, microBatchTokens: number): Promise<Float32Array>;
-  save(path: string, metadata: Record<string, string>): Promise<void>;
-  load(path: string): Promise<void>;
+  /** With ZeRO over `group`, collective: every rank calls it, rank 0 with the path, the others with ''. */
+  save(path: string, metadata: Record<string, string>, group?: NativeDistGroup): Promise<void>;
+  /** With ZeRO, this rank's shard of a state saved at any world size (or at stage 0). */
+  load(path: string, group?: NativeDistGroup): Promise<void>;
   /** Bytes the model holds for training. */
   memory(): Promise<NativeMemoryBytes>;
   dispose(): void;
@@ -506,6 +510,10 @@ export interface NativeDistGroup extends Handle<'NativeDistGroup'> {
   readonly backend: 'gloo' | 'nccl';
   /** Element-wise sum over the ranks. */
   allReduce(values: Float64Array): Promise<Float64Array>;
+  /** This rank's `values.length / size` elements of the sum over the ranks (ZeRO stage 2's collective). */
+  reduceScatter(values: Float64Array): Promise<Float64Array>;
+  /** Every rank's values, concatenated in rank order (ZeRO's all-gather). */
+  allGatherFlat(values: Float64Array): Promise<Float64Array>;
   /** Every rank's bytes, in rank order. */
   allGather(bytes: Uint8Array): Promise<Uint8Array[]>;
   /** Every parameter of the model becomes rank root's (default 0). */
