@@ -2,7 +2,9 @@
 // (small preset, 8 tasks x 4 trials x 3 episodes, no warm start) in one process and in two processes, one torch
 // thread each, alternating A and B over rounds (medians of the iterations after the first), with the speedup and the
 // scaling efficiency (speedup / processes); and the all-reduce bandwidth between two ranks (64 MiB of float64, bytes
-// per rank divided by the time, the figure an optimizer step's gradient all-reduce sees).
+// per rank divided by the time, the figure an optimizer step's gradient all-reduce sees). ZeRO: the same run at
+// stage 2 and at stage 0 on 2 ranks, and in 1 process with both cores, alternated, with each variant's bytes per rank
+// (rank 0's iteration events); and the bandwidth of ZeRO's reduce-scatter and all-gather.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,11 +18,11 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const child = join(root, 'bench', 'dist-child.ts');
 
 /** Runs the child in n processes (n = 1: no process group) and waits for all. */
-async function ranks(n: number, args: (rank: number) => string[]): Promise<void> {
+async function ranks(n: number, args: (rank: number) => string[], extra: NodeJS.ProcessEnv = {}): Promise<void> {
   const port = await freePort();
   await Promise.all(
     Array.from({ length: n }, (_, rank) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, LAMER_THREADS: '1' };
+      const env: NodeJS.ProcessEnv = { ...process.env, LAMER_THREADS: '1', ...extra };
       if (n > 1) Object.assign(env, localRankVariables(rank, n, port));
       else for (const k of TORCHRUN_VARIABLES) delete env[k];
       const p = spawn(process.execPath, ['--import', 'tsx', child, ...args(rank)], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -74,7 +76,89 @@ async function allReduce(): Promise<BenchResult[]> {
   }
 }
 
+async function zero(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'lamer-bench-zero-'));
+  try {
+    const variants = [
+      { label: '2 ranks, ZeRO stage 0', n: 2, stage: '0', threads: '1' },
+      { label: '2 ranks, ZeRO stage 2', n: 2, stage: '2', threads: '1' },
+      { label: '1 process, 2 threads', n: 1, stage: '0', threads: '2' },
+    ];
+    // (the rounds alternate the order: 0, 2, 1 process; then the reverse)
+    const times: number[][] = variants.map(() => []);
+    const memory: (IterationEvent['memory'] | undefined)[] = variants.map(() => undefined);
+    for (let round = 0; round < 2; round++) {
+      const order = round % 2 === 0 ? [0, 1, 2] : [2, 1, 0];
+      for (const v of order) {
+        const { n, stage, threads } = variants[v];
+        const name = `r${round}-v${v}`;
+        await ranks(n, (rank) => ['train', join(dir, `${name}-${rank}.json`), dir, name, stage], { LAMER_THREADS: threads });
+        const events = JSON.parse(readFileSync(join(dir, `${name}-0.json`), 'utf8')) as IterationEvent[];
+        times[v].push(...events.slice(1).map((e) => e.seconds));
+        memory[v] = events.at(-1)?.memory;
+      }
+    }
+    const MiB = 2 ** 20;
+    const rows: BenchResult[] = [];
+    variants.forEach((v, i) => {
+      rows.push({ name: `distributed: small LaMer iteration, ${v.label}`, value: median(times[i]), unit: 's' });
+      const m = memory[i];
+      if (m) {
+        rows.push({ name: `distributed:   ${v.label}: optimizer state per rank`, value: m.optimizerState / MiB, unit: 'MiB' });
+        rows.push({ name: `distributed:   ${v.label}: gradients per rank at the update`, value: m.gradients / MiB, unit: 'MiB' });
+      }
+    });
+    rows.push({ name: 'distributed: ZeRO stage 2 / stage 0 iteration time (2 ranks)', value: median(times[1]) / median(times[0]), unit: 'x' });
+    const mib = 64;
+    await ranks(2, (rank) => ['shards', join(dir, `sh-${rank}.json`), String(mib)]);
+    const sh = JSON.parse(readFileSync(join(dir, 'sh-0.json'), 'utf8')) as { reduceScatter: number[]; allGather: number[] };
+    rows.push(
+      { name: 'distributed: reduce-scatter 64 MiB float64 -> 32 MiB, 2 Gloo ranks', value: median(sh.reduceScatter) * 1000, unit: 'ms' },
+      { name: 'distributed: reduce-scatter bandwidth (input bytes per rank / time)', value: (mib * MiB) / median(sh.reduceScatter) / 1e9, unit: 'GB/s' },
+      { name: 'distributed: all-gather 32 MiB -> 64 MiB float64, 2 Gloo ranks', value: median(sh.allGather) * 1000, unit: 'ms' },
+      { name: 'distributed: all-gather bandwidth (output bytes per rank / time)', value: (mib * MiB) / median(sh.allGather) / 1e9, unit: 'GB/s' },
+    );
+    return rows;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Bytes per rank of one supervised step at ZeRO stages 0, 1, 2 on 2 ranks: the `small` preset, and the Qwen3-0.6B
+ * shape at stages 1 and 2 (its stage 0, 9 GB a rank, does not fit twice beside the other on a 24 GB machine). */
+async function zeroBytes(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'lamer-bench-zero-bytes-'));
+  try {
+    const MiB = 2 ** 20;
+    const rows: BenchResult[] = [];
+    for (const [shape, stages] of [
+      ['small', ['0', '1', '2']],
+      ['qwen3-0.6b', ['1', '2']],
+    ] as const) {
+      for (const stage of stages) {
+        await ranks(2, (rank) => ['bytes', join(dir, `b-${shape}-${stage}-${rank}.json`), shape, stage]);
+        for (const rank of [0, 1]) {
+          const m = JSON.parse(readFileSync(join(dir, `b-${shape}-${stage}-${rank}.json`), 'utf8')) as {
+            optimizerState: number;
+            gradients: number;
+            parameters: number;
+          };
+          rows.push(
+            { name: `distributed: ${shape}, 2 ranks, ZeRO ${stage}, rank ${rank}: AdamW state`, value: m.optimizerState / MiB, unit: 'MiB' },
+            { name: `distributed: ${shape}, 2 ranks, ZeRO ${stage}, rank ${rank}: gradients at the update`, value: m.gradients / MiB, unit: 'MiB' },
+          );
+        }
+      }
+    }
+    return rows;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export const benches: Bench[] = [
   { name: 'distributed.scaling', unit: 's', run: scaling },
   { name: 'distributed.allreduce', unit: 'GB/s', run: allReduce },
+  { name: 'distributed.zero', unit: 's', run: zero },
+  { name: 'distributed.zero-bytes', unit: 'MiB', run: zeroBytes },
 ];

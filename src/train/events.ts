@@ -1,5 +1,6 @@
 // The typed events a training run produces. `Trainer.run()` yields them; the run folder's metrics.jsonl holds one
 // per line; `lamer report` draws them.
+import type { TrainingMemory } from './runtime.js';
 import type { ReflectionChecks, TaskSet } from '../eval/evaluate.js';
 
 export interface IterationEvent {
@@ -39,6 +40,11 @@ export interface IterationEvent {
   /** The update was skipped (non-finite loss); the reason is in `note`. */
   skipped?: boolean;
   note?: string;
+  /**
+   * Bytes rank 0 holds for training after the update: parameters, gradients at the last update (released after
+   * it), AdamW's state; with ZeRO (optim.zero) its shard's share.
+   */
+  memory?: TrainingMemory;
 }
 
 export interface EvalEvent {

@@ -8,6 +8,7 @@ import { Policy, adapterBaseModel, isAdapterDir } from '../model/policy.js';
 import { nativeLoraOptions } from '../model/lora.js';
 import { presetCheckpoint } from '../model/presets.js';
 import { deviceProfile, resolveDevice } from '../model/device.js';
+import type { DeviceName } from '../tensor.js';
 import { METHOD_SPECS } from '../eval/methods.js';
 import { Rng } from '../util/rng.js';
 import { runSeeds, type TrainerConfig } from './config.js';
@@ -27,15 +28,23 @@ function usesLora(config: TrainerConfig): boolean {
 }
 
 /**
- * The configured model: model.path (a checkpoint, or a LoRA adapter folder with its base) or the preset. With LoRA the
- * base is kept in the compute dtype (it is frozen: no fp32 master copy). An adapter folder that names no base
- * (written over a preset) gets the preset as its base.
+ * Load options of the run's model: the dtype the config names, else the device profile's (Policy.load / Policy.init
+ * apply it). The parameters are kept in the compute dtype, with no fp32 copy beside them, under LoRA (the base is
+ * frozen) and under ZeRO (the fp32 masters live in the sharded optimizer state).
  */
-async function openConfigured(config: TrainerConfig): Promise<Policy> {
+function loadOptions(config: TrainerConfig): { device: DeviceName; dtype?: 'float32' | 'bfloat16'; paramDtype?: 'float32' | 'bfloat16' } {
   const device = resolveDevice(config.model.device).device;
   const dtype = config.model.dtype ?? deviceProfile(device).computeDtype;
-  // The dtype the config names, else the device profile's (Policy.load / Policy.init apply it).
-  const options = { device, ...(config.model.dtype ? { dtype: config.model.dtype } : {}), ...(usesLora(config) ? { paramDtype: dtype } : {}) };
+  const compact = usesLora(config) || config.optim.zero > 0;
+  return { device, ...(config.model.dtype ? { dtype: config.model.dtype } : {}), ...(compact ? { paramDtype: dtype } : {}) };
+}
+
+/**
+ * The configured model: model.path (a checkpoint, or a LoRA adapter folder with its base) or the preset. An adapter
+ * folder that names no base (written over a preset) gets the preset as its base.
+ */
+async function openConfigured(config: TrainerConfig): Promise<Policy> {
+  const options = loadOptions(config);
   const path = config.model.path;
   const overPreset = path !== undefined && isAdapterDir(path) && adapterBaseModel(path) === null;
   if (path && !overPreset) return Policy.load(path, options);
@@ -49,10 +58,7 @@ async function openConfigured(config: TrainerConfig): Promise<Policy> {
 /** The run's policy: a checkpoint of this run (`dir`: a full one, or an adapter over the configured base), else the
  * configured model with model.adapter loaded or a fresh model.lora adapter added. */
 async function openPolicy(config: TrainerConfig, dir?: string): Promise<Policy> {
-  if (dir && !isAdapterDir(dir)) {
-    const device = resolveDevice(config.model.device).device;
-    return Policy.load(dir, { device, ...(config.model.dtype ? { dtype: config.model.dtype } : {}) });
-  }
+  if (dir && !isAdapterDir(dir)) return Policy.load(dir, loadOptions(config));
   const policy = await openConfigured(config);
   try {
     if (dir) {
@@ -225,7 +231,9 @@ class NativeRuntime implements PolicyRuntime {
       }
     }
     const k = Math.max(1, totals.steps);
+    const { parameters, gradients, optimizerState } = await optimizer.memory();
     return {
+      memory: { parameters, gradients, optimizerState },
       loss: totals.steps ? totals.loss / k : NaN,
       clipFraction: totals.clipFraction / k,
       approxKl: totals.approxKl / k,
@@ -261,7 +269,11 @@ class NativeRuntime implements PolicyRuntime {
     // A LoRA run's checkpoint is its adapter (peft's files) over the base it names; the base is not copied.
     if (this.#policy.lora) await this.#policy.saveAdapter(dir);
     else await this.#policy.save(dir);
-    if (this.#optimizer) await this.#optimizer.save(join(dir, OPTIMIZER_FILE));
+    if (this.#optimizer) await this.#optimizer.save(join(dir, OPTIMIZER_FILE), this.#dist?.native);
+  }
+
+  async saveFromRank(): Promise<void> {
+    if (this.#optimizer && this.#dist) await this.#optimizer.save(null, this.#dist.native);
   }
 
   async restore(dir: string): Promise<void> {
@@ -273,7 +285,7 @@ class NativeRuntime implements PolicyRuntime {
     this.#policy.dispose();
     this.#policy = await openPolicy(this.#config, dir);
     this.#client = this.#makeClient();
-    if (existsSync(join(dir, OPTIMIZER_FILE))) await this.#rlOptimizer().load(join(dir, OPTIMIZER_FILE));
+    if (existsSync(join(dir, OPTIMIZER_FILE))) await this.#rlOptimizer().load(join(dir, OPTIMIZER_FILE), this.#dist?.native);
   }
 
   async dispose(): Promise<void> {

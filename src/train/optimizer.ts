@@ -80,6 +80,11 @@ export interface OptimizerOptions {
   minLrRatio?: number;
   /** Adds a value head (critic) trained by the value loss: PPO. */
   valueHead?: boolean;
+  /**
+   * ZeRO stage over the data-parallel group of the steps (default 0): 1 shards AdamW's state, 2 the gradients too.
+   * Every step then takes the same `group` (or none, for one process), and save/load are collective over it.
+   */
+  zero?: 0 | 1 | 2;
 }
 
 /** The metrics of an update step (NativeTrainMetrics), which always carry the gradient norm and the learning rate. */
@@ -169,6 +174,7 @@ export class Optimizer {
       totalSteps: options.totalSteps,
       minLrRatio: options.minLrRatio ?? DEFAULTS.minLrRatio,
       valueHead: options.valueHead ?? false,
+      zero: options.zero ?? 0,
     };
     finite('lr', o.lr, 0);
     finite('weightDecay', o.weightDecay, 0);
@@ -182,6 +188,7 @@ export class Optimizer {
       eps: o.eps,
       weightDecay: o.weightDecay,
       valueHead: o.valueHead,
+      zero: o.zero,
     });
     return new Optimizer(policy, native, o);
   }
@@ -304,21 +311,24 @@ export class Optimizer {
     return out;
   }
 
-  /** Writes the optimizer state (step, AdamW moments, fp32 masters, value head) as safetensors. Save the policy
-   * beside it (policy.save) and the pair resumes exactly. */
-  async save(path: string): Promise<void> {
+  /**
+   * Writes the optimizer state (step, AdamW moments, fp32 masters, value head) as safetensors. Save the policy beside
+   * it (policy.save) and the pair resumes exactly. With ZeRO over `group` every rank calls it (the others with path
+   * null): rank 0 writes `path` and one `.shard-R-of-W` file beside it per other rank.
+   */
+  async save(path: string | null, group?: NativeDistGroup): Promise<void> {
     const o = this.options;
-    await this.#handle.save(path, {
-      lr: String(o.lr),
-      schedule: o.schedule,
-      warmup_steps: String(o.warmupSteps),
-      grad_clip: String(o.gradClip),
-    });
+    const metadata = { lr: String(o.lr), schedule: o.schedule, warmup_steps: String(o.warmupSteps), grad_clip: String(o.gradClip) };
+    if (path === null && !(group && this.options.zero > 0 && group.rank !== 0)) return;
+    await this.#handle.save(path ?? '', metadata, group);
   }
 
-  /** Reads a state written by save() into this optimizer (same model shape; E_CHECKPOINT otherwise). */
-  async load(path: string): Promise<void> {
-    await this.#handle.load(path);
+  /**
+   * Reads a state written by save() into this optimizer (same model shape; E_CHECKPOINT otherwise). With ZeRO, this
+   * rank's shard over `group`, from a state saved at any world size or at stage 0.
+   */
+  async load(path: string, group?: NativeDistGroup): Promise<void> {
+    await this.#handle.load(path, group);
   }
 
   /**
@@ -352,6 +362,7 @@ export function optimizerOptionsFromConfig(config: TrainerConfig, totalSteps?: n
     warmupSteps: config.optim.warmupSteps,
     totalSteps,
     valueHead: METHOD_SPECS[config.method].critic,
+    zero: config.optim.zero,
   };
 }
 

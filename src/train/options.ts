@@ -44,6 +44,14 @@ export const optimSchema = z
     microBatchTokens: positiveInt.default(16384).describe('tokens per forward and backward (micro-batch)'),
     epochs: positiveInt.default(1).describe("passes over an iteration's rows"),
     gradientCheckpointing: z.boolean().default(false).describe('recompute each layer in backward instead of keeping its activations'),
+    /**
+     * ZeRO over the data-parallel ranks (docs/distributed.md): 1 shards AdamW's state (moments, fp32 masters), 2 also
+     * the gradients; 0 keeps a whole replica on every rank. One process: the same step as 0.
+     */
+    zero: z
+      .union([z.literal(0), z.literal(1), z.literal(2)])
+      .default(0)
+      .describe('ZeRO stage over the data-parallel ranks: 0 replicas, 1 optimizer state sharded, 2 gradients too'),
   })
   .strict();
 

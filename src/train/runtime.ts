@@ -34,6 +34,15 @@ export interface UpdateMetrics {
   /** Mini-batches whose loss or gradient was not finite, so their step was skipped. */
   skipped: number;
   tokens: number;
+  /** Bytes this rank holds for training after the update (the native optimizer's count). */
+  memory?: TrainingMemory;
+}
+
+/** Bytes one rank holds for training: every parameter, the gradients at the last update, AdamW's state. */
+export interface TrainingMemory {
+  parameters: number;
+  gradients: number;
+  optimizerState: number;
 }
 
 /** Demonstrations for supervised cross-entropy on the response tokens only; the runtime applies the chat template. */
@@ -62,6 +71,11 @@ export interface PolicyRuntime {
   broadcast?(): Promise<void>;
   /** Writes weights (Hugging Face layout) and optimizer state into `dir`. */
   save(dir: string): Promise<void>;
+  /**
+   * Data parallel, on every rank but 0 while rank 0 runs save(): its part of a collective save (ZeRO: this rank's
+   * shard of the optimizer state goes to rank 0, which writes it).
+   */
+  saveFromRank?(): Promise<void>;
   /** Reads what save() wrote. */
   restore(dir: string): Promise<void>;
   dispose(): Promise<void>;

@@ -347,6 +347,7 @@ export class Trainer {
       approxKl: update.approxKl,
       gradNorm: update.gradNorm,
       ...(update.lr !== undefined ? { lr: update.lr } : {}),
+      ...(update.memory ? { memory: update.memory } : {}),
       rows: sums.rows,
       tokens: generated,
       promptTokens: sums.promptTokens,
@@ -374,8 +375,11 @@ export class Trainer {
 
   async #checkpoint(runtime: PolicyRuntime, iteration: number): Promise<string> {
     const state: TrainerState = { iteration, method: this.config.method, seed: this.config.seed };
-    // Every rank holds the same weights and optimizer state: rank 0 writes them.
-    if (!this.#main) return join(this.checkpointsDir, checkpointName(iteration));
+    // Every rank holds the same weights: rank 0 writes them. Sharded optimizer state (ZeRO) reaches it from the others.
+    if (!this.#main) {
+      await runtime.saveFromRank?.();
+      return join(this.checkpointsDir, checkpointName(iteration));
+    }
     return saveCheckpoint(this.checkpointsDir, iteration, async (dir) => {
       await runtime.save(dir);
       writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2) + '\n');

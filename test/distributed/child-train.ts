@@ -1,7 +1,7 @@
 // One rank (or the single process) of the data-parallel training tests (test/distributed/train.test.ts): the tiny
 // native LaMer run of test/train/helpers.ts with a short warm start, up to iteration argv[4], resumed when argv[5] is
 // 'resume'; writes the run's events to argv[2]/events-<name>-<rank>.json. Joins the process group when torchrun's
-// variables are set.
+// variables are set. LAMER_TEST_ZERO: the run's optim.zero.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DistContext } from '../../src/train/distributed.js';
@@ -18,6 +18,7 @@ const trainer = new Trainer(
     train: { iterations: 3, evalEvery: 1, checkpointEvery: 1 },
     eval: { tasks: 12 },
     sft: { trials: 12, steps: 3, reflectSteps: 2, batchRows: 8 },
+    optim: { ...tinyNativeConfig(name, runsDir).optim, zero: Number(process.env.LAMER_TEST_ZERO ?? 0) as 0 | 1 | 2 },
   },
   { progress: false, log: () => {}, dist },
 );

@@ -75,6 +75,28 @@ describe('data-parallel training (2 Gloo ranks)', () => {
     expect(evals(resumed).at(-1)!.firstWin).toEqual(evals(events(dir, 'two')).at(-1)!.firstWin);
   }, 240_000);
 
+  it('ZeRO stage 2: trains as one process does, checkpoints its shards, resumes at 2 ranks, holds half the state', async () => {
+    const first = await startRanks(2, train, () => [dir, 'zero', '1'], { LAMER_TEST_ZERO: '2' });
+    (await first.done).forEach(ok);
+    const [it1] = iterations(events(dir, 'zero'));
+    expectSameIteration(it1, iterations(events(dir, 'one'))[0]);
+    const ckpt = join(dir, 'zero', 'checkpoints', 'ckpt-000001');
+    expect(existsSync(join(ckpt, 'optimizer.shard-00001-of-00002.safetensors'))).toBe(true);
+    const resumed = await startRanks(2, train, () => [dir, 'zero', '2', 'resume'], { LAMER_TEST_ZERO: '2' });
+    (await resumed.done).forEach(ok);
+    const [it2] = iterations(events(dir, 'zero'));
+    expect(it2.iteration).toBe(2);
+    expectSameIteration(it2, iterations(events(dir, 'one'))[1]);
+    // Rank 0's bytes: half of stage 0's AdamW state and gradients (up to the last shard's padding).
+    const z = it2.memory!;
+    const full = iterations(events(dir, 'two'))[1].memory!;
+    expect(z.optimizerState / full.optimizerState).toBeGreaterThan(0.49);
+    expect(z.optimizerState / full.optimizerState).toBeLessThan(0.51);
+    expect(z.gradients / full.gradients).toBeGreaterThan(0.49);
+    expect(z.gradients / full.gradients).toBeLessThan(0.51);
+    expect(z.parameters).toBe(full.parameters);
+  }, 240_000);
+
   it('splits an evaluation over the ranks and gathers what one process gets', async () => {
     const model = join(dir, 'one', 'checkpoints', 'ckpt-000002');
     for (const method of ['reflexion', 'random-memory']) {

@@ -53,7 +53,7 @@ function stepOptions(loss: NativeLossOptions, over: Partial<NativeTrainStepOptio
 describe('option ranges: the config schema and the native side agree', () => {
   it('loss options: the schema accepts a value exactly when the native step does', async () => {
     await using policy = await tinyPolicy(1);
-    const adam: NativeOptimizerOptions = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, valueHead: false };
+    const adam: NativeOptimizerOptions = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, valueHead: false, zero: 0 };
     const trainer = new (addon().NativeOptimizer)(policy.native, adam);
     const batch = packRows([{ prompt: [1, 2, 3], response: [4, 5], advantage: 0.5 }]);
     const base: NativeLossOptions = { ...LOSS_DEFAULTS, kl: { ...LOSS_DEFAULTS.kl }, valueCoef: 0, temperature: 1 };
@@ -97,18 +97,21 @@ describe('option ranges: the config schema and the native side agree', () => {
     await using policy = await tinyPolicy(1);
     const disagreements: string[] = [];
     const make = (o: Partial<NativeOptimizerOptions>) =>
-      accepted(() => new (addon().NativeOptimizer)(policy.native, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, valueHead: false, ...o }).dispose());
+      accepted(() =>
+        new (addon().NativeOptimizer)(policy.native, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, valueHead: false, zero: 0, ...o }).dispose(),
+      );
     const schema = (o: object) => optimSchema.safeParse(o).success;
     for (const v of VALUES) {
       for (const [name, nativeOk, schemaOk] of [
         ['betas[0]', make({ beta1: v }), schema({ betas: [v, 0.999] })],
         ['betas[1]', make({ beta2: v }), schema({ betas: [0.9, v] })],
         ['weightDecay', make({ weightDecay: v }), schema({ weightDecay: v })],
+        ['zero', make({ zero: v }), schema({ zero: v })],
       ] as const) {
         if (nativeOk !== schemaOk) disagreements.push(`${name}=${v}: schema ${schemaOk}, native ${nativeOk}`);
       }
     }
-    const trainer = new (addon().NativeOptimizer)(policy.native, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, valueHead: false });
+    const trainer = new (addon().NativeOptimizer)(policy.native, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, valueHead: false, zero: 0 });
     const batch = packRows([{ prompt: [1, 2, 3], response: [4, 5], advantage: 0.5 }]);
     const loss: NativeLossOptions = { ...LOSS_DEFAULTS, valueCoef: 0, temperature: 1 };
     for (const v of VALUES) {
