@@ -9,6 +9,7 @@ import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Ref
 import { mineSweeperEpisodeFacts } from './expert.js';
 import { parseCellAction } from './parse.js';
 import { mineSweeperPlayPrompt, mineSweeperReflectPrompt } from './prompts.js';
+import { paperLayout } from './paper.js';
 import { allSafeOpened, cellLabel, layoutContent, makeBoard, reveal, seededLayout, type MineBoard, type VisibleBoard } from './solver.js';
 
 export interface MineSweeperOptions {
@@ -24,13 +25,21 @@ export interface MineSweeperOptions {
    * that opens something. Full prompts always show the grid.
    */
   compactBoard?: CompactBoard;
+  /**
+   * `lamer` (default): lamer's own layouts (held out by content) and its notes after a move. `paper`: the paper's
+   * layout for a seed (numpy's `rand` with the first click excluded; src/envs/minesweeper/paper.ts), a seeded first
+   * click, the hit mine shown as `*`, and no notes (docs/spec.md §8).
+   */
+  fidelity?: Fidelity;
 }
+
+export type Fidelity = 'lamer' | 'paper';
 
 export type CompactBoard = 'grid' | 'cells' | 'lists';
 
 export type MineSweeperSettings = Required<MineSweeperOptions>;
 
-export const MINESWEEPER_DEFAULTS: MineSweeperSettings = Object.freeze({ rows: 6, cols: 6, mines: 3, maxTurns: 7, compactBoard: 'grid' });
+export const MINESWEEPER_DEFAULTS: MineSweeperSettings = Object.freeze({ rows: 6, cols: 6, mines: 3, maxTurns: 7, compactBoard: 'grid', fidelity: 'lamer' });
 
 export const MINESWEEPER_REWARDS = Object.freeze({
   win: 10,
@@ -54,7 +63,11 @@ export function mineSweeperSettings(options?: MineSweeperOptions): MineSweeperSe
   if (compactBoard !== 'grid' && compactBoard !== 'cells' && compactBoard !== 'lists') {
     throw new LamerError('E_ENV', `minesweeper option compactBoard: expected 'grid', 'cells' or 'lists', found ${JSON.stringify(compactBoard)}`);
   }
-  return { rows, cols, mines, maxTurns, compactBoard };
+  const fidelity = o?.fidelity ?? d.fidelity;
+  if (fidelity !== 'lamer' && fidelity !== 'paper') {
+    throw new LamerError('E_ENV', `minesweeper option fidelity: expected 'lamer' or 'paper', found ${JSON.stringify(fidelity)}`);
+  }
+  return { rows, cols, mines, maxTurns, compactBoard, fidelity };
 }
 
 interface MineTask {
@@ -70,6 +83,8 @@ export class MineSweeperEnv implements Environment {
   private opened = new Uint8Array(0);
   private turnsTaken = 0;
   private finished = false;
+  /** The mine the episode ended on (shown as `*` under fidelity paper), else -1. */
+  private exploded = -1;
 
   constructor(options?: MineSweeperOptions) {
     this.settings = mineSweeperSettings(options);
@@ -78,9 +93,10 @@ export class MineSweeperEnv implements Environment {
 
   reset(seed: number): Observation {
     checkSeed('minesweeper', seed);
-    const { rows, cols, mines } = this.settings;
-    // Training seeds get training layouts and evaluation seeds evaluation layouts (held out by content, SPEC §11).
-    this.task = seededLayout(seed, rows, cols, mines, contentSplitOfSeed(seed));
+    const { rows, cols, mines, fidelity } = this.settings;
+    // Training seeds get training layouts and evaluation seeds evaluation layouts (held out by content, SPEC §11);
+    // the paper's seeds map to the paper's layouts.
+    this.task = fidelity === 'paper' ? paperLayout(seed, rows, cols, mines) : seededLayout(seed, rows, cols, mines, contentSplitOfSeed(seed));
     return this.restart();
   }
 
@@ -101,6 +117,7 @@ export class MineSweeperEnv implements Environment {
     reveal(task.board, this.opened, task.firstReveal);
     this.turnsTaken = 0;
     this.finished = false;
+    this.exploded = -1;
     return this.observe();
   }
 
@@ -129,6 +146,7 @@ export class MineSweeperEnv implements Environment {
       return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, true, note, { error: note, cell: index }, outOfTurns);
     }
     if (task.board.mines[index] === 1) {
+      this.exploded = index;
       return this.result(MINESWEEPER_REWARDS.mine, true, false, true, `${label} was a mine. Game over.`, {
         cell: index,
         mine: true,
@@ -231,7 +249,8 @@ export class MineSweeperEnv implements Environment {
   ): StepResult {
     this.finished = done;
     const observation = this.observe();
-    if (note !== null) observation.text = `${observation.text}\n${note}`;
+    // The paper shows the board alone; lamer says what happened.
+    if (note !== null && this.settings.fidelity !== 'paper') observation.text = `${observation.text}\n${note}`;
     return { observation, reward, done, won, valid, ...(truncated ? { truncated } : {}), info };
   }
 
@@ -243,7 +262,8 @@ export class MineSweeperEnv implements Environment {
       const cells: string[] = [];
       for (let c = 0; c < cols; c++) {
         const i = r * cols + c;
-        cells.push(this.opened[i] === 0 ? '?' : counts[i] === 0 ? '.' : String(counts[i]));
+        const shown = i === this.exploded && this.settings.fidelity === 'paper' ? '*' : this.opened[i] === 0 ? '?' : counts[i] === 0 ? '.' : String(counts[i]);
+        cells.push(shown);
       }
       lines.push(`Row ${r + 1}: ${cells.join(' ')}`);
     }
