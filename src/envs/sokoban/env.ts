@@ -9,6 +9,7 @@ import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js
 import { extractAction, extractRemark } from '../common/tags.js';
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
 import { parseSokobanMoves } from './parse.js';
+import { paperRoom } from './paper.js';
 import { sokobanPlayPrompt, sokobanReflectPrompt, type SokobanPromptSettings } from './prompts.js';
 import { MOVES, SokobanGraph, applyMove, boxesOnTargets, isSolved, neighbour, renderRoom, type Move, type SokobanRoom, type SokobanState } from './solver.js';
 
@@ -21,7 +22,15 @@ export interface SokobanOptions {
   movesPerTurn?: number;
   minSolution?: number;
   maxSolution?: number;
+  /**
+   * `lamer` (default): lamer's rooms, a turn's moves summed and stopped at a win or a dead state (SPEC §8). `paper`:
+   * the room LaMer's code makes for the seed (src/envs/sokoban/paper.ts), rows numbered from 0, `still` a valid
+   * no-op, every parsed move applied and the last one's reward returned (docs/spec.md §8).
+   */
+  fidelity?: Fidelity;
 }
+
+export type Fidelity = 'lamer' | 'paper';
 
 export type SokobanSettings = Required<SokobanOptions>;
 
@@ -34,6 +43,7 @@ export const SOKOBAN_DEFAULTS: SokobanSettings = Object.freeze({
   movesPerTurn: 3,
   minSolution: 5,
   maxSolution: 21,
+  fidelity: 'lamer',
 });
 
 export const SOKOBAN_REWARDS = Object.freeze({
@@ -62,7 +72,11 @@ export function sokobanSettings(options?: SokobanOptions): SokobanSettings {
     movesPerTurn: intOption('sokoban', o, 'movesPerTurn', d.movesPerTurn, 1, 100),
     minSolution: intOption('sokoban', o, 'minSolution', d.minSolution, 1, 1000),
     maxSolution: intOption('sokoban', o, 'maxSolution', d.maxSolution, 1, 1000),
+    fidelity: (o?.fidelity ?? d.fidelity) as Fidelity,
   };
+  if (s.fidelity !== 'lamer' && s.fidelity !== 'paper') {
+    throw new LamerError('E_ENV', `sokoban option fidelity: expected 'lamer' or 'paper', found ${JSON.stringify(o?.fidelity)}`);
+  }
   if (s.minSolution > s.maxSolution) {
     throw new LamerError('E_ENV', `sokoban options: minSolution ${s.minSolution} > maxSolution ${s.maxSolution}`);
   }
@@ -172,6 +186,33 @@ function reversePlay(rng: Rng, room: SokobanRoom, start: SokobanState, steps: nu
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
+/** LaMer's move words, in the order its parser tries them (up, down, left, right, still). */
+const PAPER_MOVES = [...MOVES, 'still'] as const;
+
+/** The paper's room for a seed (src/envs/sokoban/paper.ts) as a task of this environment. */
+function paperTask(seed: number, s: SokobanSettings): SokobanTask {
+  const made = paperRoom(seed, { rows: s.height, cols: s.width, boxes: s.boxes, minSolution: s.minSolution, maxSolution: s.maxSolution });
+  const { width, height } = s;
+  const walls = new Uint8Array(width * height);
+  const targets = new Uint8Array(width * height);
+  const boxes: number[] = [];
+  let player = -1;
+  for (let r = 0; r < height; r++) {
+    for (let c = 0; c < width; c++) {
+      const i = r * width + c;
+      if (made.fixed[r][c] === 0) walls[i] = 1;
+      if (made.fixed[r][c] === 2) targets[i] = 1;
+      if (made.state[r][c] === 3 || made.state[r][c] === 4) boxes.push(i);
+      if (made.state[r][c] === 5) player = i;
+    }
+  }
+  const room: SokobanRoom = { width, height, walls, targets };
+  const initial: SokobanState = { player, boxes };
+  const graph = SokobanGraph.explore(room, initial);
+  if (graph === null) throw new LamerError('E_ENV', `sokoban (fidelity paper): the room of seed ${seed} has too many reachable states`);
+  return { room, initial, graph };
+}
+
 export class SokobanEnv implements Environment {
   readonly name = 'sokoban';
   readonly maxTurns: number;
@@ -181,6 +222,8 @@ export class SokobanEnv implements Environment {
   private movesTaken = 0;
   private turnsTaken = 0;
   private finished = false;
+  /** fidelity paper: gym-sokoban's count of boxes on targets after the last move (0 at a start). */
+  private boxesCounted = 0;
 
   constructor(options?: SokobanOptions) {
     this.settings = sokobanSettings(options);
@@ -189,7 +232,7 @@ export class SokobanEnv implements Environment {
 
   reset(seed: number): Observation {
     checkSeed('sokoban', seed);
-    this.task = generateSokobanTask(seed, this.settings);
+    this.task = this.settings.fidelity === 'paper' ? paperTask(seed, this.settings) : generateSokobanTask(seed, this.settings);
     return this.restart();
   }
 
@@ -207,6 +250,7 @@ export class SokobanEnv implements Environment {
     this.movesTaken = 0;
     this.turnsTaken = 0;
     this.finished = false;
+    this.boxesCounted = 0;
     return this.observe();
   }
 
@@ -215,6 +259,7 @@ export class SokobanEnv implements Environment {
     if (this.finished) {
       throw new LamerError('E_ENV', 'sokoban.step: the episode is over; call restart() or reset(seed) first');
     }
+    if (this.settings.fidelity === 'paper') return this.paperStep(task, typeof response === 'string' ? response : '');
     let state = this.state as SokobanState;
     const actionText = extractAction(typeof response === 'string' ? response : '');
     const moves = actionText === null ? [] : parseSokobanMoves(actionText, this.settings.movesPerTurn);
@@ -272,8 +317,70 @@ export class SokobanEnv implements Environment {
     };
   }
 
+  /**
+   * A turn as LaMer plays it: the moves between the first `<action>` and the last `</action>` (up, down, left, right
+   * or still, at most movesPerTurn; none: one `still`, invalid), every one applied even after a win, each a
+   * gym-sokoban step (-0.1, +1 / -1 for a box onto / off a target, +10 while all are on targets; done at a win, at
+   * maxMoves, or when no solution remains); `still` is -0.1 and no step. The turn returns the last move's reward; it is
+   * won when any move won, and a won turn ends the episode (LaMer's rollout stops a trial that won).
+   */
+  private paperStep(task: SokobanTask, response: string): StepResult {
+    const start = response.indexOf('<action>');
+    const end = response.lastIndexOf('</action>');
+    const codes: number[] = [];
+    if (start >= 0 && end >= 0) {
+      for (const piece of response
+        .slice(start + 8, Math.max(start + 8, end))
+        .trim()
+        .toLowerCase()
+        .split(',')) {
+        const name = PAPER_MOVES.find((m) => piece.includes(m));
+        if (name !== undefined) codes.push(PAPER_MOVES.indexOf(name));
+      }
+    }
+    const valid = codes.length > 0;
+    const turn = valid ? codes.slice(0, this.settings.movesPerTurn) : [4];
+    let state = this.state as SokobanState;
+    let reward = 0;
+    let done = false;
+    let won = false;
+    const applied: string[] = [];
+    for (const code of turn) {
+      applied.push(PAPER_MOVES[code]);
+      if (code === 4) {
+        reward = SOKOBAN_REWARDS.step;
+        done = false;
+        continue;
+      }
+      state = applyMove(task.room, state, MOVES[code]).state;
+      this.movesTaken++;
+      reward = SOKOBAN_REWARDS.step;
+      const onTargets = boxesOnTargets(task.room, state);
+      if (onTargets > this.boxesCounted) reward += SOKOBAN_REWARDS.boxOnTarget;
+      else if (onTargets < this.boxesCounted) reward += SOKOBAN_REWARDS.boxOffTarget;
+      this.boxesCounted = onTargets;
+      const solved = isSolved(task.room, state);
+      if (solved) reward += SOKOBAN_REWARDS.allPlaced;
+      done = solved || this.movesTaken === this.settings.maxMoves || task.graph.distanceToGoal(state) === -1;
+      won = won || solved;
+    }
+    this.state = state;
+    this.turnsTaken++;
+    this.finished = done || won || this.turnsTaken >= this.maxTurns;
+    const truncated = this.finished && !done && !won;
+    return {
+      observation: this.observe(),
+      reward: round6(reward),
+      done: this.finished,
+      won,
+      valid,
+      ...(truncated ? { truncated } : {}),
+      info: { moves: applied, movesTaken: this.movesTaken, boxesOnTargets: boxesOnTargets(task.room, state) },
+    };
+  }
+
   admissibleActions(): string[] {
-    return [...MOVES];
+    return this.settings.fidelity === 'paper' ? [...PAPER_MOVES] : [...MOVES];
   }
 
   taskType(): string | undefined {
@@ -331,7 +438,7 @@ export class SokobanEnv implements Environment {
 
   private observe(): Observation {
     const task = this.task as SokobanTask;
-    const text = renderRoom(task.room, this.state as SokobanState);
+    const text = renderRoom(task.room, this.state as SokobanState, this.settings.fidelity === 'paper' ? 0 : 1);
     return { text, anchor: text };
   }
 

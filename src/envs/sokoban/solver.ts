@@ -237,8 +237,11 @@ export const SYMBOLS = {
   playerOnTarget: 'S',
 } as const;
 
-/** The rendering of SPEC §8: one row per line, 1-based row numbers, one symbol per cell (`1: # _ P X _ #`). */
-export function renderRoom(room: SokobanRoom, state: SokobanState): string {
+/**
+ * The rendering of SPEC §8: one row per line, 1-based row numbers, one symbol per cell (`1: # _ P X _ #`); the paper's
+ * numbers rows from 0 (`firstRow` 0).
+ */
+export function renderRoom(room: SokobanRoom, state: SokobanState, firstRow = 1): string {
   const lines: string[] = [];
   for (let r = 0; r < room.height; r++) {
     const cells: string[] = [];
@@ -252,7 +255,7 @@ export function renderRoom(room: SokobanRoom, state: SokobanState): string {
       else symbol = target ? SYMBOLS.target : SYMBOLS.floor;
       cells.push(symbol);
     }
-    lines.push(`${r + 1}: ${cells.join(' ')}`);
+    lines.push(`${r + firstRow}: ${cells.join(' ')}`);
   }
   return lines.join('\n');
 }
