@@ -423,6 +423,10 @@ export class Trainer {
     try {
       const device = runtime.describe?.();
       if (device) this.#log(`[${c.method}] device ${device}${dist ? `; rank 0 of ${dist.size} (${dist.settings.backend})` : ''}`);
+      // Which tasks and rules the environment plays (env.options.fidelity of Sokoban and MineSweeper, docs/spec.md §8).
+      const plays = c.env.name === 'sokoban' || c.env.name === 'minesweeper';
+      const fidelity = plays ? (this.#env()() as { settings?: { fidelity?: string } }).settings?.fidelity : undefined;
+      if (fidelity) this.#log(`[${c.method}] env ${c.env.name}, fidelity ${fidelity}`);
       let start = 0;
       // Rank 0 reads which checkpoint to resume from, so that every rank restores the same one (from a folder they
       // all see).
