@@ -19,7 +19,7 @@ describe('trainer config', () => {
   it('named configs carry the paper defaults of SPEC §6', () => {
     const sokoban = loadConfig('sokoban-gigpo');
     expect(sokoban.method).toBe('gigpo');
-    expect(sokoban.env.options).toEqual({ maxTurns: 7 });
+    expect(sokoban.env.options).toEqual({ maxTurns: 7, fidelity: 'paper' });
     expect(sokoban.rollout.tasksPerIteration).toBe(16);
     expect(sokoban.advantage.gammaTraj).toBe(0.9);
     expect(sokoban.train.iterations).toBe(300);
@@ -39,7 +39,7 @@ describe('trainer config', () => {
   it('--set overrides parse YAML scalars and nest by dots', () => {
     const c = loadConfig('minesweeper-lamer', ['optim.lr=3e-4', 'env.options.rows=4', 'model.enableThinking=true', 'name=x y']);
     expect(c.optim.lr).toBe(3e-4);
-    expect(c.env.options).toEqual({ maxTurns: 7, rows: 4 });
+    expect(c.env.options).toEqual({ maxTurns: 7, fidelity: 'paper', rows: 4 });
     expect(c.model.enableThinking).toBe(true);
     expect(c.name).toBe('x y');
     expect(() => applyOverrides({}, ['nofield'])).toThrow(expect.objectContaining({ code: 'E_CONFIG' }));
