@@ -193,32 +193,22 @@ double ZeroAdamW::ClipAndStep(std::map<std::string, at::Tensor>& params, double 
   at::NoGradGuard no_grad;
   EnsureLayout(params, group);
   EnsureState(params);
-  // This rank's gradient shard, and the global norm.
+  // The global norm (clipped): stage 1 from the full, all-reduced gradients, the same on every rank; stage 2 from the
+  // shards' squared norms summed over the ranks.
   double norm = 0;
-  std::vector<at::Tensor> grads(layout_->spaces.size());
   if (stage_ == 1) {
-    norm = ClipGradNorm(params, max_norm);  // the full, all-reduced gradients: the same on every rank
-    for (size_t s = 0; s < layout_->spaces.size(); ++s) {
-      const ZeroLayout::Space& sp = layout_->spaces[s];
-      const auto [base, end] = Range(s);
-      grads[s] = at::zeros({sp.chunk}, params.at(sp.names[0]).options().dtype(sp.dtype));
-      for (const auto& p : layout_->Pieces(s, base, end)) {
-        const at::Tensor& g = params.at(p.name).grad();
-        if (g.defined()) grads[s].narrow(0, p.flat - base, p.length).copy_(g.reshape({-1}).narrow(0, p.begin, p.length));
-      }
-    }
+    norm = ClipGradNorm(params, max_norm);
   } else {
     at::Tensor sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(group ? group->device() : at::Device(at::kCPU)));
-    for (size_t s = 0; s < shards_.size(); ++s) {
-      if (!shards_[s].grad.defined()) Fail("E_TRAIN", "ZeRO stage 2: the update came before the gradients were reduce-scattered");
-      grads[s] = shards_[s].grad;
-      sq += grads[s].to(at::kDouble).pow(2).sum().to(sq.device());
+    for (auto& sh : shards_) {
+      if (!sh.grad.defined()) Fail("E_TRAIN", "ZeRO stage 2: the update came before the gradients were reduce-scattered");
+      sq += at::linalg_vector_norm(sh.grad, 2).to(at::kDouble).pow(2).to(sq.device());
     }
     if (group) group->AllReduceSum({sq});
     norm = std::sqrt(sq.to(at::kCPU).item<double>());
     if (max_norm > 0 && std::isfinite(norm)) {
       const double coef = std::min(1.0, max_norm / (norm + 1e-6));
-      for (auto& g : grads) g.mul_(coef);
+      for (auto& sh : shards_) sh.grad.mul_(coef);
     }
   }
   if (!std::isfinite(norm)) return norm;  // the caller refuses the update
@@ -230,6 +220,8 @@ double ZeroAdamW::ClipAndStep(std::map<std::string, at::Tensor>& params, double 
   const double step_size = lr / bias_correction1;
   const double bias_correction2_sqrt = std::sqrt(bias_correction2);
   const int world = layout_->world;
+  // Slices of at most this many elements: the update's temporaries (the denominator) stay small.
+  constexpr int64_t kBlock = 1ll << 22;
   for (size_t s = 0; s < layout_->spaces.size(); ++s) {
     const ZeroLayout::Space& sp = layout_->spaces[s];
     Shard& sh = shards_[s];
@@ -237,52 +229,70 @@ double ZeroAdamW::ClipAndStep(std::map<std::string, at::Tensor>& params, double 
     const auto pieces = layout_->Pieces(s, base, end);
     const bool low = LowPrecision(sp.dtype);
     const at::Tensor any = params.at(sp.names[0]);
-    // The values being updated: the fp32 master of a low-precision shard, else a copy of the parameters' elements.
-    at::Tensor w = sh.master;
-    if (!low) {
-      w = at::zeros({sp.chunk}, any.options().dtype(sp.dtype));
-      for (const auto& p : pieces)
-        w.narrow(0, p.flat - base, p.length).copy_(params.at(p.name).detach().reshape({-1}).narrow(0, p.begin, p.length));
+    // Per piece of this rank's shard: the values updated (the fp32 master of a low-precision parameter, else the
+    // parameter's own elements), its gradient (stage 1: the parameter's; stage 2: the shard's) and its moments.
+    struct Slice {
+      at::Tensor w, g, m, v;
+      bool decays;
+    };
+    std::vector<Slice> slices;
+    for (const auto& p : pieces) {
+      const int64_t at = p.flat - base;
+      at::Tensor w = low ? sh.master.narrow(0, at, p.length) : params.at(p.name).detach().reshape({-1}).narrow(0, p.begin, p.length);
+      at::Tensor g;
+      if (stage_ == 1) {
+        const at::Tensor& full = params.at(p.name).grad();
+        g = full.defined() ? full.reshape({-1}).narrow(0, p.begin, p.length) : at::zeros({p.length}, any.options().dtype(sp.dtype));
+      } else {
+        g = sh.grad.narrow(0, at, p.length);
+      }
+      if (low) g = g.to(at::kFloat);
+      slices.push_back({w, g, sh.exp_avg.narrow(0, at, p.length), sh.exp_avg_sq.narrow(0, at, p.length), DecaysWeight(p.name)});
     }
-    const at::Tensor g = low ? grads[s].to(at::kFloat) : grads[s];
-    if (any.is_cuda() && w.scalar_type() == at::kFloat) {
-      // As AdamW::Step on CUDA: torch's fused kernel, the slices of parameters with and without weight decay apart.
+    if (any.is_cuda() && (low || sp.dtype == at::kFloat)) {
+      // As AdamW::Step on CUDA: torch's fused kernel, the slices with and without weight decay apart.
       std::vector<at::Tensor> lw[2], lg[2], lm[2], lv[2];
-      for (const auto& p : pieces) {
-        const int d = DecaysWeight(p.name) ? 1 : 0;
-        const int64_t at = p.flat - base;
-        lw[d].push_back(w.narrow(0, at, p.length));
-        lg[d].push_back(g.narrow(0, at, p.length));
-        lm[d].push_back(sh.exp_avg.narrow(0, at, p.length));
-        lv[d].push_back(sh.exp_avg_sq.narrow(0, at, p.length));
+      for (const auto& x : slices) {
+        const int d = x.decays ? 1 : 0;
+        lw[d].push_back(x.w);
+        lg[d].push_back(x.g);
+        lm[d].push_back(x.m);
+        lv[d].push_back(x.v);
       }
       for (int d = 0; d < 2; ++d) {
         if (lw[d].empty()) continue;
-        const at::Tensor stepT = at::full({}, static_cast<double>(step_), w.options());
+        const at::Tensor stepT = at::full({}, static_cast<double>(step_), lw[d][0].options());
         const std::vector<at::Tensor> steps(lw[d].size(), stepT);
         at::_fused_adamw_(lw[d], lg[d], lm[d], lv[d], {}, steps, lr, beta1, beta2, d ? options_.weight_decay : 0.0, options_.eps, false,
                           false, std::nullopt, std::nullopt);
       }
     } else {
-      // AdamW::Step's operators on the whole shard (element by element the same), weight decay slice by slice.
-      if (options_.weight_decay != 0) {
-        for (const auto& p : pieces) {
-          if (DecaysWeight(p.name)) w.narrow(0, p.flat - base, p.length).mul_(1 - lr * options_.weight_decay);
+      // AdamW::Step's operators, element by element the same, a block at a time.
+      for (const auto& x : slices) {
+        for (int64_t o = 0; o < x.w.numel(); o += kBlock) {
+          const int64_t n = std::min(kBlock, x.w.numel() - o);
+          at::Tensor w = x.w.narrow(0, o, n), g = x.g.narrow(0, o, n), m = x.m.narrow(0, o, n), v = x.v.narrow(0, o, n);
+          if (x.decays && options_.weight_decay != 0) w.mul_(1 - lr * options_.weight_decay);
+          m.lerp_(g, 1 - beta1);
+          v.mul_(beta2).addcmul_(g, g, 1 - beta2);
+          const at::Tensor denom = (v.sqrt() / bias_correction2_sqrt).add_(options_.eps);
+          w.addcdiv_(m, denom, -step_size);
         }
       }
-      sh.exp_avg.lerp_(g, 1 - beta1);
-      sh.exp_avg_sq.mul_(beta2).addcmul_(g, g, 1 - beta2);
-      const at::Tensor denom = (sh.exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(options_.eps);
-      w.addcdiv_(sh.exp_avg, denom, -step_size);
     }
     // Every rank's updated shard into every rank's parameters, a bucket at a time.
-    const at::Tensor mine = low ? w.to(sp.dtype) : w;
     const int64_t elem = static_cast<int64_t>(c10::elementSize(sp.dtype));
     const int64_t b = std::max<int64_t>(1, std::min(sp.chunk, kBucketBytes / elem / world));
+    const auto popts = any.options().dtype(sp.dtype);
     for (int64_t k = 0; k * b < sp.chunk; ++k) {
       const int64_t len = std::min(b, sp.chunk - k * b);
-      at::Tensor out = at::empty({len * world}, mine.options());
-      const at::Tensor in = mine.narrow(0, k * b, len).contiguous();
+      at::Tensor in = at::zeros({len}, popts);
+      for (const auto& p : layout_->Pieces(s, base + k * b, base + k * b + len)) {
+        const at::Tensor src =
+            low ? sh.master.narrow(0, p.flat - base, p.length) : params.at(p.name).detach().reshape({-1}).narrow(0, p.begin, p.length);
+        in.narrow(0, p.flat - base - k * b, p.length).copy_(src);
+      }
+      at::Tensor out = at::empty({len * world}, popts);
       if (group) {
         group->AllGatherInto(out, in);
       } else {

@@ -239,7 +239,8 @@ export class NumpyRandomState {
 
   /** randint(low, high): one integer in [low, high), for ranges of at most 2^32 values. */
   randint(low: number, high: number): number {
-    if (!Number.isSafeInteger(low) || !Number.isSafeInteger(high) || high <= low) throw new RangeError(`NumpyRandomState.randint: low >= high (${low}, ${high})`);
+    if (!Number.isSafeInteger(low) || !Number.isSafeInteger(high) || high <= low)
+      throw new RangeError(`NumpyRandomState.randint: low >= high (${low}, ${high})`);
     const range = high - low - 1;
     if (range > 0xffffffff) throw new RangeError('NumpyRandomState.randint: ranges over 2^32 values are not ported');
     return low + this.#bounded(range);
