@@ -6,6 +6,7 @@
 import { LamerError } from '../../errors.js';
 import { Rng } from '../../util/rng.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
+import { contentSplit, contentSplitOfSeed } from '../common/seeds.js';
 import { extractAction, extractRemark } from '../common/tags.js';
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
 import { parseSokobanMoves } from './parse.js';
@@ -105,12 +106,15 @@ const GENERATION_STATE_LIMIT = 200_000;
  */
 export function generateSokobanTask(seed: number, settings: SokobanSettings): SokobanTask {
   const rng = new Rng(seed);
+  // Training seeds get training rooms and evaluation seeds evaluation rooms (held out by content, SPEC §11).
+  const split = contentSplitOfSeed(seed);
   for (let attempt = 0; attempt < MAX_GENERATION_ATTEMPTS; attempt++) {
     const room = carveRoom(rng, settings);
     if (room === null) continue;
     const solved = placeSolved(rng, room, settings.boxes);
     const initial = reversePlay(rng, room, solved, 10 + rng.int(6 * settings.width * settings.height));
     if (isSolved(room, initial)) continue;
+    if (split !== undefined && contentSplit(roomContent(room, initial)) !== split) continue;
     const graph = SokobanGraph.explore(room, initial, GENERATION_STATE_LIMIT);
     if (graph === null) continue;
     const d = graph.distanceToGoal(initial) ?? -1;
@@ -185,6 +189,13 @@ function reversePlay(rng: Rng, room: SokobanRoom, start: SokobanState, steps: nu
 }
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+/** A room and its start as text: size, walls, targets, boxes and player. */
+export function roomContent(room: SokobanRoom, state: SokobanState): string {
+  const targets: number[] = [];
+  room.targets.forEach((t, i) => t === 1 && targets.push(i));
+  return `${room.width}x${room.height}:${room.walls.join('')}|${targets.join(',')}|${[...state.boxes].sort((a, b) => a - b).join(',')}|${state.player}`;
+}
 
 /** LaMer's move words, in the order its parser tries them (up, down, left, right, still). */
 const PAPER_MOVES = [...MOVES, 'still'] as const;
@@ -385,6 +396,12 @@ export class SokobanEnv implements Environment {
 
   taskType(): string | undefined {
     return undefined;
+  }
+
+  /** The task's content: walls, targets, boxes and player (two seeds with the same key are the same task). */
+  taskKey(): string {
+    const task = this.requireTask('taskKey');
+    return `sokoban:${roomContent(task.room, task.initial)}`;
   }
 
   playPrompt(input: PlayPromptInput): string {
