@@ -7,7 +7,8 @@
 //   child-zero.ts OUT STAGE LOSS save STEPS DIR         steps 1..STEPS, then the parameters and the optimizer state into DIR
 //   child-zero.ts OUT STAGE LOSS resume STEPS DIR       DIR's parameters and state, then steps (k+1)..STEPS
 //
-// OUT (JSON): the metrics of each step taken, every parameter, and the bytes the optimizer holds.
+// OUT (JSON): the metrics of each step taken, every parameter, and the bytes the optimizer holds. LAMER_TEST_LORA=1:
+// a LoRA adapter on the model (its tensors are written among the parameters).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DistContext } from '../../src/train/distributed.js';
@@ -21,6 +22,16 @@ const steps = Number(stepsArg);
 const ppo = loss === 'ppo';
 const dist = DistContext.fromEnv();
 const policy = await tinyPolicy(11, {}, 'float64');
+const lora = process.env.LAMER_TEST_LORA === '1';
+if (lora) {
+  await policy.addLora({ r: 3, alpha: 6, dropout: 0, targets: 'all-linear', seed: 4 });
+  // B off zero, so that every adapter tensor has a gradient from the first step.
+  for (const [name, t] of Object.entries(policy.native.loraParameters())) {
+    const data = t.data as Float64Array;
+    if (name.includes('lora_B')) for (let i = 0; i < data.length; i++) data[i] = 0.01 * Math.sin(i + 1);
+    t.dispose();
+  }
+}
 
 function rowsOf(step: number): TrainRow[] {
   const r = rng(5 + 17 * step);
@@ -61,6 +72,12 @@ for (let step = first; step <= steps; step++) {
   metrics.push({ loss: m.loss, gradNorm: m.gradNorm, ...(ppo ? { valueLoss: m.valueLoss } : {}) });
 }
 const params = Object.fromEntries([...snapshot(policy)].map(([k, v]) => [k, Array.from(v)]));
+if (lora) {
+  for (const [name, t] of Object.entries(policy.native.loraParameters())) {
+    params[name] = Array.from(t.data as Float64Array);
+    t.dispose();
+  }
+}
 if (mode === 'save') {
   const main = !dist || dist.isMain;
   if (main) writeFileSync(join(dir, 'params.json'), JSON.stringify(params));

@@ -34,14 +34,14 @@ function maxRelDiff(a: Record<string, number[]>, b: Record<string, number[]>): n
 
 const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Out;
 
-async function twoRanks(dir: string, tag: string, args: string[]): Promise<[Out, Out]> {
-  const ranks = await startRanks(2, script, (rank) => [join(dir, `${tag}-rank${rank}.json`), ...args]);
+async function twoRanks(dir: string, tag: string, args: string[], env: Record<string, string> = {}): Promise<[Out, Out]> {
+  const ranks = await startRanks(2, script, (rank) => [join(dir, `${tag}-rank${rank}.json`), ...args], env);
   (await ranks.done).forEach(ok);
   return [read(join(dir, `${tag}-rank0.json`)), read(join(dir, `${tag}-rank1.json`))];
 }
 
-async function oneProcess(dir: string, tag: string, args: string[]): Promise<Out> {
-  const r = await runSingle(script, [join(dir, `${tag}.json`), ...args]);
+async function oneProcess(dir: string, tag: string, args: string[], env: Record<string, string> = {}): Promise<Out> {
+  const r = await runSingle(script, [join(dir, `${tag}.json`), ...args], env);
   ok(r);
   return read(join(dir, `${tag}.json`));
 }
@@ -82,6 +82,23 @@ describe('ZeRO stages 1 and 2 (2 Gloo ranks)', () => {
       }
     }, 300_000);
   }
+
+  it('with a LoRA adapter only the adapter is sharded: stage 2 on 2 ranks equals one process, the base untouched', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-zero-lora-'));
+    const env = { LAMER_TEST_LORA: '1' };
+    const single = await oneProcess(dir, 'single', ['0', 'ppo', 'run', '3'], env);
+    const [r0, r1] = await twoRanks(dir, 'z2', ['2', 'ppo', 'run', '3'], env);
+    const plain = await oneProcess(dir, 'plain', ['0', 'ppo', 'run', '0']);
+    expect(maxRelDiff(r0.params, single.params)).toBeLessThan(1e-6);
+    expect(maxRelDiff(r0.params, r1.params)).toBe(0);
+    // The base is where it started; only adapter tensors (and the value head) moved.
+    const base = (o: Out) => Object.fromEntries(Object.entries(o.params).filter(([k]) => !k.includes('lora_')));
+    expect(maxRelDiff(base(r0), plain.params)).toBe(0);
+    // The state sharded is the adapter's and the value head's: half of one process's (2 moments of 8 bytes each).
+    expect(r0.memory.optimizerState / single.memory.optimizerState).toBeGreaterThan(0.49);
+    expect(r0.memory.optimizerState / single.memory.optimizerState).toBeLessThan(0.51);
+    expect(single.memory.optimizerState).toBe((16 * single.memory.trainable) / 8);
+  }, 300_000);
 
   it('a stage-2 run saved after step 1 resumes at 2 ranks as if uninterrupted; at 1 rank and at stage 0 it goes on the same way', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-zero-resume-'));
