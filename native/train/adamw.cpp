@@ -117,20 +117,23 @@ std::map<std::string, std::string> AdamW::StateMetadata() const {
           {"beta2", num(options_.beta2)}, {"eps", num(options_.eps)},      {"weight_decay", num(options_.weight_decay)}};
 }
 
-void AdamW::Restore(const std::map<std::string, at::Tensor>& tensors, const std::map<std::string, std::string>& metadata,
-                    std::map<std::string, at::Tensor>& params, const std::string& file) {
+int64_t StateFileStep(const std::map<std::string, std::string>& metadata, const std::string& file) {
   auto meta = [&](const char* key) -> std::string {
     auto it = metadata.find(key);
     if (it == metadata.end()) Fail("E_CHECKPOINT", file + ": metadata '" + key + "' missing (not an optimizer state file?)");
     return it->second;
   };
   if (meta("optimizer") != "adamw") Fail("E_CHECKPOINT", file + ": metadata 'optimizer' is '" + meta("optimizer") + "', expected 'adamw'");
-  int64_t step = 0;
   try {
-    step = std::stoll(meta("step"));
+    return std::stoll(meta("step"));
   } catch (const std::exception&) {
     Fail("E_CHECKPOINT", file + ": metadata 'step' is not an integer: '" + meta("step") + "'");
   }
+}
+
+void AdamW::Restore(const std::map<std::string, at::Tensor>& tensors, const std::map<std::string, std::string>& metadata,
+                    std::map<std::string, at::Tensor>& params, const std::string& file) {
+  const int64_t step = StateFileStep(metadata, file);
   std::map<std::string, State> state;
   for (const auto& [key, t] : tensors) {
     const size_t dot = key.find('.');

@@ -52,6 +52,9 @@ class AdamW {
   std::map<std::string, State> state_;
 };
 
+// The step count of an AdamW state file's metadata, after checking that it is one (E_CHECKPOINT naming `file`).
+int64_t StateFileStep(const std::map<std::string, std::string>& metadata, const std::string& file);
+
 // Global L2 norm of the gradients of `params` (as clip_grad_norm_ computes it: norm of the per-tensor norms), then
 // scales every gradient by min(1, max_norm / (norm + 1e-6)) when max_norm > 0. Returns the norm before clipping.
 double ClipGradNorm(std::map<std::string, at::Tensor>& params, double max_norm);

@@ -400,18 +400,12 @@ void ZeroAdamW::Restore(const std::string& path, const std::map<std::string, at:
   EnsureLayout(params, group);
   shards_.clear();
   EnsureState(params);
+  const int64_t step = StateFileStep(metadata, path);
   auto meta = [&](const char* key) -> std::string {
     auto it = metadata.find(key);
-    if (it == metadata.end()) Fail("E_CHECKPOINT", path + ": metadata '" + key + "' missing (not an optimizer state file?)");
+    if (it == metadata.end()) Fail("E_CHECKPOINT", path + ": metadata '" + key + "' missing (not a sharded optimizer state?)");
     return it->second;
   };
-  if (meta("optimizer") != "adamw") Fail("E_CHECKPOINT", path + ": metadata 'optimizer' is '" + meta("optimizer") + "', expected 'adamw'");
-  int64_t step = 0;
-  try {
-    step = std::stoll(meta("step"));
-  } catch (const std::exception&) {
-    Fail("E_CHECKPOINT", path + ": metadata 'step' is not an integer");
-  }
   const bool sharded = IsShardedState(metadata);
   // Flat range [begin, end) of space s of one kind, from the file's layout into `dst`.
   std::vector<model::SafetensorsFile> files;
