@@ -229,9 +229,9 @@ export class TwPddlGame {
     return this.mirror.all();
   }
 
-  /** The command of an operator applicable now (undefined when it is not). */
+  /** The command of an operator (by name: the disjuncts of one action share it) applicable now; undefined if none is. */
   commandOf(op: Operator): string | undefined {
-    return this.validCommands().find((v) => v.op === op)?.command;
+    return this.validCommands().find((v) => v.op.name === op.name)?.command;
   }
 
   private start(): void {

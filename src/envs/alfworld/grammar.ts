@@ -8,8 +8,9 @@
 //     `list_last_separator` rules;
 //   * queries assign placeholders injectively, taking candidate facts in sorted order (by predicate, then arguments
 //     by id and type), which is why ALFWorld lists `cabinet 15, cabinet 14, ..., cabinet 1`;
-//   * tabs in a right-hand side are skipped, text the symbol syntax cannot read ends the rule silently, and a
-//     right-hand side that starts at a line start loses its leading white space (the parser's comment rule).
+//   * tabs between symbols are skipped (a tab inside literal text stays), text the symbol syntax cannot read ends the
+//     rule silently, and a right-hand side that starts at a line start loses its leading white space (the parser's
+//     comment rule).
 
 import { LamerError } from '../../errors.js';
 
