@@ -180,6 +180,21 @@ export class Trainer {
     return () => createEnv(name, opts as never);
   }
 
+  /**
+   * What the run's environments read (Environment.provenance: fidelity, data files and their SHA-256, prompt
+   * templates), for training and evaluation; logged, and written into config.json. null when they say nothing.
+   */
+  #provenance(): Record<string, unknown> | null {
+    const train = this.#env()().provenance?.();
+    const evaluation = this.#env(true)().provenance?.();
+    if (train === undefined && evaluation === undefined) return null;
+    const same = JSON.stringify(train) === JSON.stringify(evaluation);
+    this.#log(
+      `[${this.config.method}] env ${this.config.env.name}: ${describeProvenance(train)}${same ? '' : `; at evaluation ${describeProvenance(evaluation)}`}`,
+    );
+    return { train: train ?? null, eval: evaluation ?? null };
+  }
+
   /** Keeps only the metrics of iterations up to `iteration` (a resumed run rewrites what came after). */
   #truncateMetrics(iteration: number): void {
     const path = join(this.runDir, 'metrics.jsonl');
@@ -411,7 +426,8 @@ export class Trainer {
   async *#run(options: RunOptions): AsyncGenerator<TrainerEvent> {
     const c = this.config;
     const { signal } = options;
-    this.#write('config.json', JSON.stringify(c, null, 2) + '\n');
+    const provenance = this.#provenance();
+    this.#write('config.json', JSON.stringify(provenance === null ? c : { ...c, provenance }, null, 2) + '\n');
     if (isChanceMethod(c.method)) {
       // A chance row loads no model: it is one evaluation of the random player on the held-out tasks.
       this.#write('metrics.jsonl', '');
@@ -423,10 +439,6 @@ export class Trainer {
     try {
       const device = runtime.describe?.();
       if (device) this.#log(`[${c.method}] device ${device}${dist ? `; rank 0 of ${dist.size} (${dist.settings.backend})` : ''}`);
-      // Which tasks and rules the environment plays (env.options.fidelity of Sokoban and MineSweeper, docs/spec.md §8).
-      const plays = c.env.name === 'sokoban' || c.env.name === 'minesweeper';
-      const fidelity = plays ? (this.#env()() as { settings?: { fidelity?: string } }).settings?.fidelity : undefined;
-      if (fidelity) this.#log(`[${c.method}] env ${c.env.name}, fidelity ${fidelity}`);
       let start = 0;
       // Rank 0 reads which checkpoint to resume from, so that every rank restores the same one (from a folder they
       // all see).
@@ -499,4 +511,20 @@ export class Trainer {
       await runtime.dispose();
     }
   }
+}
+
+/** One line of an environment's provenance: `key value` pairs, nested objects flattened, hashes cut to 12 digits. */
+function describeProvenance(p: Record<string, unknown> | undefined): string {
+  if (p === undefined) return 'no record';
+  const parts: string[] = [];
+  const walk = (prefix: string, v: unknown) => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [k, x] of Object.entries(v)) walk(prefix ? `${prefix}.${k}` : k, x);
+      return;
+    }
+    const text = typeof v === 'string' && /^[0-9a-f]{64}$/.test(v) ? v.slice(0, 12) : JSON.stringify(v);
+    parts.push(`${prefix} ${text}`);
+  };
+  walk('', p);
+  return parts.join(', ');
 }
