@@ -24,7 +24,15 @@ import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from './game.js';
 import { householdGame, householdProblem, withWalkthrough } from './generate.js';
 import { GENERATED_GRAMMAR_VERSION } from './logic-text.js';
 import { projectAction } from './parse.js';
-import { alfWorldPlayPrompt, alfWorldReflectPrompt, withAdmissible } from './prompts.js';
+import {
+  ALFWORLD_PAPER_TEMPLATES,
+  alfWorldPaperPlayPrompt,
+  alfWorldPaperReflectPrompt,
+  alfWorldPlayPrompt,
+  alfWorldReflectPrompt,
+  withAdmissible,
+} from './prompts.js';
+import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, type LamerTemplates } from '../common/paper-prompts.js';
 import { IN_DISTRIBUTION_TYPES, TASK_TYPES, readTaskTypes, type TaskType } from './tasks.js';
 import { generateHousehold } from './world.js';
 
@@ -49,9 +57,11 @@ export interface AlfWorldOptions {
   maxTurns?: number;
   /** `tags` (default, LaMer's): both action tags present. `admissible`: the command was also admissible. */
   valid?: 'tags' | 'admissible';
+  /** A LaMer checkout (or its alfworld prompt.py) whose templates promptStyle 'paper' fills; null: no paper prompts. */
+  lamerSource?: string | null;
 }
 
-const OPTION_KEYS = ['source', 'dataDir', 'train', 'eval', 'select', 'taskTypes', 'evalTaskTypes', 'maxTurns', 'valid'] as const;
+const OPTION_KEYS = ['source', 'dataDir', 'train', 'eval', 'select', 'taskTypes', 'evalTaskTypes', 'maxTurns', 'valid', 'lamerSource'] as const;
 
 /** One task: its game, and what the splits and reports need to know of it. */
 interface TaskInfo {
@@ -149,6 +159,8 @@ export class AlfWorldEnv implements Environment {
   private readonly data: DataGames | null = null;
   private readonly dataDir: string | null = null;
   private readonly splits: { train: string[]; eval: string[]; select: string[] } | null = null;
+  /** LaMer's templates, read at construction when `lamerSource` is set (promptStyle 'paper'). */
+  private readonly paperTemplates: LamerTemplates | null;
   private info: TaskInfo | null = null;
   private current: TwPddlGame | null = null;
   private initialText = '';
@@ -177,6 +189,8 @@ export class AlfWorldEnv implements Environment {
     this.validMode = valid;
     this.trainTypes = options.taskTypes === undefined ? IN_DISTRIBUTION_TYPES : readTaskTypes(options.taskTypes, 'taskTypes');
     this.evalTypes = options.evalTaskTypes === undefined ? TASK_TYPES : readTaskTypes(options.evalTaskTypes, 'evalTaskTypes');
+    const lamerSource = lamerSourceOption('alfworld', opts);
+    this.paperTemplates = lamerSource === null ? null : loadLamerTemplates(lamerSource, 'alfworld', ALFWORLD_PAPER_TEMPLATES);
     if (source === 'tw-pddl') {
       if (typeof options.dataDir !== 'string' || options.dataDir.length === 0) {
         throw new LamerError(
@@ -204,7 +218,7 @@ export class AlfWorldEnv implements Environment {
     }
   }
 
-  /** What the environment plays, for run logs: source, valid, grammar. */
+  /** What the environment plays: source, valid, grammar. */
   get settings(): { source: string; valid: string; grammar: string } {
     const grammar = this.data
       ? [...new Set([...this.data.train, ...this.data.eval].map((g) => g.grammar.split(' ')[0]))].join(', ')
@@ -213,30 +227,37 @@ export class AlfWorldEnv implements Environment {
   }
 
   /**
-   * What a run records in its config.json: the source and its settings; for a data folder every game's path and file
-   * hash per split, the grammar versions, what was skipped, and the SHA-256 of each list.
+   * What a run records in its config.json (provenance): the source and its settings, the grammar version(s), and for a
+   * data folder the SHA-256 of each split's game list (over `path fileSHA256` lines in play order; `lamer env check`
+   * prints each file's), what was skipped and what was held out by content; with paper prompts, the template file.
    */
-  record(): Record<string, unknown> {
-    const base = { source: this.source, valid: this.validMode, taskTypes: this.trainTypes, evalTaskTypes: this.evalTypes };
-    if (this.data === null) return { ...base, grammar: GENERATED_GRAMMAR_VERSION };
-    const list = (games: GameEntry[]) => ({
-      count: games.length,
-      sha256: sha256(games.map((g) => `${g.path} ${g.fileHash}\n`).join('')),
-      games: games.map((g) => [g.path, g.fileHash]),
-    });
+  provenance(): Record<string, unknown> {
+    const t = this.paperTemplates;
+    const paper = t === null ? {} : { paperPrompts: { file: t.file, sha256: t.sha256 } };
+    const base = { source: this.source, valid: this.validMode, taskTypes: this.trainTypes.join(','), evalTaskTypes: this.evalTypes.join(',') };
+    if (this.data === null) return { ...base, grammar: GENERATED_GRAMMAR_VERSION, ...paper };
+    const list = (games: GameEntry[]) => ({ count: games.length, sha256: sha256(games.map((g) => `${g.path} ${g.fileHash}\n`).join('')) });
     const grammars: Record<string, number> = {};
     for (const g of [...this.data.train, ...this.data.eval, ...this.data.select]) grammars[g.grammar] = (grammars[g.grammar] ?? 0) + 1;
     return {
       ...base,
       dataDir: this.dataDir,
-      splits: this.splits,
+      splits: { train: this.splits!.train.join(','), eval: this.splits!.eval.join(','), select: this.splits!.select.join(',') },
       grammar: grammars,
       skipped: this.data.skipped,
       heldOutByContent: this.data.heldOut,
       train: list(this.data.train),
       eval: list(this.data.eval),
       select: list(this.data.select),
+      ...paper,
     };
+  }
+
+  /** The games a data folder gives each split, in play order (path and file SHA-256); null for generated games. */
+  gameLists(): Record<'train' | 'eval' | 'select', Array<{ path: string; sha256: string; taskType: TaskType }>> | null {
+    if (this.data === null) return null;
+    const list = (games: GameEntry[]) => games.map((g) => ({ path: g.path, sha256: g.fileHash, taskType: g.taskType }));
+    return { train: list(this.data.train), eval: list(this.data.eval), select: list(this.data.select) };
   }
 
   /** The current game (throws before reset()). */
@@ -304,6 +325,7 @@ export class AlfWorldEnv implements Environment {
     const info = { taskType: this.info!.taskType, command, admissible: applied, turn: this.turn };
     return {
       observation: { text: withAdmissible(feedback, this.admissibleActions()), anchor: feedback },
+      historyAction: command,
       reward: won ? 10 : 0,
       done,
       won,
@@ -340,11 +362,18 @@ export class AlfWorldEnv implements Environment {
   }
 
   playPrompt(input: PlayPromptInput): string {
+    if (input.style === 'paper') return alfWorldPaperPlayPrompt(input, this.requirePaperTemplates(), this.game.admissible());
     return alfWorldPlayPrompt(input, { goal: this.goal(), maxTurns: this.maxTurns });
   }
 
   reflectPrompt(input: ReflectPromptInput): string {
+    if (input.style === 'paper') return alfWorldPaperReflectPrompt(input, this.requirePaperTemplates());
     return alfWorldReflectPrompt(input, { goal: this.goal(), maxTurns: this.maxTurns });
+  }
+
+  private requirePaperTemplates(): LamerTemplates {
+    if (this.paperTemplates === null) throw noPaperTemplates('alfworld');
+    return this.paperTemplates;
   }
 
   parseReflection(response: string): Reflection {

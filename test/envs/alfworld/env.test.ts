@@ -182,22 +182,23 @@ describe('alfworld games from a data folder', () => {
   it("collects by ALFWorld's rules, holds out by content, orders by path, and records hashes and the grammar version", () => {
     const root = dataFolder();
     const env = createAlfWorldEnv({ source: 'tw-pddl', dataDir: root });
-    const record = env.record() as {
-      train: { games: string[][] };
-      eval: { games: string[][] };
+    const record = env.provenance() as {
+      train: { count: number; sha256: string };
       skipped: Record<string, number>;
       heldOutByContent: number;
       grammar: Record<string, number>;
     };
+    const lists = env.gameLists()!;
     // The training kitchen has the same problem as the cool game of valid_unseen: held out of training.
-    expect(record.train.games.map((g) => g[0])).toEqual(['train/look_at_obj_in_light-CD-None-DeskLamp-2/trial_T1']);
+    expect(lists.train.map((g) => g.path)).toEqual(['train/look_at_obj_in_light-CD-None-DeskLamp-2/trial_T1']);
     expect(record.heldOutByContent).toBe(1);
-    expect(record.eval.games.map((g) => g[0]).sort()).toEqual([
+    expect(record.train).toEqual({ count: 1, sha256: sha256(`${lists.train[0].path} ${lists.train[0].sha256}\n`) });
+    expect(lists.eval.map((g) => g.path).sort()).toEqual([
       'valid_unseen/pick_cool_then_place_in_recep-Apple-None-Cabinet-10/trial_T1',
       'valid_unseen/pick_heat_then_place_in_recep-Apple-None-Cabinet-9/trial_T1',
     ]);
     expect(record.skipped).toEqual({ 'movable or Sliced': 2, unsolvable: 1, 'no solvable key': 1, 'no game.tw-pddl': 1, 'task type not asked for': 1 });
-    expect(record.eval.games[0][1]).toMatch(/^[0-9a-f]{64}$/);
+    expect(lists.eval[0].sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(Object.keys(record.grammar)).toEqual([expect.stringMatching(/^2\.1\.2\+ [0-9a-f]{16}$/)]);
     expect(env.settings).toEqual({ source: 'tw-pddl', valid: 'tags', grammar: '2.1.2+' });
 
