@@ -1,7 +1,7 @@
 // The .tw-pddl engine on fixture games written for these tests. Expected texts are derived by hand from TextWorld's
 // and ALFWorld's rules (ENVIRONMENTS.md §5.4); operator counts and applicable operators are facts computed with Fast
 // Downward's translator (aibasel/downward src/translate at 5ea8024, invariant synthesis off, unreachable facts kept)
-// on the same files, simulated step by step (scripts/py/alfworld_fd_reference.py).
+// on the same files, simulated step by step (scripts/alfworld-fd-check.ts with scripts/py/alfworld_fd_reference.py).
 import { describe, expect, it } from 'vitest';
 import { demangleNames } from '../../../src/envs/alfworld/demangle.js';
 import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from '../../../src/envs/alfworld/game.js';
