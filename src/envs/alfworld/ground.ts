@@ -319,7 +319,20 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
       );
     });
 
+  // Effect conditions in DNF, once per effect (most are unconditional: one empty disjunct).
+  const effectDnf = new Map<EffectLiteral, Conj[]>();
+  for (const a of domain.actions) {
+    for (const e of a.effects) {
+      const conds = g.dnf(e.condition);
+      if (conds.some((c) => c.vars.length > 0)) throw new LamerError('E_ENV', `${where}: an 'exists' inside a 'when' condition is not supported`);
+      effectDnf.set(e, conds);
+    }
+  }
   const effectInstances = (effect: EffectLiteral, b: Binding): Array<{ cond: Conj; pred: string; args: string[] }> => {
+    const conds = effectDnf.get(effect)!;
+    if (effect.vars.length === 0 && conds.length === 1 && conds[0].lits.length === 0) {
+      return [{ cond: conds[0], pred: effect.pred, args: effect.args.map((t) => evalTerm(t, b)) }];
+    }
     let assignments: Binding[] = [b];
     for (const v of effect.vars) {
       const next: Binding[] = [];
@@ -328,8 +341,7 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
     }
     const out: Array<{ cond: Conj; pred: string; args: string[] }> = [];
     for (const a of assignments) {
-      for (const cond of g.dnf(effect.condition)) {
-        if (cond.vars.length > 0) throw new LamerError('E_ENV', `${where}: an 'exists' inside a 'when' condition is not supported`);
+      for (const cond of conds) {
         const lits = cond.lits.map((l) =>
           l.kind === 'eq'
             ? { ...l, args: [evalTerm(l.args[0], a), evalTerm(l.args[1], a)] as [string, string] }
