@@ -7,7 +7,8 @@ import { demangleNames } from '../../../src/envs/alfworld/demangle.js';
 import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from '../../../src/envs/alfworld/game.js';
 import { Grammar, dedent, parseSymbols, queryAssignments, type FactView } from '../../../src/envs/alfworld/grammar.js';
 import { parseDomain, tokenize } from '../../../src/envs/alfworld/pddl.js';
-import { GENERATED_DOMAIN } from '../../../src/envs/alfworld/logic-text.js';
+import { GENERATED_DOMAIN, generatedGrammar } from '../../../src/envs/alfworld/logic-text.js';
+import { grammarVersion } from '../../../src/envs/alfworld/data.js';
 import { replayGame } from '../../../src/envs/alfworld/check.js';
 import { BEDROOM_WALKTHROUGH, KITCHEN_WALKTHROUGH, bedroomFile, kitchenFile, kitchenGame } from './fixtures.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -117,6 +118,29 @@ describe('alfworld engine: a walk through the fixture kitchen', () => {
     expect(g.won()).toBe(true);
     expect(step(g, 'use desklamp 1')).toBe('You turn on the desklamp 1.');
     expect(step(g, 'look')).toBe('You are facing the desk 1. Next to it, you see nothing.');
+  });
+});
+
+describe('alfworld engine: a game file of version 2.1.1 (another grammar, no help action)', () => {
+  it('reads the texts from the file: `put X in/on Y`, `You arrive at loc N.`, no help', () => {
+    // 2.1.1's grammar names the location where later versions name the receptacle, and puts rather than moves.
+    const grammar = generatedGrammar('put a hot apple in cabinet')
+      .replace('You arrive at {r.name}.', 'You arrive at {lend.name}.')
+      .replace('template :: "move {o} to {r}";', 'template :: "put {o} in/on {r}";')
+      .replace('You move the {o.name} to the {r.name}.', 'You put the {o.name} in/on the {r.name}.')
+      .replace(/action help \{[\s\S]*$/, '');
+    const domain = GENERATED_DOMAIN.replace(/\(:action help[\s\S]*?\(checked \?a\)\)\)\s*/, '');
+    const file = { ...kitchenFile(), pddl_domain: domain, grammar };
+    expect(grammarVersion(file.grammar)).toMatch(/^2\.1\.1 /);
+    const g = new TwPddlGame(new GameLogic(file, 'kitchen 2.1.1'));
+    g.reset();
+    expect(g.admissible()).not.toContain('help');
+    // The locations are demangled too: six loc ids, the countertop's is the fourth smallest, so loc 3.
+    expect(step(g, 'go to countertop 1')).toBe('You arrive at loc 3. On the countertop 1, you see a apple 2, and a mug 1.');
+    step(g, 'take apple 2 from countertop 1');
+    expect(g.admissible()).toContain('put apple 2 in/on countertop 1');
+    expect(step(g, 'put apple 2 in/on countertop 1')).toBe('You put the apple 2 in/on the countertop 1.');
+    expect(step(g, 'help')).toBe(NOTHING_HAPPENS);
   });
 });
 
