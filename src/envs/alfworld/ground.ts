@@ -353,25 +353,35 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
     return out;
   };
 
-  // Relaxed exploration: operators whose positive conditions are reachable make their added atoms reachable.
-  for (let changed = true; changed;) {
-    changed = false;
+  // Relaxed exploration: operators whose positive conditions are reachable make their added atoms reachable. A
+  // disjunct is enumerated again only when an atom of one of its positive predicates became reachable in the round
+  // before (its bindings depend on nothing else), and its last bindings serve the instantiation below.
+  const lastBindings = new Map<Conj, Binding[]>();
+  const positivePreds = new Map<Conj, Set<string>>();
+  for (const { conjs } of schemas) {
+    for (const conj of conjs) positivePreds.set(conj, new Set(conj.lits.flatMap((l) => (l.kind === 'atom' && !l.negated ? [l.pred] : []))));
+  }
+  for (let grown: Set<string> | null = null; grown === null || grown.size > 0;) {
+    const added = new Set<string>();
     for (const { action, conjs } of schemas) {
       for (const conj of conjs) {
-        for (const b of bindings(g, conj.vars, conj.lits, reachable, {})) {
-          if (!staticOk(conj.lits, b)) continue;
+        if (grown !== null && ![...positivePreds.get(conj)!].some((p) => grown!.has(p))) continue;
+        const found = bindings(g, conj.vars, conj.lits, reachable, {}).filter((b) => staticOk(conj.lits, b));
+        lastBindings.set(conj, found);
+        for (const b of found) {
           for (const effect of action.effects) {
             if (effect.negated) continue;
             for (const inst of effectInstances(effect, b)) {
               const condOk = inst.cond.lits.every((l) =>
                 l.kind === 'eq' ? (l.args[0] === l.args[1]) !== l.negated : l.negated || reachable.has(l.pred, l.args),
               );
-              if (condOk && reachable.add(inst.pred, inst.args)) changed = true;
+              if (condOk && reachable.add(inst.pred, inst.args)) added.add(inst.pred);
             }
           }
         }
       }
     }
+    grown = added;
   }
 
   const atomIds = new Map<string, number>();
@@ -421,7 +431,7 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
   const seen = new Set<string>();
   for (const { action, conjs } of schemas) {
     for (const conj of conjs) {
-      for (const b of bindings(g, conj.vars, conj.lits, reachable, {})) {
+      for (const b of lastBindings.get(conj) ?? []) {
         const pre = groundCondition(conj.lits, b);
         if (pre === null) continue;
         const args = action.parameters.map((p) => b[p.name]);
