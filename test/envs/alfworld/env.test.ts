@@ -44,7 +44,9 @@ describe("alfworld turns: LaMer's projection and valid", () => {
       command: 'so the last thirty characters'.padStart(30, ' ').slice(-30),
       tagged: false,
     });
-    expect(projectAction('</action> before <action>look')).toEqual({ command: '', tagged: true });
+    // A closing tag before the opening one: LaMer sends the empty text between them (and counts it as tagged); it is no
+    // pair here.
+    expect(projectAction('</action> before <action>look')).toEqual({ command: '', tagged: false });
   });
 
   it("valid 'tags' (LaMer's) counts tagged but not admissible commands as valid; 'admissible' does not", () => {
