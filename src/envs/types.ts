@@ -38,6 +38,9 @@ export const PROMPT_STYLES: readonly PromptStyle[] = Object.freeze(['full', 'com
 
 export type MemoryMode = 'reflection_only' | 'history_only' | 'history_and_reflection';
 
+/** In distribution (a task type training plays) or out of distribution. */
+export type TaskTypeSplit = 'ID' | 'OOD';
+
 /** One step of an episode's trajectory as shown in prompts. */
 export interface TrajectoryStep {
   /** The action as parsed (or the raw text inside <action>, when it did not parse). */
@@ -127,6 +130,11 @@ export interface Environment {
    * answers right after construction. Runs write it into their config.json under `provenance`.
    */
   provenance?(): Record<string, unknown>;
+  /**
+   * Optional: whether a task type is in distribution (trained on) or out of distribution, for the per-type pass@k
+   * table (ALFWorld: training plays types 1-4, evaluation all six).
+   */
+  taskTypeSplit?(type: string): TaskTypeSplit;
 }
 
 /** A scripted player used for demonstrations (supervised warm start) and tests. */

@@ -6,14 +6,14 @@
 import type { MemoryMode } from '../agent/memory.js';
 import { EVAL_SEEDS, SELECT_SEEDS, TRAIN_SEEDS, seedSplitOf, taskSeed } from '../envs/common/seeds.js';
 import { distinctTaskSeeds, taskListHash, type TaskListHash } from '../envs/common/task-lists.js';
-import type { PromptStyle } from '../envs/types.js';
+import type { PromptStyle, TaskTypeSplit } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { EVAL_SAMPLING, type PolicySource, type SamplingOptions } from '../rollout/policy.js';
 import { withExpertReflections } from '../rollout/scripted.js';
 import { runRollout, type EnvFactory, type RolloutProgress, type RolloutStats, type TrialSummary } from '../rollout/runner.js';
 import { evalTrialMode, isChanceMethod, type Method } from './methods.js';
 import { randomPolicy } from '../rollout/random.js';
-import { passAtK } from './passk.js';
+import { passAtK, passAtKByGroup } from './passk.js';
 import { trialTranscripts, type TrialTranscript } from './transcripts.js';
 
 export interface EvaluateOptions {
@@ -115,6 +115,9 @@ export interface EvalResult {
   tasks: number;
   byType: Record<string, number[]>;
   tasksByType: Record<string, number>;
+  /** Where the environment tells (Environment.taskTypeSplit): each type's ID or OOD, and pass@k over each. */
+  typeSplits?: Record<string, TaskTypeSplit>;
+  bySplit?: Partial<Record<TaskTypeSplit, number[]>>;
   trials: TrialSummary[];
   stats: RolloutStats;
   /** Reflections the environment could check (Environment.checkReflection) and how many stated the facts right. */
@@ -203,6 +206,13 @@ function evalPolicy(options: EvaluateOptions, reflections: ReflectionSource): Po
   return reflections === 'expert' ? withExpertReflections(options.policy, { style: options.style }) : options.policy;
 }
 
+/** ID before OOD, whatever order the tasks came in. */
+function orderedSplits(bySplit: Record<string, number[]>): Partial<Record<TaskTypeSplit, number[]>> {
+  const out: Partial<Record<TaskTypeSplit, number[]>> = {};
+  for (const s of ['ID', 'OOD'] as const) if (bySplit[s]) out[s] = bySplit[s];
+  return out;
+}
+
 /** Runs one trial per evaluation task with the method's trial mode and reports pass@1..N. */
 export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const mode = evalTrialMode(options.method);
@@ -270,6 +280,12 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     envName ??= parts.find((p) => p.env)?.env;
   }
   const summary = passAtK(trials, episodes);
+  // In- and out-of-distribution types, where the environment names them.
+  const probe = options.env();
+  const typeSplits: Record<string, TaskTypeSplit> | undefined = probe.taskTypeSplit
+    ? Object.fromEntries(Object.keys(summary.byType).map((t) => [t, probe.taskTypeSplit!(t)]))
+    : undefined;
+  const bySplit = typeSplits ? passAtKByGroup(trials, (t) => (t.taskType === undefined ? undefined : typeSplits[t.taskType]), episodes) : undefined;
   return {
     method: options.method,
     env: envName ?? 'unknown',
@@ -277,6 +293,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     tasks: summary.tasks,
     byType: summary.byType,
     tasksByType: summary.tasksByType,
+    ...(typeSplits ? { typeSplits, bySplit: orderedSplits(bySplit!) } : {}),
     trials,
     stats,
     reflectionChecks: countReflectionChecks(trials),

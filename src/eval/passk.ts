@@ -29,6 +29,22 @@ function cumulative(outcomes: readonly TaskOutcome[], episodes: number): number[
   return solvedBy.map((c) => c / outcomes.length);
 }
 
+/**
+ * pass@1..N over the tasks of each group (e.g. in- and out-of-distribution task types), in the order groups first
+ * occur; tasks whose group is undefined are left out.
+ */
+export function passAtKByGroup(outcomes: readonly TaskOutcome[], groupOf: (o: TaskOutcome) => string | undefined, episodes: number): Record<string, number[]> {
+  const groups = new Map<string, TaskOutcome[]>();
+  for (const o of outcomes) {
+    const g = groupOf(o);
+    if (g === undefined) continue;
+    let list = groups.get(g);
+    if (!list) groups.set(g, (list = []));
+    list.push(o);
+  }
+  return Object.fromEntries([...groups].map(([g, list]) => [g, cumulative(list, episodes)]));
+}
+
 /** pass@1..N over tasks; N defaults to the longest `won` array. */
 export function passAtK(outcomes: readonly TaskOutcome[], episodes?: number): PassAtK {
   if (!Array.isArray(outcomes) || outcomes.length === 0) {

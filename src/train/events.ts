@@ -61,6 +61,11 @@ export interface EvalEvent {
   /** pass@1..pass@N, fractions in [0, 1]. */
   passAtK: number[];
   byType?: Record<string, number[]>;
+  /** Tasks per type. */
+  tasksByType?: Record<string, number>;
+  /** Each type in distribution (trained on) or out of distribution, where the environment tells; pass@k over each. */
+  typeSplits?: Record<string, 'ID' | 'OOD'>;
+  bySplit?: Partial<Record<'ID' | 'OOD', number[]>>;
   /** Per task, in task order: the 0-based attempt of the first win, -1 when no attempt won (for paired comparisons). */
   firstWin?: number[];
   /** Reflections whose facts the environment could check, and the correct ones (absent when none were checked). */

@@ -189,7 +189,16 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
 export function summarizeEvaluations(results: EvalSummary[], config: TrainerConfig): Omit<JobResult, 'runDir'> {
   const comparisons = compareWithFirst(results, config.trial.episodes, { seed: config.seed });
   const table = [
-    formatPassAtKTable(results.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks }))),
+    formatPassAtKTable(
+      results.map((r) => ({
+        method: r.method,
+        env: r.env,
+        passAtK: r.passAtK,
+        tasks: r.tasks,
+        // Per task type only where the environment says which types are in distribution (ALFWorld).
+        ...(r.typeSplits ? { byType: r.byType, tasksByType: r.tasksByType, typeSplits: r.typeSplits, bySplit: r.bySplit } : {}),
+      })),
+    ),
     ...comparisons.map(formatComparison),
     ...results.flatMap((r) => (r.reflectionChecks ? [formatReflectionChecks(r.method, r.reflectionChecks)] : [])),
   ].join('\n');

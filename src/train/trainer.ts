@@ -278,6 +278,8 @@ export class Trainer {
       taskSet: result.taskSet,
       passAtK: result.passAtK,
       byType: result.byType,
+      tasksByType: result.tasksByType,
+      ...(result.typeSplits ? { typeSplits: result.typeSplits, bySplit: result.bySplit } : {}),
       firstWin: result.trials.map((t) => t.wonEpisode),
       ...(checks.checked > 0 ? { reflectionChecks: checks } : {}),
       ...(expert ? { reflections: 'expert' as const } : {}),

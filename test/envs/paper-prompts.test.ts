@@ -290,7 +290,7 @@ describe("config: promptStyle 'paper'", () => {
       expect.objectContaining({ code: 'E_CONFIG', message: expect.stringMatching(/set env\.options\.lamerSource/) }),
     );
     expect(() => validateConfig({ ...base, env: { name: 'webshop', options: { lamerSource: LAMER } } })).toThrow(
-      /available for sokoban, minesweeper, not webshop/,
+      /available for sokoban, minesweeper, alfworld, not webshop/,
     );
     expect(validateConfig({ ...base, env: { name: 'minesweeper', options: { lamerSource: LAMER } } }).model.promptStyle).toBe('paper');
   });

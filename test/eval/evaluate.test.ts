@@ -79,6 +79,14 @@ describe('evaluate', () => {
     expect(r.tasksByType).toEqual(count);
     expect(Object.keys(r.byType).sort()).toEqual(Object.keys(count).sort());
     for (const values of Object.values(r.byType)) expect(values.length).toBe(2);
+    // Training plays types 1-4: those are in distribution, cool and pick-two out of it; pass@k per group by hand.
+    for (const [type, split] of Object.entries(r.typeSplits!))
+      expect(split).toBe(['pick_cool_then_place_in_recep', 'pick_two_obj_and_place'].includes(type) ? 'OOD' : 'ID');
+    for (const split of ['ID', 'OOD'] as const) {
+      const mine = r.trials.filter((t) => r.typeSplits![t.taskType!] === split);
+      if (mine.length === 0) continue;
+      expect(r.bySplit![split]).toEqual([0, 1].map((k) => mine.filter((t) => t.wonEpisode >= 0 && t.wonEpisode <= k).length / mine.length));
+    }
   });
 
   it('method modes and training shapes: single-episode baselines get K x N trials of one episode', () => {

@@ -61,4 +61,29 @@ describe('formatPassAtKTable', () => {
       '  cool                        50.0    50.0   100.0',
     ]);
   });
+
+  it('lists task types under an ID and an OOD line when the types are labelled, with their task counts', () => {
+    // ID: heat (2 tasks, first wins at 0 and never) and look (1 task, won at 1): pass@k over the 3 ID tasks by hand.
+    const text = formatPassAtKTable([
+      {
+        method: 'random',
+        env: 'alfworld',
+        tasks: 4,
+        passAtK: [0.25, 0.5],
+        byType: { heat: [0.5, 0.5], look: [0, 1], cool: [0, 0] },
+        tasksByType: { heat: 2, look: 1, cool: 1 },
+        typeSplits: { heat: 'ID', look: 'ID', cool: 'OOD' },
+        bySplit: { ID: [1 / 3, 2 / 3], OOD: [0, 0] },
+      },
+    ]);
+    expect(text.split('\n')).toEqual([
+      'method    env       tasks  pass@1  pass@2',
+      'random    alfworld      4    25.0    50.0',
+      '  ID                    3    33.3    66.7',
+      '    heat                2    50.0    50.0',
+      '    look                1     0.0   100.0',
+      '  OOD                   1     0.0     0.0',
+      '    cool                1     0.0     0.0',
+    ]);
+  });
 });

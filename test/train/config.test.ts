@@ -28,7 +28,7 @@ describe('trainer config', () => {
     expect(webshop.rollout.tasksPerIteration).toBe(8);
     expect(webshop.rollout.maxPromptTokens).toBe(8192);
     const alf = loadConfig('alfworld-reflexion');
-    expect(alf.env.evalOptions).toEqual({ maxTurns: 30, split: 'eval-ood' });
+    expect(alf.env.evalOptions).toEqual({ maxTurns: 30 });
     expect(loadConfig('minesweeper-grpo').advantage.estimator).toBe('grpo');
     // Defaults not written in any file come from the schema (SPEC §4, §5).
     expect(webshop.loss).toMatchObject({ clipLow: 0.2, clipHigh: 0.2, dualClip: 3, entropyCoef: 0.001, aggregation: 'token-mean' });

@@ -150,7 +150,20 @@ export const command: Command = {
     // What was scored, from the records (every method of this call scored the same tasks).
     const scored = results[0]?.taskSet;
     if (scored) print(`pass@k on ${describeTaskSet(scored)} (task hash ${scored.hash.slice(0, 12)})`);
-    print(formatPassAtKTable(labelled.map((r) => ({ method: r.method, env: r.env, passAtK: r.passAtK, tasks: r.tasks, byType: r.byType }))));
+    print(
+      formatPassAtKTable(
+        labelled.map((r) => ({
+          method: r.method,
+          env: r.env,
+          passAtK: r.passAtK,
+          tasks: r.tasks,
+          byType: r.byType,
+          tasksByType: r.tasksByType,
+          typeSplits: r.typeSplits,
+          bySplit: r.bySplit,
+        })),
+      ),
+    );
     // Every method ran on the same held-out tasks: the first against each other one, paired by task.
     for (const c of compareWithFirst(labelled, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));
     for (const r of labelled) if (r.reflectionChecks && r.reflections !== 'expert') console.log(formatReflectionChecks(r.method, r.reflectionChecks));

@@ -1,28 +1,16 @@
-// Reading ALFWorld commands out of a model response. A command is valid when, after normalising spacing, case,
-// a trailing period and the spelling of "put" ("put X in Y", "put X on Y", "move X to Y" all mean "put X in/on Y"),
-// it is one of the admissible commands of the current state; everything else is "Nothing happens.".
+// Reading a command out of a model response as LaMer's ALFWorld projection does: the response is lowercased, the
+// command is the text between the first `<action>` and the first `</action>` (stripped); without both tags it is the
+// response's last 30 characters, and the turn is invalid. The command goes to the game as it is, and the game answers
+// "Nothing happens." unless it is exactly an admissible command. One stated difference: LaMer counts a response as
+// tagged when both tags occur in any order; here a `</action>` before the first `<action>` is not a tag pair (the
+// command, empty, is still sent as LaMer sends it), as no environment of the project counts a response without a
+// complete pair as valid.
 
-import { extractAction } from '../common/tags.js';
-
-/** The canonical spelling of a command as the environment lists it. */
-export function canonicalCommand(text: string): string {
-  let cmd = text
-    .toLowerCase()
-    .replace(/\s+/g, ' ')
-    .trim()
-    .replace(/[.!]+$/, '')
-    .trim();
-  const put = /^(?:put|place|move) (.+?) (?:in\/on|in|on|into|onto|to) (.+)$/.exec(cmd);
-  if (put !== null) cmd = `put ${put[1]} in/on ${put[2]}`;
-  const goTo = /^go (?:to )?(.+)$/.exec(cmd);
-  if (goTo !== null) cmd = `go to ${goTo[1].replace(/^the /, '')}`;
-  return cmd;
-}
-
-/** The canonical command inside <action>...</action>, or null when the tags are missing or empty. */
-export function parseAlfWorldResponse(response: string): string | null {
-  const raw = extractAction(typeof response === 'string' ? response : '');
-  if (raw === null) return null;
-  const cmd = canonicalCommand(raw);
-  return cmd.length > 0 ? cmd : null;
+/** LaMer's projection of a response: the command sent to the game, and whether it had an `<action>...</action>` pair. */
+export function projectAction(response: string): { command: string; tagged: boolean } {
+  const lower = (typeof response === 'string' ? response : '').toLowerCase();
+  const start = lower.indexOf('<action>');
+  const end = lower.indexOf('</action>');
+  if (start < 0 || end < 0) return { command: lower.slice(-30), tagged: false };
+  return { command: lower.slice(start + '<action>'.length, end).trim(), tagged: end >= start + '<action>'.length };
 }

@@ -4,38 +4,22 @@
 
 import { LamerError } from '../../errors.js';
 import { Rng } from '../../util/rng.js';
-import { TASK_TYPES, goalText, prepositionFor, type Task, type TaskType } from './tasks.js';
+import { TASK_TYPES, type Task, type TaskType } from './tasks.js';
 
 export type RoomKind = 'kitchen' | 'livingroom' | 'bedroom' | 'bathroom';
 
 export interface Receptacle {
+  /** `cabinet 3`: the name the game shows (the generated ids demangle to it). */
   id: string;
   type: string;
   openable: boolean;
-  /** False only for floor lamps: a place to stand at, not to put things in. */
-  canHold: boolean;
 }
 
 export interface Thing {
   id: string;
   type: string;
-  /** Lamps stay where they are; everything else can be picked up. */
+  /** Lamps stay where they are (toggleable, not pickupable); everything else can be picked up. */
   takeable: boolean;
-}
-
-/** Everything that changes during an episode. */
-export interface WorldState {
-  /** Receptacle id the agent stands at, or null in the middle of the room. */
-  location: string | null;
-  /** Object id in hand (one at a time, as in ALFWorld), or null. */
-  holding: string | null;
-  /** Receptacle id to the object ids in it, in the order they are listed. */
-  contents: Record<string, string[]>;
-  open: Record<string, boolean>;
-  clean: Record<string, boolean>;
-  hot: Record<string, boolean>;
-  cool: Record<string, boolean>;
-  lampOn: Record<string, boolean>;
 }
 
 export interface Household {
@@ -43,15 +27,16 @@ export interface Household {
   receptacles: Receptacle[];
   things: Thing[];
   task: Task;
-  /** The goal sentence shown after "Your task is to:". */
-  goal: string;
-  initial: WorldState;
+  /** Which of the two goal phrasings (goalText). */
+  goalVariant: number;
+  /** Receptacle id to the object ids in it, in id order. */
+  contents: Record<string, string[]>;
 }
 
 export const OPENABLE_TYPES = new Set(['cabinet', 'drawer', 'fridge', 'microwave', 'safe']);
 /** Receptacles one puts things *in* (the rest are surfaces one puts things *on*). */
 export const CONTAINER_TYPES = new Set(['cabinet', 'drawer', 'fridge', 'microwave', 'safe', 'garbagecan', 'sinkbasin', 'bathtubbasin']);
-export const LAMP_TYPES = new Set(['desklamp', 'floorlamp']);
+export const LAMP_TYPES = new Set(['desklamp']);
 
 interface RoomSpec {
   /** Receptacle type to [min, max] count. */
@@ -104,7 +89,7 @@ const ROOMS: Record<RoomKind, RoomSpec> = {
 };
 
 /** Which objects each task type may ask for, and where it may ask them to be put. */
-const CLEANABLE = new Set([
+export const CLEANABLE = new Set([
   'apple',
   'bowl',
   'butterknife',
@@ -126,8 +111,8 @@ const CLEANABLE = new Set([
   'spoon',
   'tomato',
 ]);
-const HEATABLE = new Set(['apple', 'bread', 'cup', 'egg', 'mug', 'plate', 'potato', 'tomato']);
-const COOLABLE = new Set(['apple', 'bowl', 'bread', 'cup', 'egg', 'lettuce', 'mug', 'pan', 'plate', 'pot', 'potato', 'tomato', 'winebottle']);
+export const HEATABLE = new Set(['apple', 'bread', 'cup', 'egg', 'mug', 'plate', 'potato', 'tomato']);
+export const COOLABLE = new Set(['apple', 'bowl', 'bread', 'cup', 'egg', 'lettuce', 'mug', 'pan', 'plate', 'pot', 'potato', 'tomato', 'winebottle']);
 const LOOKABLE = new Set([
   'alarmclock',
   'book',
@@ -149,7 +134,7 @@ const LOOKABLE = new Set([
   'watch',
 ]);
 /** Receptacles that appliance tasks never target: the appliance itself would be a trivial or odd goal. */
-const NOT_A_TARGET = new Set(['stoveburner', 'sinkbasin', 'bathtubbasin', 'floorlamp']);
+const NOT_A_TARGET = new Set(['stoveburner', 'sinkbasin', 'bathtubbasin']);
 /** Where lamps stand. */
 const DESK_LAMP_SURFACES = ['desk', 'sidetable', 'dresser'];
 
@@ -157,10 +142,10 @@ function rooms(type: TaskType): RoomKind[] {
   switch (type) {
     case 'look_at_obj_in_light':
       return ['livingroom', 'bedroom'];
-    case 'pick_clean_then_place':
+    case 'pick_clean_then_place_in_recep':
       return ['kitchen', 'bathroom'];
-    case 'pick_heat_then_place':
-    case 'pick_cool_then_place':
+    case 'pick_heat_then_place_in_recep':
+    case 'pick_cool_then_place_in_recep':
       return ['kitchen'];
     default:
       return ['kitchen', 'livingroom', 'bedroom', 'bathroom'];
@@ -169,11 +154,11 @@ function rooms(type: TaskType): RoomKind[] {
 
 function objectFits(type: TaskType, obj: string): boolean {
   switch (type) {
-    case 'pick_clean_then_place':
+    case 'pick_clean_then_place_in_recep':
       return CLEANABLE.has(obj);
-    case 'pick_heat_then_place':
+    case 'pick_heat_then_place_in_recep':
       return HEATABLE.has(obj);
-    case 'pick_cool_then_place':
+    case 'pick_cool_then_place_in_recep':
       return COOLABLE.has(obj);
     case 'look_at_obj_in_light':
       return LOOKABLE.has(obj);
@@ -185,8 +170,8 @@ function objectFits(type: TaskType, obj: string): boolean {
 function targetFits(type: TaskType, recType: string): boolean {
   if (NOT_A_TARGET.has(recType)) return false;
   // The appliance a task uses is not also its destination (a hot apple put back into the microwave).
-  if (type === 'pick_heat_then_place' && recType === 'microwave') return false;
-  if (type === 'pick_cool_then_place' && recType === 'fridge') return false;
+  if (type === 'pick_heat_then_place_in_recep' && recType === 'microwave') return false;
+  if (type === 'pick_cool_then_place_in_recep' && recType === 'fridge') return false;
   // Two trips to a closed receptacle would not fit in the 10-turn training budget; ALFWorld's pick-two goals are
   // mostly open surfaces too.
   if (type === 'pick_two_obj_and_place' && OPENABLE_TYPES.has(recType)) return false;
@@ -197,16 +182,19 @@ function int(rng: Rng, [lo, hi]: [number, number]): number {
   return lo + rng.int(hi - lo + 1);
 }
 
-/** Generate one household with a task of one of `taskTypes` (uniformly), from `seed`. */
-export function generateHousehold(seed: number, taskTypes: readonly TaskType[] = TASK_TYPES): Household {
+/**
+ * Generate one household with a task of one of `taskTypes` (uniformly), from `seed`; `accept` may refuse a household
+ * (e.g. one whose content belongs to another split), and generation goes on with the same stream.
+ */
+export function generateHousehold(seed: number, taskTypes: readonly TaskType[] = TASK_TYPES, accept: (house: Household) => boolean = () => true): Household {
   if (taskTypes.length === 0) throw new LamerError('E_ENV', 'alfworld: no task types to sample from');
   const rng = new Rng(seed);
   const taskType = rng.pick(taskTypes);
   // Retry layouts until the task is posable (e.g. a living room that drew no cabinet cannot host "put in cabinet");
   // the retries consume the same stream, so the result stays a function of the seed.
-  for (let attempt = 0; attempt < 100; attempt++) {
+  for (let attempt = 0; attempt < 1000; attempt++) {
     const house = tryHousehold(rng, taskType);
-    if (house !== null) return house;
+    if (house !== null && accept(house)) return house;
   }
   throw new LamerError('E_ENV', `alfworld: could not generate a ${taskType} household for seed ${seed}`);
 }
@@ -217,44 +205,37 @@ function tryHousehold(rng: Rng, taskType: TaskType): Household | null {
   const receptacles: Receptacle[] = [];
   for (const [type, range] of Object.entries(spec.receptacles)) {
     const n = int(rng, range);
-    for (let i = 1; i <= n; i++) {
-      receptacles.push({ id: `${type} ${i}`, type, openable: OPENABLE_TYPES.has(type), canHold: true });
-    }
+    for (let i = 1; i <= n; i++) receptacles.push({ id: `${type} ${i}`, type, openable: OPENABLE_TYPES.has(type) });
   }
-  // Lamps: living rooms and bedrooms have a desk lamp on a surface and sometimes a floor lamp (a place to stand).
+  // Living rooms and bedrooms have a desk lamp on a desk, side table or dresser (most of them).
   const things: Thing[] = [];
   const placement: Array<[string, string]> = [];
   if (room === 'livingroom' || room === 'bedroom') {
     const surfaces = receptacles.filter((r) => DESK_LAMP_SURFACES.includes(r.type));
-    const withDeskLamp = surfaces.length > 0 && rng.next() < 0.75;
-    if (withDeskLamp) {
+    if (surfaces.length > 0 && rng.next() < 0.85) {
       things.push({ id: 'desklamp 1', type: 'desklamp', takeable: false });
       placement.push(['desklamp 1', rng.pick(surfaces).id]);
     }
-    if (!withDeskLamp || rng.next() < 0.3) {
-      receptacles.push({ id: 'floorlamp 1', type: 'floorlamp', openable: false, canHold: false });
-    }
   }
-  const lamps = [...things.map((t) => t.type), ...receptacles.filter((r) => r.type === 'floorlamp').map((r) => r.type)];
 
   // The task: an object type the room has and the task allows, and (except look) a destination type.
   const objectChoices = spec.objects.filter((o) => objectFits(taskType, o));
   if (objectChoices.length === 0) return null;
   const objectType = rng.pick(objectChoices);
-  const recTypes = [...new Set(receptacles.filter((r) => r.canHold).map((r) => r.type))];
+  const recTypes = [...new Set(receptacles.map((r) => r.type))];
   let receptacleType: string | undefined;
   let lampType: string | undefined;
   if (taskType === 'look_at_obj_in_light') {
-    if (lamps.length === 0) return null;
-    lampType = rng.pick(lamps);
+    if (things.length === 0) return null;
+    lampType = 'desklamp';
   } else {
     const targets = recTypes.filter((t) => targetFits(taskType, t));
     if (targets.length === 0) return null;
     receptacleType = rng.pick(targets);
   }
-  if (taskType === 'pick_clean_then_place' && !recTypes.includes('sinkbasin')) return null;
-  if (taskType === 'pick_heat_then_place' && !recTypes.includes('microwave')) return null;
-  if (taskType === 'pick_cool_then_place' && !recTypes.includes('fridge')) return null;
+  if (taskType === 'pick_clean_then_place_in_recep' && !recTypes.includes('sinkbasin')) return null;
+  if (taskType === 'pick_heat_then_place_in_recep' && !recTypes.includes('microwave')) return null;
+  if (taskType === 'pick_cool_then_place_in_recep' && !recTypes.includes('fridge')) return null;
 
   // Objects: the task's objects (two for pick-two, sometimes a spare), then distractors of other types.
   const counts = new Map<string, number>();
@@ -273,33 +254,23 @@ function tryHousehold(rng: Rng, taskType: TaskType): Household | null {
   for (let i = 0; i < distractors; i++) addThing(rng.pick(distractorTypes));
 
   // Task objects never start where the task wants them (the goal must not hold at the start).
-  const holders = receptacles.filter((r) => r.canHold);
-  const startFor = holders.filter((r) => r.type !== receptacleType && r.type !== 'stoveburner');
+  const startFor = receptacles.filter((r) => r.type !== receptacleType && r.type !== 'stoveburner');
   if (startFor.length === 0) return null;
   for (const id of targetIds) placement.push([id, rng.pick(startFor).id]);
   for (const t of things) {
     if (!t.takeable || targetIds.includes(t.id)) continue;
-    const where = t.type === 'pan' || t.type === 'pot' || t.type === 'kettle' ? holders : holders.filter((r) => r.type !== 'stoveburner');
+    const where = t.type === 'pan' || t.type === 'pot' || t.type === 'kettle' ? receptacles : receptacles.filter((r) => r.type !== 'stoveburner');
     placement.push([t.id, rng.pick(where).id]);
   }
 
-  const initial: WorldState = { location: null, holding: null, contents: {}, open: {}, clean: {}, hot: {}, cool: {}, lampOn: {} };
-  for (const r of receptacles) {
-    initial.contents[r.id] = [];
-    if (r.openable) initial.open[r.id] = false;
-  }
-  // List contents in id order, so descriptions do not leak the order of generation.
+  const contents: Record<string, string[]> = {};
+  for (const r of receptacles) contents[r.id] = [];
   placement.sort((a, b) => compareIds(a[0], b[0]));
-  for (const [thing, rec] of placement) initial.contents[rec].push(thing);
-  for (const t of things) {
-    if (LAMP_TYPES.has(t.type)) initial.lampOn[t.id] = false;
-  }
-  if (receptacles.some((r) => r.id === 'floorlamp 1')) initial.lampOn['floorlamp 1'] = false;
-
+  for (const [thing, rec] of placement) contents[rec].push(thing);
   const task: Task = { type: taskType, objectType, receptacleType, lampType };
   receptacles.sort((a, b) => compareIds(a.id, b.id));
-  const goal = goalText(task, prepositionFor(receptacleType ?? '', CONTAINER_TYPES), rng.int(2));
-  return { room, receptacles, things, task, goal, initial };
+  things.sort((a, b) => compareIds(a.id, b.id));
+  return { room, receptacles, things, task, goalVariant: rng.int(2), contents };
 }
 
 /** "cabinet 2" before "cabinet 10": by type, then number. */
@@ -312,19 +283,4 @@ export function compareIds(a: string, b: string): number {
 function splitId(id: string): [string, number] {
   const i = id.lastIndexOf(' ');
   return [id.slice(0, i), Number(id.slice(i + 1))];
-}
-
-export function cloneState(s: WorldState): WorldState {
-  const contents: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(s.contents)) contents[k] = v.slice();
-  return {
-    location: s.location,
-    holding: s.holding,
-    contents,
-    open: { ...s.open },
-    clean: { ...s.clean },
-    hot: { ...s.hot },
-    cool: { ...s.cool },
-    lampOn: { ...s.lampOn },
-  };
 }
