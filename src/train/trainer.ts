@@ -5,7 +5,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import { makeDirs } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { computeAdvantages } from '../algo/index.js';
-import { createEnv } from '../envs/registry.js';
+import { createEnv, recordedEnvOptions } from '../envs/registry.js';
 import { blockTaskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
@@ -130,6 +130,12 @@ async function sumOverRanks(sums: RolloutSums, dist: DistContext): Promise<Rollo
 
 function summaryOfSums(s: RolloutSums): { reward: number; successRate: number; validRatio: number } {
   return { reward: s.episodes ? s.reward / s.episodes : 0, successRate: s.trials ? s.won / s.trials : 0, validRatio: s.rows ? s.valid / s.rows : 0 };
+}
+
+/** The config as a run records it: the environment's options resolved by the environment (e.g. data hashes). */
+export function withRecordedEnv(c: TrainerConfig): TrainerConfig {
+  if (c.env.name === 'custom') return c;
+  return { ...c, env: { ...c.env, options: recordedEnvOptions(c.env.name, c.env.options) } };
 }
 
 export class Trainer {
@@ -411,7 +417,7 @@ export class Trainer {
   async *#run(options: RunOptions): AsyncGenerator<TrainerEvent> {
     const c = this.config;
     const { signal } = options;
-    this.#write('config.json', JSON.stringify(c, null, 2) + '\n');
+    this.#write('config.json', JSON.stringify(withRecordedEnv(c), null, 2) + '\n');
     if (isChanceMethod(c.method)) {
       // A chance row loads no model: it is one evaluation of the random player on the held-out tasks.
       this.#write('metrics.jsonl', '');
