@@ -4,7 +4,7 @@
 
 import { LamerError } from '../errors.js';
 import { formatMemoryBlock, type MemoryMode } from '../envs/common/framing.js';
-import type { PromptStyle, TrajectoryStep } from '../envs/types.js';
+import type { PastEpisode, PromptStyle, TrajectoryStep } from '../envs/types.js';
 
 export type { MemoryMode } from '../envs/common/framing.js';
 
@@ -29,11 +29,7 @@ export interface TrialMemoryOptions {
   window?: number;
 }
 
-interface FailedEpisode {
-  episode: number;
-  steps: readonly TrajectoryStep[];
-  reflection: string;
-}
+type FailedEpisode = PastEpisode;
 
 /** H(n) of one trial: one record per earlier failed episode, formatted as blocks on demand. */
 export class TrialMemory {
@@ -78,7 +74,15 @@ export class TrialMemory {
     return this.failed.map((f) => f.reflection);
   }
 
-  /** The memory blocks H(n) shown in the next play prompt: one per remembered episode. */
+  /** The remembered episodes, oldest first: `paper` prompts format their own blocks from them. */
+  past(): PastEpisode[] {
+    return this.failed.map((f) => ({ episode: f.episode, steps: f.steps, reflection: f.reflection }));
+  }
+
+  /**
+   * The memory blocks H(n) shown in the next play prompt: one per remembered episode (in the `full` form for the
+   * `paper` style, whose environments build LaMer's blocks from `past()` instead).
+   */
   blocks(): string[] {
     return this.failed.map((f) =>
       formatMemoryBlock({

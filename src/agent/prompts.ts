@@ -3,7 +3,7 @@
 // directly: in the full style the answer-format paragraph's "First reason ... Then give" is turned into "Do not write
 // any reasoning. Give"; the compact style already asks for the bare action.
 
-import type { Environment, Observation, PromptStyle, TrajectoryStep } from '../envs/types.js';
+import type { Environment, MemoryMode, Observation, PastEpisode, PromptStyle, TrajectoryStep } from '../envs/types.js';
 
 export const PROMPT_VARIANTS = ['react', 'zero-shot'] as const;
 export type PromptVariant = (typeof PROMPT_VARIANTS)[number];
@@ -37,6 +37,9 @@ export interface AgentPlayPromptInput {
   variant: PromptVariant;
   initial: Observation;
   memory: string[];
+  /** The earlier failed episodes behind `memory` (for `paper` prompts). */
+  past?: readonly PastEpisode[];
+  memoryMode?: MemoryMode;
   episode: number;
   steps: readonly TrajectoryStep[];
   window?: number;
@@ -47,6 +50,8 @@ export function agentPlayPrompt(env: Environment, input: AgentPlayPromptInput): 
     style: input.style,
     initial: input.initial,
     memory: input.memory,
+    past: input.past ?? [],
+    memoryMode: input.memoryMode,
     episode: input.episode,
     steps: input.steps.slice(),
     window: input.window,

@@ -7,10 +7,13 @@ import { MineSweeperExpert } from './minesweeper/expert.js';
 import { SokobanEnv, type SokobanOptions } from './sokoban/env.js';
 import { SokobanExpert } from './sokoban/expert.js';
 import type { Environment, Expert, PromptStyle } from './types.js';
-import { createWebShopEnv, createWebShopExpert, recordedWebShopOptions } from './webshop/index.js';
+import { createWebShopEnv, createWebShopExpert } from './webshop/index.js';
 
 export const ENV_NAMES = ['sokoban', 'minesweeper', 'webshop', 'alfworld'] as const;
 export type EnvName = (typeof ENV_NAMES)[number];
+
+/** The environments that fill LaMer's own prompt templates (promptStyle 'paper', env option lamerSource). */
+export const PAPER_PROMPT_ENVS: readonly EnvName[] = Object.freeze(['sokoban', 'minesweeper']);
 
 export type WebShopEnvOptions = NonNullable<Parameters<typeof createWebShopEnv>[0]>;
 export type AlfWorldEnvOptions = NonNullable<Parameters<typeof createAlfWorldEnv>[0]>;
@@ -43,15 +46,6 @@ export function createEnv(name: string, options?: object): Environment {
     default:
       throw new LamerError('E_ENV', `unknown environment ${JSON.stringify(name)}; expected one of ${ENV_NAMES.join(', ')}`);
   }
-}
-
-/**
- * The env options a run records in its config.json: the environment's own resolution where it has one (WebShop: every
- * data and split choice with its default, and the SHA-256 of the data files), else the options as given. Giving the
- * recorded options back reproduces the run's environment, and a changed data file is refused.
- */
-export function recordedEnvOptions(name: string, options: Record<string, unknown>): Record<string, unknown> {
-  return name === 'webshop' ? recordedWebShopOptions(options as WebShopEnvOptions) : options;
 }
 
 export interface ExpertOptions {

@@ -20,11 +20,23 @@ export interface StepResult {
    * means false.
    */
   truncated?: boolean;
+  /**
+   * The action as LaMer's memory records it, for `paper` prompts (Sokoban `['up', 'left']`, MineSweeper `(2, 3)` or
+   * `no operation`); absent: the text inside <action>.
+   */
+  historyAction?: string;
   info: Record<string, unknown>;
 }
 
-/** `full`: natural-language prompts for a pretrained LLM. `compact`: short regular text for tiny models. */
-export type PromptStyle = 'full' | 'compact';
+/**
+ * `full`: natural-language prompts for a pretrained LLM. `compact`: short regular text for tiny models. `paper`: LaMer's
+ * own templates, read from a LaMer checkout (the environment's `lamerSource` option; src/envs/common/paper-prompts.ts).
+ */
+export type PromptStyle = 'full' | 'compact' | 'paper';
+
+export const PROMPT_STYLES: readonly PromptStyle[] = Object.freeze(['full', 'compact', 'paper']);
+
+export type MemoryMode = 'reflection_only' | 'history_only' | 'history_and_reflection';
 
 /** One step of an episode's trajectory as shown in prompts. */
 export interface TrajectoryStep {
@@ -32,6 +44,17 @@ export interface TrajectoryStep {
   action: string;
   /** The observation text that followed it. */
   observation: string;
+  /** The action as LaMer's memory records it (StepResult.historyAction), for `paper` prompts. */
+  historyAction?: string;
+}
+
+/** An earlier, failed episode of the trial, as `paper` prompts build their memory blocks from it. */
+export interface PastEpisode {
+  /** 0-based episode index. */
+  episode: number;
+  steps: readonly TrajectoryStep[];
+  /** The reflection written after it (empty when none was written or it was invalid). */
+  reflection: string;
 }
 
 export interface PlayPromptInput {
@@ -46,6 +69,13 @@ export interface PlayPromptInput {
   steps: TrajectoryStep[];
   /** Steps shown in full; older observations are elided as `...`. Default 7. */
   window?: number;
+  /**
+   * The earlier failed episodes `memory` was made from, oldest first (empty for independent attempts): `paper` prompts
+   * format their own blocks from them, as LaMer's templates do.
+   */
+  past?: readonly PastEpisode[];
+  /** Which parts of `past` the memory shows (default reflection_only). */
+  memoryMode?: MemoryMode;
 }
 
 export interface ReflectPromptInput {
@@ -91,6 +121,12 @@ export interface Environment {
    * it names the mine that was hit). undefined when the episode has no such fact. Called before restart().
    */
   checkReflection?(steps: readonly TrajectoryStep[], reflection: string): boolean | undefined;
+  /**
+   * Optional: what a run must record to be reproduced: the rules it plays (fidelity), the data files it read with
+   * their SHA-256, the prompt templates it fills. Small and JSON-serialisable (one combined hash for many files);
+   * answers right after construction. Runs write it into their config.json under `provenance`.
+   */
+  provenance?(): Record<string, unknown>;
 }
 
 /** A scripted player used for demonstrations (supervised warm start) and tests. */

@@ -11,7 +11,7 @@ import { deriveSeed } from '../util/seed.js';
 import { agentPlayPrompt, agentReflectPrompt, isPromptVariant, type PromptVariant } from '../agent/prompts.js';
 import { DEFAULT_MEMORY_MODE, TrialMemory, isMemoryMode, memoryUsesReflection, type MemoryMode } from '../agent/memory.js';
 import { extractAction } from '../envs/common/tags.js';
-import type { Environment, Observation, PromptStyle, StepResult, TrajectoryStep } from '../envs/types.js';
+import { PROMPT_STYLES, type Environment, type Observation, type PromptStyle, type StepResult, type TrajectoryStep } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import {
   policyForTrial,
@@ -148,8 +148,8 @@ export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
     throw argError(`trial option promptVariant: expected react or zero-shot, found ${JSON.stringify(promptVariant)}`);
   }
   const style = config.style ?? 'full';
-  if (style !== 'full' && style !== 'compact') {
-    throw argError(`trial option style: expected full or compact, found ${JSON.stringify(style)}`);
+  if (!PROMPT_STYLES.includes(style)) {
+    throw argError(`trial option style: expected ${PROMPT_STYLES.join(', ')}, found ${JSON.stringify(style)}`);
   }
   if (config.maxTurns !== undefined) positiveInt('maxTurns', config.maxTurns);
   if (config.window !== undefined) positiveInt('window', config.window);
@@ -284,6 +284,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
 
     // Independent attempts see the prompt of a first attempt: nothing about earlier attempts may leak into them.
     const memoryBlocks = carryMemory ? memory.blocks() : [];
+    const past = carryMemory ? memory.past() : [];
     const promptEpisode = carryMemory ? n : 0;
     const steps: TrajectoryStep[] = [];
     const results: StepResult[] = [];
@@ -298,6 +299,8 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
         variant: config.promptVariant,
         initial,
         memory: memoryBlocks,
+        past,
+        memoryMode: config.memoryMode,
         episode: promptEpisode,
         steps,
         window: config.window,
@@ -307,7 +310,11 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
       const result = env.step(out.text);
       emit({ episode: n, turn, phase: 'play', reward: result.reward, valid: result.valid, won: result.won, anchor }, prompt, out);
       episodeReward += result.reward;
-      steps.push({ action: extractAction(out.text) ?? NO_ACTION, observation: result.observation.text });
+      steps.push({
+        action: extractAction(out.text) ?? NO_ACTION,
+        observation: result.observation.text,
+        ...(result.historyAction === undefined ? {} : { historyAction: result.historyAction }),
+      });
       results.push(result);
       current = result.observation;
       if (result.won) won[n] = true;

@@ -12,7 +12,8 @@ import { METHODS, TRAINED_METHODS } from '../eval/methods.js';
 import { LORA_MODULES } from '../model/lora.js';
 import { lossSchema, optimSchema } from './options.js';
 import { advantageConfigSchema } from '../algo/options.js';
-import { ENV_NAMES } from '../envs/registry.js';
+import { ENV_NAMES, PAPER_PROMPT_ENVS } from '../envs/registry.js';
+import { PROMPT_STYLES, type PromptStyle } from '../envs/types.js';
 import { TASK_BLOCKS, TASK_BLOCK_SIZE } from '../envs/common/seeds.js';
 
 const positiveInt = z.number().int().positive();
@@ -59,11 +60,14 @@ const modelSchema = z
       .nullable()
       .default(null)
       .describe("compute dtype of the forward (null: the device's, float32 on the CPU and bfloat16 on CUDA)"),
-    /** `compact` prompts for tiny models trained from scratch; `full` for pretrained LLMs. */
+    /**
+     * `compact` prompts for tiny models trained from scratch; `full` for pretrained LLMs; `paper` LaMer's own templates,
+     * read from the LaMer checkout named by env.options.lamerSource (Sokoban and MineSweeper).
+     */
     promptStyle: z
-      .enum(['compact', 'full'])
+      .enum(PROMPT_STYLES as [PromptStyle, ...PromptStyle[]])
       .default('compact')
-      .describe('compact prompts for small models trained from scratch, full prompts for pretrained LLMs'),
+      .describe("compact prompts for small models trained from scratch, full prompts for pretrained LLMs, paper: LaMer's templates (env.options.lamerSource)"),
     enableThinking: z.boolean().default(false).describe('let a Qwen3 chat template open a thinking block'),
     /**
      * Train a LoRA adapter instead of every weight (docs/lora.md): the base frozen in the compute dtype, A and B in
@@ -256,6 +260,14 @@ export const configSchema = z
     train: trainSchema.default(trainSchema.parse({})).describe('the training loop'),
     eval: evalSchema.default(evalSchema.parse({})).describe('evaluation'),
     sft: sftSchema.default(sftSchema.parse({})).describe('the supervised warm start'),
+    /**
+     * Written by a run into its config.json: what its environments read (fidelity, data files and their SHA-256, prompt
+     * templates), for training and for evaluation. Ignored when a config is read.
+     */
+    provenance: z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .describe('written by a run: what its environments read (files and their SHA-256); ignored when read'),
   })
   .strict();
 
@@ -320,11 +332,27 @@ function checkTaskBlocks(c: TrainerConfig): string[] {
   return problems;
 }
 
+/** `paper` prompts need an environment that has them and a LaMer checkout to read them from. */
+function checkPaperPrompts(c: TrainerConfig): string[] {
+  if (c.model.promptStyle !== 'paper' || c.env.name === 'custom') return [];
+  if (!(PAPER_PROMPT_ENVS as readonly string[]).includes(c.env.name)) {
+    return [`field 'model.promptStyle': 'paper' (LaMer's templates) is available for ${PAPER_PROMPT_ENVS.join(', ')}, not ${c.env.name}; use 'full'`];
+  }
+  const source = { ...c.env.options, ...c.env.evalOptions }.lamerSource;
+  if (typeof source !== 'string' || source.length === 0) {
+    return [
+      "field 'model.promptStyle': 'paper' reads LaMer's prompt templates from a LaMer checkout; set env.options.lamerSource to a clone of " +
+        'github.com/mlbio-epfl/LaMer (e.g. --set env.options.lamerSource=/path/to/LaMer)',
+    ];
+  }
+  return [];
+}
+
 /** Validates a config object; the error names every wrong field, what was expected and what was found. */
 export function validateConfig(input: unknown, source = 'config'): TrainerConfig {
   const r = configSchema.safeParse(input);
   if (r.success) {
-    const problems = checkTaskBlocks(r.data);
+    const problems = [...checkTaskBlocks(r.data), ...checkPaperPrompts(r.data)];
     if (problems.length > 0) throw new LamerError('E_CONFIG', `${source}: ${problems.join('; ')}`);
     return r.data;
   }

@@ -10,7 +10,7 @@ import { MineSweeperLogicPlayer, type LogicGuess } from '../envs/minesweeper/exp
 import { extractAction } from '../envs/common/tags.js';
 import { TASK_BLOCK_SIZE, blockTaskSeed } from '../envs/common/seeds.js';
 import { distinctTaskSeeds } from '../envs/common/task-lists.js';
-import type { Environment } from '../envs/types.js';
+import type { Environment, PromptStyle } from '../envs/types.js';
 import { runRollout } from '../rollout/runner.js';
 import { scriptedPolicy, scriptedResult } from '../rollout/scripted.js';
 import type { GenerateRequest, GenerateResult, PolicyClient, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
@@ -36,7 +36,7 @@ class MineSweeperDemoPolicy implements PolicyClient {
   constructor(
     private readonly view: TrialView,
     seed: number,
-    style: 'full' | 'compact',
+    style: PromptStyle,
     guess: LogicGuess,
   ) {
     this.#env = view.env as MineSweeperEnv;

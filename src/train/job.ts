@@ -17,7 +17,7 @@ import type { EvalEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import { isCheckpointDir } from '../model/policy.js';
 import type { PolicyRuntime } from './runtime.js';
-import { Trainer, withRecordedEnv } from './trainer.js';
+import { Trainer } from './trainer.js';
 import type { DistContext } from './distributed.js';
 
 export type RuntimeFactory = (config: TrainerConfig, runDir: string, dist?: DistContext) => Promise<PolicyRuntime>;
@@ -135,7 +135,7 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
   const log = main ? (options.log ?? ((l: string) => process.stderr.write(l + '\n'))) : () => {};
   const results: EvalSummary[] = [];
   // The job's resolved config beside its results (a single run's Trainer writes the same file itself).
-  if (main && config.compare) writeFileAtomic(join(runDir, 'config.json'), JSON.stringify(withRecordedEnv(config), null, 2) + '\n');
+  if (main && config.compare) writeFileAtomic(join(runDir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
   if (!config.compare) {
     const r = await runOne(config, options);
     if (r) results.push(r);

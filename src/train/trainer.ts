@@ -5,7 +5,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import { makeDirs } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { computeAdvantages } from '../algo/index.js';
-import { createEnv, recordedEnvOptions } from '../envs/registry.js';
+import { createEnv } from '../envs/registry.js';
 import { blockTaskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
@@ -132,12 +132,6 @@ function summaryOfSums(s: RolloutSums): { reward: number; successRate: number; v
   return { reward: s.episodes ? s.reward / s.episodes : 0, successRate: s.trials ? s.won / s.trials : 0, validRatio: s.rows ? s.valid / s.rows : 0 };
 }
 
-/** The config as a run records it: the environment's options resolved by the environment (e.g. data hashes). */
-export function withRecordedEnv(c: TrainerConfig): TrainerConfig {
-  if (c.env.name === 'custom') return c;
-  return { ...c, env: { ...c.env, options: recordedEnvOptions(c.env.name, c.env.options) } };
-}
-
 export class Trainer {
   readonly config: TrainerConfig;
   readonly runDir: string;
@@ -184,6 +178,21 @@ export class Trainer {
     if (name === 'custom') throw new LamerError('E_CONFIG', "env.name is 'custom': pass the environment as the Trainer's `env` option");
     const opts = evaluation ? { ...options, ...evalOptions } : options;
     return () => createEnv(name, opts as never);
+  }
+
+  /**
+   * What the run's environments read (Environment.provenance: fidelity, data files and their SHA-256, prompt
+   * templates), for training and evaluation; logged, and written into config.json. null when they say nothing.
+   */
+  #provenance(): Record<string, unknown> | null {
+    const train = this.#env()().provenance?.();
+    const evaluation = this.#env(true)().provenance?.();
+    if (train === undefined && evaluation === undefined) return null;
+    const same = JSON.stringify(train) === JSON.stringify(evaluation);
+    this.#log(
+      `[${this.config.method}] env ${this.config.env.name}: ${describeProvenance(train)}${same ? '' : `; at evaluation ${describeProvenance(evaluation)}`}`,
+    );
+    return { train: train ?? null, eval: evaluation ?? null };
   }
 
   /** Keeps only the metrics of iterations up to `iteration` (a resumed run rewrites what came after). */
@@ -417,7 +426,8 @@ export class Trainer {
   async *#run(options: RunOptions): AsyncGenerator<TrainerEvent> {
     const c = this.config;
     const { signal } = options;
-    this.#write('config.json', JSON.stringify(withRecordedEnv(c), null, 2) + '\n');
+    const provenance = this.#provenance();
+    this.#write('config.json', JSON.stringify(provenance === null ? c : { ...c, provenance }, null, 2) + '\n');
     if (isChanceMethod(c.method)) {
       // A chance row loads no model: it is one evaluation of the random player on the held-out tasks.
       this.#write('metrics.jsonl', '');
@@ -429,10 +439,6 @@ export class Trainer {
     try {
       const device = runtime.describe?.();
       if (device) this.#log(`[${c.method}] device ${device}${dist ? `; rank 0 of ${dist.size} (${dist.settings.backend})` : ''}`);
-      // Which tasks and rules the environment plays (env.options.fidelity of Sokoban and MineSweeper, docs/spec.md §8).
-      const plays = c.env.name === 'sokoban' || c.env.name === 'minesweeper';
-      const fidelity = plays ? (this.#env()() as { settings?: { fidelity?: string } }).settings?.fidelity : undefined;
-      if (fidelity) this.#log(`[${c.method}] env ${c.env.name}, fidelity ${fidelity}`);
       let start = 0;
       // Rank 0 reads which checkpoint to resume from, so that every rank restores the same one (from a folder they
       // all see).
@@ -505,4 +511,20 @@ export class Trainer {
       await runtime.dispose();
     }
   }
+}
+
+/** One line of an environment's provenance: `key value` pairs, nested objects flattened, hashes cut to 12 digits. */
+function describeProvenance(p: Record<string, unknown> | undefined): string {
+  if (p === undefined) return 'no record';
+  const parts: string[] = [];
+  const walk = (prefix: string, v: unknown) => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [k, x] of Object.entries(v)) walk(prefix ? `${prefix}.${k}` : k, x);
+      return;
+    }
+    const text = typeof v === 'string' && /^[0-9a-f]{64}$/.test(v) ? v.slice(0, 12) : JSON.stringify(v);
+    parts.push(`${prefix} ${text}`);
+  };
+  walk('', p);
+  return parts.join(', ');
 }

@@ -12,14 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { contentSplit, taskSeed } from '../../src/envs/common/seeds.js';
 import { createAlfWorldEnv } from '../../src/envs/alfworld/index.js';
 import { drawGoalSet, goalAt, parsePricing } from '../../src/envs/webshop/data.js';
-import {
-  createWebShopEnv,
-  createWebShopExpert,
-  recordedWebShopOptions,
-  webShopData,
-  writeGeneratedCatalog,
-  type WebShopOptions,
-} from '../../src/envs/webshop/index.js';
+import { createWebShopEnv, createWebShopExpert, webShopData, writeGeneratedCatalog, type WebShopOptions } from '../../src/envs/webshop/index.js';
 import { pageClickables, pageText, startSession, type Session } from '../../src/envs/webshop/pages.js';
 import { parseAction } from '../../src/envs/webshop/parse.js';
 import { flaskToJson, pyFloatRepr } from '../../src/envs/webshop/python.js';
@@ -626,8 +619,8 @@ describe('the environment', () => {
 });
 
 describe('records: the data and choices a run used', () => {
-  it('recordedWebShopOptions resolves every choice and the SHA-256 of the files; giving them back is accepted', () => {
-    const recorded = recordedWebShopOptions({ source: 'original', files: files(FIXTURES) });
+  it('provenance() resolves every choice and the SHA-256 of the files; giving it back as options is accepted', () => {
+    const recorded = createWebShopEnv({ source: 'original', files: files(FIXTURES) }).provenance();
     const sha = (p: string) => createHashHex(readFileSync(p));
     expect(recorded).toEqual({
       source: 'original',
@@ -647,7 +640,7 @@ describe('records: the data and choices a run used', () => {
     expect(createWebShopEnv(recorded as WebShopOptions).settings.sha256).toEqual(recorded.sha256);
   });
 
-  it("a run's config.json records the env's resolved options with the data hashes", async () => {
+  it("a run's config.json records the env's provenance: resolved options with the data hashes", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-webshop-run-'));
     try {
       const trainer = new Trainer(
@@ -655,9 +648,15 @@ describe('records: the data and choices a run used', () => {
         { progress: false, log: () => {} },
       );
       for await (const _ of trainer.run()) void _;
-      const config = JSON.parse(readFileSync(join(dir, 'ws', 'config.json'), 'utf8')) as { env: { options: Record<string, unknown> } };
-      expect(config.env.options).toMatchObject({ source: 'generated', catalogSize: 100, catalogSeed: 0, split: 'lamer', restartAfterPurchase: 'same-goal' });
-      expect((config.env.options.sha256 as Record<string, string>).products).toMatch(/^[0-9a-f]{64}$/);
+      const config = JSON.parse(readFileSync(join(dir, 'ws', 'config.json'), 'utf8')) as { provenance: { train: Record<string, unknown> } };
+      expect(config.provenance.train).toMatchObject({
+        source: 'generated',
+        catalogSize: 100,
+        catalogSeed: 0,
+        split: 'lamer',
+        restartAfterPurchase: 'same-goal',
+      });
+      expect((config.provenance.train.sha256 as Record<string, string>).products).toMatch(/^[0-9a-f]{64}$/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,6 +1,7 @@
 // The training loop over a light stand-in runtime: a scripted player whose randomness depends on one trained
 // number, so rollouts depend on the training state and a resumed run can be compared with an uninterrupted one.
 import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -280,5 +281,29 @@ describe('Trainer loop', () => {
     // The first runtime is the warm start's (it trains); reflexion then loads what it saved.
     expect(runtimes[0].supervisedSteps).toBe(2);
     expect(made.at(-1)).toEqual({ method: 'reflexion', path: join(dir, 'test', 'warm-start') });
+  });
+
+  it('a run records what its environments read in config.json (provenance), and logs it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-provenance-'));
+    const lamerSource = join(import.meta.dirname, '..', 'envs', 'fixtures', 'lamer');
+    const lines: string[] = [];
+    const cfg = config(dir, {
+      method: 'lamer',
+      model: { promptStyle: 'paper' },
+      env: { name: 'minesweeper', options: { fidelity: 'paper', lamerSource }, evalOptions: { fidelity: 'lamer' } },
+      train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 },
+    });
+    const trainer = new Trainer(validateConfig(cfg), { runtime: async () => new StandInRuntime(), progress: false, log: (l) => lines.push(l) });
+    await collect(trainer);
+    const written = JSON.parse(readFileSync(join(trainer.runDir, 'config.json'), 'utf8')) as { provenance: Record<string, Record<string, unknown>> };
+    const file = join(lamerSource, 'agent_system', 'environments', 'minesweeper', 'prompt.py');
+    const prompts = { file, sha256: createHash('sha256').update(readFileSync(file)).digest('hex') };
+    expect(written.provenance).toEqual({ train: { fidelity: 'paper', paperPrompts: prompts }, eval: { fidelity: 'lamer', paperPrompts: prompts } });
+    // The record reads back as a config; a run's prompts were LaMer's templates.
+    expect(validateConfig(written).model.promptStyle).toBe('paper');
+    expect(lines.find((l) => l.includes('env minesweeper:'))).toBe(
+      `[lamer] env minesweeper: fidelity "paper", paperPrompts.file ${JSON.stringify(file)}, paperPrompts.sha256 ${prompts.sha256.slice(0, 12)}; ` +
+        `at evaluation fidelity "lamer", paperPrompts.file ${JSON.stringify(file)}, paperPrompts.sha256 ${prompts.sha256.slice(0, 12)}`,
+    );
   });
 });

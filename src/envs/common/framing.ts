@@ -4,12 +4,13 @@
 // whose character- or word-level tokenizers make every extra word cost context.
 // Environments supply only their own parts (rules, answer format, how to shorten an observation).
 
-import type { PlayPromptInput, PromptStyle, ReflectPromptInput, TrajectoryStep } from '../types.js';
+import { LamerError } from '../../errors.js';
+import type { MemoryMode, PlayPromptInput, PromptStyle, ReflectPromptInput, TrajectoryStep } from '../types.js';
+
+export type { MemoryMode } from '../types.js';
 
 /** Steps shown with their observations; older steps keep their action and show `...` for the observation. */
 export const DEFAULT_WINDOW = 7;
-
-export type MemoryMode = 'reflection_only' | 'history_only' | 'history_and_reflection';
 
 /** How an environment's observation text is shortened for compact prompts. */
 export type CompactObservation = (text: string) => string;
@@ -101,9 +102,17 @@ export interface PlayPromptParts {
   compactObservation?: CompactObservation;
 }
 
+/** An environment that builds its prompts here has no LaMer templates of its own to fill. */
+function refusePaper(style: PromptStyle): void {
+  if (style === 'paper') {
+    throw new LamerError('E_ENV', "promptStyle 'paper' (LaMer's templates) is not available for this environment; use 'full' or 'compact'");
+  }
+}
+
 /** The play prompt of SPEC §2 in the requested style. */
 export function composePlayPrompt(parts: PlayPromptParts): string {
   const { input } = parts;
+  refusePaper(input.style);
   const squeeze = parts.compactObservation ?? joinLines;
   const current = input.steps.length > 0 ? input.steps[input.steps.length - 1].observation : input.initial.text;
   if (input.style === 'compact') {
@@ -143,6 +152,7 @@ export interface ReflectPromptParts {
 /** The reflect prompt of SPEC §2: rules, initial state, the failed episode, and a request for <remark>...</remark>. */
 export function composeReflectPrompt(parts: ReflectPromptParts): string {
   const { input } = parts;
+  refusePaper(input.style);
   const squeeze = parts.compactObservation ?? joinLines;
   const last = input.steps.length > 0 ? input.steps[input.steps.length - 1].observation : input.initial.text;
   if (input.style === 'compact') {

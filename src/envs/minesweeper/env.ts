@@ -7,8 +7,15 @@ import { contentSplitOfSeed } from '../common/seeds.js';
 import { extractAction, extractRemark } from '../common/tags.js';
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult, TrajectoryStep } from '../types.js';
 import { mineSweeperEpisodeFacts } from './expert.js';
-import { parseCellAction } from './parse.js';
-import { mineSweeperPlayPrompt, mineSweeperReflectPrompt } from './prompts.js';
+import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, type LamerTemplates } from '../common/paper-prompts.js';
+import { parseCellAction, parsePaperCellAction, type CellAction } from './parse.js';
+import {
+  MINESWEEPER_PAPER_TEMPLATES,
+  mineSweeperPaperPlayPrompt,
+  mineSweeperPaperReflectPrompt,
+  mineSweeperPlayPrompt,
+  mineSweeperReflectPrompt,
+} from './prompts.js';
 import { paperLayout } from './paper.js';
 import { allSafeOpened, cellLabel, layoutContent, makeBoard, reveal, seededLayout, type MineBoard, type VisibleBoard } from './solver.js';
 
@@ -28,18 +35,32 @@ export interface MineSweeperOptions {
   /**
    * `lamer` (default): lamer's own layouts (held out by content) and its notes after a move. `paper`: the paper's
    * layout for a seed (numpy's `rand` with the first click excluded; src/envs/minesweeper/paper.ts), a seeded first
-   * click, the hit mine shown as `*`, and no notes (docs/spec.md §8).
+   * click, LaMer's action rule (a `(row, col)` pair inside the first `<action>` ... `</action>`), the hit mine shown
+   * as `*`, and no notes (docs/spec.md §8).
    */
   fidelity?: Fidelity;
+  /** A LaMer checkout (or its minesweeper prompt.py) whose templates `promptStyle: 'paper'` fills; null: none. */
+  lamerSource?: string | null;
 }
 
 export type Fidelity = 'lamer' | 'paper';
+
+/** LaMer's memory records an action without a cell as this. */
+const NO_OPERATION = 'no operation';
 
 export type CompactBoard = 'grid' | 'cells' | 'lists';
 
 export type MineSweeperSettings = Required<MineSweeperOptions>;
 
-export const MINESWEEPER_DEFAULTS: MineSweeperSettings = Object.freeze({ rows: 6, cols: 6, mines: 3, maxTurns: 7, compactBoard: 'grid', fidelity: 'lamer' });
+export const MINESWEEPER_DEFAULTS: MineSweeperSettings = Object.freeze({
+  rows: 6,
+  cols: 6,
+  mines: 3,
+  maxTurns: 7,
+  compactBoard: 'grid',
+  fidelity: 'lamer',
+  lamerSource: null,
+});
 
 export const MINESWEEPER_REWARDS = Object.freeze({
   win: 10,
@@ -67,7 +88,7 @@ export function mineSweeperSettings(options?: MineSweeperOptions): MineSweeperSe
   if (fidelity !== 'lamer' && fidelity !== 'paper') {
     throw new LamerError('E_ENV', `minesweeper option fidelity: expected 'lamer' or 'paper', found ${JSON.stringify(fidelity)}`);
   }
-  return { rows, cols, mines, maxTurns, compactBoard, fidelity };
+  return { rows, cols, mines, maxTurns, compactBoard, fidelity, lamerSource: lamerSourceOption('minesweeper', o) };
 }
 
 interface MineTask {
@@ -85,10 +106,17 @@ export class MineSweeperEnv implements Environment {
   private finished = false;
   /** The mine the episode ended on (shown as `*` under fidelity paper), else -1. */
   private exploded = -1;
+  /** The last step's action as LaMer's memory records it. */
+  private historyAction = NO_OPERATION;
+
+  /** LaMer's templates, read at construction when `lamerSource` is set (promptStyle 'paper'). */
+  private readonly paperTemplates: LamerTemplates | null;
 
   constructor(options?: MineSweeperOptions) {
     this.settings = mineSweeperSettings(options);
     this.maxTurns = this.settings.maxTurns;
+    const source = this.settings.lamerSource;
+    this.paperTemplates = source === null ? null : loadLamerTemplates(source, 'minesweeper', MINESWEEPER_PAPER_TEMPLATES);
   }
 
   reset(seed: number): Observation {
@@ -129,10 +157,21 @@ export class MineSweeperEnv implements Environment {
     const { rows, cols } = this.settings;
     this.turnsTaken++;
     const outOfTurns = this.turnsTaken >= this.maxTurns;
-    const actionText = extractAction(typeof response === 'string' ? response : '');
-    const cell = actionText === null ? null : parseCellAction(actionText);
+    const text = typeof response === 'string' ? response : '';
+    let cell: CellAction | null;
+    let note: string;
+    if (this.settings.fidelity === 'paper') {
+      const parsed = parsePaperCellAction(text);
+      cell = parsed?.cell ?? null;
+      this.historyAction = parsed?.shown ?? NO_OPERATION;
+      note = 'No (row, col) inside <action>...</action>.';
+    } else {
+      const actionText = extractAction(text);
+      cell = actionText === null ? null : parseCellAction(actionText);
+      this.historyAction = cell === null ? NO_OPERATION : `(${cell.row}, ${cell.col})`;
+      note = actionText === null ? 'No <action>...</action> found.' : 'No (row, col) found in the action.';
+    }
     if (cell === null) {
-      const note = actionText === null ? 'No <action>...</action> found.' : 'No (row, col) found in the action.';
       return this.result(MINESWEEPER_REWARDS.other, outOfTurns, false, false, note, { error: note }, outOfTurns);
     }
     const label = `(${cell.row}, ${cell.col})`;
@@ -184,11 +223,19 @@ export class MineSweeperEnv implements Environment {
   }
 
   playPrompt(input: PlayPromptInput): string {
+    if (input.style === 'paper') return mineSweeperPaperPlayPrompt(input, this.requirePaperTemplates(), this.settings);
     return mineSweeperPlayPrompt(input, this.settings);
   }
 
   reflectPrompt(input: ReflectPromptInput): string {
+    if (input.style === 'paper') return mineSweeperPaperReflectPrompt(input, this.requirePaperTemplates(), this.settings);
     return mineSweeperReflectPrompt(input, this.settings);
+  }
+
+  /** What a run records of this environment: its fidelity and, with paper prompts, the template file read. */
+  provenance(): Record<string, unknown> {
+    const t = this.paperTemplates;
+    return { fidelity: this.settings.fidelity, ...(t === null ? {} : { paperPrompts: { file: t.file, sha256: t.sha256 } }) };
   }
 
   parseReflection(response: string): Reflection {
@@ -251,7 +298,12 @@ export class MineSweeperEnv implements Environment {
     const observation = this.observe();
     // The paper shows the board alone; lamer says what happened.
     if (note !== null && this.settings.fidelity !== 'paper') observation.text = `${observation.text}\n${note}`;
-    return { observation, reward, done, won, valid, ...(truncated ? { truncated } : {}), info };
+    return { observation, reward, done, won, valid, historyAction: this.historyAction, ...(truncated ? { truncated } : {}), info };
+  }
+
+  private requirePaperTemplates(): LamerTemplates {
+    if (this.paperTemplates === null) throw noPaperTemplates('minesweeper');
+    return this.paperTemplates;
   }
 
   private observe(): Observation {

@@ -1,7 +1,20 @@
 // MineSweeper prompt texts (SPEC §2, §8): rules, answer format and the compact board form; the framing (memory,
-// trial line, trajectory) is common to all environments.
+// trial line, trajectory) is common to all environments. For the `paper` style: how LaMer's MineSweeper manager fills
+// its templates.
 
+import { LamerError } from '../../errors.js';
 import { composePlayPrompt, composeReflectPrompt, type CompactObservation } from '../common/framing.js';
+import {
+  CURRENT_TRAJECTORY_TEMPLATES,
+  GRID_PLAY_HISTORY,
+  GRID_REFLECT_HISTORY,
+  MEMORY_TEMPLATES,
+  lamerPlayParts,
+  lamerReflectTrajectory,
+  pyFormat,
+  pyStrip,
+  type LamerTemplates,
+} from '../common/paper-prompts.js';
 import type { PlayPromptInput, ReflectPromptInput } from '../types.js';
 
 export interface MineSweeperPromptSettings {
@@ -105,4 +118,42 @@ export function mineSweeperReflectPrompt(input: ReflectPromptInput, s: MineSweep
     compactTag: 'mine',
     compactObservation: compactBoardOf(s),
   });
+}
+
+// ---- promptStyle `paper`: LaMer's MineSweeper templates (read from the user's LaMer checkout) ----
+
+/** The constants of LaMer's minesweeper/prompt.py that the paper prompts fill. */
+export const MINESWEEPER_PAPER_TEMPLATES = [
+  'MINESWEEPER_PLAY_PROMPT',
+  'MINESWEEPER_REFLECT_PROMPT',
+  ...MEMORY_TEMPLATES,
+  ...CURRENT_TRAJECTORY_TEMPLATES,
+] as const;
+
+/** LaMer's templates describe a square board by one size. */
+function boardSize(s: MineSweeperPromptSettings): number {
+  if (s.rows !== s.cols) {
+    throw new LamerError('E_ENV', `minesweeper: LaMer's prompt describes a square board; rows ${s.rows} and cols ${s.cols} differ`);
+  }
+  return s.rows;
+}
+
+/** The play prompt as LaMer's MineSweeper environment manager builds it, stripped. */
+export function mineSweeperPaperPlayPrompt(input: PlayPromptInput, t: LamerTemplates, s: MineSweeperPromptSettings): string {
+  const where = t.file;
+  const fields = {
+    board_size: boardSize(s),
+    n_mines: s.mines,
+    init_observation: input.initial.text,
+    ...lamerPlayParts(input, t.templates, GRID_PLAY_HISTORY, where),
+  };
+  return pyStrip(pyFormat(t.templates.MINESWEEPER_PLAY_PROMPT, fields, `${where} MINESWEEPER_PLAY_PROMPT`));
+}
+
+/** The reflect prompt as LaMer builds it: the first board and the failed trial's history (7 boards), stripped. */
+export function mineSweeperPaperReflectPrompt(input: ReflectPromptInput, t: LamerTemplates, s: MineSweeperPromptSettings): string {
+  const where = t.file;
+  const current = lamerReflectTrajectory(input, t.templates, GRID_REFLECT_HISTORY, where);
+  const fields = { board_size: boardSize(s), n_mines: s.mines, init_observation: input.initial.text, current_trajectory: current };
+  return pyStrip(pyFormat(t.templates.MINESWEEPER_REFLECT_PROMPT, fields, `${where} MINESWEEPER_REFLECT_PROMPT`));
 }

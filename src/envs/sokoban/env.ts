@@ -9,9 +9,17 @@ import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js
 import { contentSplit, contentSplitOfSeed } from '../common/seeds.js';
 import { extractAction, extractRemark } from '../common/tags.js';
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
+import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, pyStringList, type LamerTemplates } from '../common/paper-prompts.js';
 import { parseSokobanMoves } from './parse.js';
 import { paperRoom } from './paper.js';
-import { sokobanPlayPrompt, sokobanReflectPrompt, type SokobanPromptSettings } from './prompts.js';
+import {
+  SOKOBAN_PAPER_TEMPLATES,
+  sokobanPaperPlayPrompt,
+  sokobanPaperReflectPrompt,
+  sokobanPlayPrompt,
+  sokobanReflectPrompt,
+  type SokobanPromptSettings,
+} from './prompts.js';
 import { MOVES, SokobanGraph, applyMove, boxesOnTargets, isSolved, neighbour, renderRoom, type Move, type SokobanRoom, type SokobanState } from './solver.js';
 
 export interface SokobanOptions {
@@ -29,6 +37,11 @@ export interface SokobanOptions {
    * no-op, every parsed move applied and the last one's reward returned (docs/spec.md §8).
    */
   fidelity?: Fidelity;
+  /**
+   * A LaMer checkout (or its sokoban prompt.py) whose templates `promptStyle: 'paper'` fills; null: no paper prompts.
+   * Independent of `fidelity`: paper prompts can frame lamer's rooms and the other way round.
+   */
+  lamerSource?: string | null;
 }
 
 export type Fidelity = 'lamer' | 'paper';
@@ -45,6 +58,7 @@ export const SOKOBAN_DEFAULTS: SokobanSettings = Object.freeze({
   minSolution: 5,
   maxSolution: 21,
   fidelity: 'lamer',
+  lamerSource: null,
 });
 
 export const SOKOBAN_REWARDS = Object.freeze({
@@ -74,6 +88,7 @@ export function sokobanSettings(options?: SokobanOptions): SokobanSettings {
     minSolution: intOption('sokoban', o, 'minSolution', d.minSolution, 1, 1000),
     maxSolution: intOption('sokoban', o, 'maxSolution', d.maxSolution, 1, 1000),
     fidelity: (o?.fidelity ?? d.fidelity) as Fidelity,
+    lamerSource: lamerSourceOption('sokoban', o),
   };
   if (s.fidelity !== 'lamer' && s.fidelity !== 'paper') {
     throw new LamerError('E_ENV', `sokoban option fidelity: expected 'lamer' or 'paper', found ${JSON.stringify(o?.fidelity)}`);
@@ -236,9 +251,14 @@ export class SokobanEnv implements Environment {
   /** fidelity paper: gym-sokoban's count of boxes on targets after the last move (0 at a start). */
   private boxesCounted = 0;
 
+  /** LaMer's templates, read at construction when `lamerSource` is set (promptStyle 'paper'). */
+  private readonly paperTemplates: LamerTemplates | null;
+
   constructor(options?: SokobanOptions) {
     this.settings = sokobanSettings(options);
     this.maxTurns = this.settings.maxTurns;
+    const source = this.settings.lamerSource;
+    this.paperTemplates = source === null ? null : loadLamerTemplates(source, 'sokoban', SOKOBAN_PAPER_TEMPLATES);
   }
 
   reset(seed: number): Observation {
@@ -274,6 +294,8 @@ export class SokobanEnv implements Environment {
     let state = this.state as SokobanState;
     const actionText = extractAction(typeof response === 'string' ? response : '');
     const moves = actionText === null ? [] : parseSokobanMoves(actionText, this.settings.movesPerTurn);
+    // LaMer's memory records the parsed moves, and an unparsed turn as one `still`.
+    const historyAction = pyStringList(moves.length > 0 ? moves : ['still']);
     this.turnsTaken++;
     if (moves.length === 0) {
       this.finished = this.turnsTaken >= this.maxTurns;
@@ -283,6 +305,7 @@ export class SokobanEnv implements Environment {
         done: this.finished,
         won: false,
         valid: false,
+        historyAction,
         ...(this.finished ? { truncated: true } : {}),
         info: {
           error: actionText === null ? 'no <action>...</action> in the response' : 'no move (up, down, left, right) in the action',
@@ -323,6 +346,7 @@ export class SokobanEnv implements Environment {
       done: this.finished,
       won,
       valid: true,
+      historyAction,
       ...(truncated ? { truncated } : {}),
       info: { moves: applied, movesTaken: this.movesTaken, boxesOnTargets: boxesOnTargets(task.room, state), deadlocked: dead },
     };
@@ -385,6 +409,7 @@ export class SokobanEnv implements Environment {
       done: this.finished,
       won,
       valid,
+      historyAction: pyStringList(applied),
       ...(truncated ? { truncated } : {}),
       info: { moves: applied, movesTaken: this.movesTaken, boxesOnTargets: boxesOnTargets(task.room, state) },
     };
@@ -405,11 +430,19 @@ export class SokobanEnv implements Environment {
   }
 
   playPrompt(input: PlayPromptInput): string {
+    if (input.style === 'paper') return sokobanPaperPlayPrompt(input, this.requirePaperTemplates(), this.settings.movesPerTurn);
     return sokobanPlayPrompt(input, this.promptSettings());
   }
 
   reflectPrompt(input: ReflectPromptInput): string {
+    if (input.style === 'paper') return sokobanPaperReflectPrompt(input, this.requirePaperTemplates());
     return sokobanReflectPrompt(input, this.promptSettings());
+  }
+
+  /** What a run records of this environment: its fidelity and, with paper prompts, the template file read. */
+  provenance(): Record<string, unknown> {
+    const t = this.paperTemplates;
+    return { fidelity: this.settings.fidelity, ...(t === null ? {} : { paperPrompts: { file: t.file, sha256: t.sha256 } }) };
   }
 
   parseReflection(response: string): Reflection {
@@ -457,6 +490,11 @@ export class SokobanEnv implements Environment {
     const task = this.task as SokobanTask;
     const text = renderRoom(task.room, this.state as SokobanState, this.settings.fidelity === 'paper' ? 0 : 1);
     return { text, anchor: text };
+  }
+
+  private requirePaperTemplates(): LamerTemplates {
+    if (this.paperTemplates === null) throw noPaperTemplates('sokoban');
+    return this.paperTemplates;
   }
 
   private requireTask(what: string): SokobanTask {

@@ -1,7 +1,20 @@
 // Sokoban prompt texts (SPEC §2, §8). The framing (memory, trial line, trajectory) is common to all environments;
-// this file holds only what is Sokoban's own: rules, answer format, and the compact board form.
+// this file holds only what is Sokoban's own: rules, answer format, and the compact board form; and, for the `paper`
+// style, how LaMer's Sokoban manager fills its templates.
 
+import { LamerError } from '../../errors.js';
 import { composePlayPrompt, composeReflectPrompt, type CompactObservation } from '../common/framing.js';
+import {
+  CURRENT_TRAJECTORY_TEMPLATES,
+  GRID_PLAY_HISTORY,
+  GRID_REFLECT_HISTORY,
+  MEMORY_TEMPLATES,
+  lamerPlayParts,
+  lamerReflectTrajectory,
+  pyFormat,
+  pyStrip,
+  type LamerTemplates,
+} from '../common/paper-prompts.js';
 import type { PlayPromptInput, ReflectPromptInput } from '../types.js';
 
 export interface SokobanPromptSettings {
@@ -62,4 +75,33 @@ export function sokobanReflectPrompt(input: ReflectPromptInput, s: SokobanPrompt
     compactTag: 'sok',
     compactObservation: compactSokobanBoard,
   });
+}
+
+// ---- promptStyle `paper`: LaMer's Sokoban templates (read from the user's LaMer checkout) ----
+
+/** The constants of LaMer's sokoban/prompt.py that the paper prompts fill. */
+export const SOKOBAN_PAPER_TEMPLATES = ['SOKOBAN_PLAY_PROMPT', 'SOKOBAN_REFLECT_PROMPT', ...MEMORY_TEMPLATES, ...CURRENT_TRAJECTORY_TEMPLATES] as const;
+
+/** LaMer's prompt spells the number of moves per turn. */
+const COUNT_WORDS = ['ONE', 'TWO', 'THREE', 'FOUR', 'FIVE'];
+
+/**
+ * The play prompt as LaMer's Sokoban environment manager builds it: the play template with the initial room, the
+ * memory of earlier trials (reflections, trajectories or both) and the current trial's history, stripped.
+ */
+export function sokobanPaperPlayPrompt(input: PlayPromptInput, t: LamerTemplates, movesPerTurn: number): string {
+  const where = t.file;
+  const count = COUNT_WORDS[movesPerTurn - 1];
+  if (count === undefined) {
+    throw new LamerError('E_ENV', `sokoban: LaMer's prompt spells 1 to 5 moves per turn; movesPerTurn is ${movesPerTurn}`);
+  }
+  const fields = { init_observation: input.initial.text, ...lamerPlayParts(input, t.templates, GRID_PLAY_HISTORY, where), num_actions_per_turn: count };
+  return pyStrip(pyFormat(t.templates.SOKOBAN_PLAY_PROMPT, fields, `${where} SOKOBAN_PLAY_PROMPT`));
+}
+
+/** The reflect prompt as LaMer builds it: the initial room and the failed trial's history (7 observations), stripped. */
+export function sokobanPaperReflectPrompt(input: ReflectPromptInput, t: LamerTemplates): string {
+  const where = t.file;
+  const fields = { init_observation: input.initial.text, current_trajectory: lamerReflectTrajectory(input, t.templates, GRID_REFLECT_HISTORY, where) };
+  return pyStrip(pyFormat(t.templates.SOKOBAN_REFLECT_PROMPT, fields, `${where} SOKOBAN_REFLECT_PROMPT`));
 }

@@ -167,13 +167,6 @@ export function resolveWebShop(options: WebShopOptions = {}): { settings: WebSho
   return { settings, data };
 }
 
-/** The env options a run records: every choice resolved, the data's hashes included (no counts, no loaded data). */
-export function recordedWebShopOptions(options: WebShopOptions = {}): Record<string, unknown> {
-  const { settings } = resolveWebShop(options);
-  const { goalCount: _goals, productCount: _products, nounTable: _nouns, ...recorded } = settings;
-  return recorded;
-}
-
 const pickers = new WeakMap<WebShopData, Map<string, GoalPicker>>();
 
 function sharedPicker(data: WebShopData, split: SplitMode, goalSeed: number): GoalPicker {
@@ -340,6 +333,16 @@ export class WebShopEnv implements Environment {
 
   taskKey(): string {
     return goalKey(this.#requireTask().goal);
+  }
+
+  /**
+   * What a run records (config.json `provenance`): every data, split and restart choice resolved, with the SHA-256 of
+   * the data files. It has the shape of the options, so giving it back as env.options plays the same environment and
+   * refuses changed files.
+   */
+  provenance(): Record<string, unknown> {
+    const { goalCount: _goals, productCount: _products, nounTable: _nouns, ...recorded } = this.settings;
+    return recorded;
   }
 
   playPrompt(input: PlayPromptInput): string {

@@ -6,15 +6,7 @@ import type { Environment, Expert } from '../types.js';
 import { WebShopEnv, type WebShopOptions } from './env.js';
 import { WebShopExpert } from './expert.js';
 
-export {
-  WebShopEnv,
-  recordedWebShopOptions,
-  resolveWebShop,
-  RESTART_MODES,
-  type RestartAfterPurchase,
-  type WebShopOptions,
-  type WebShopSettings,
-} from './env.js';
+export { WebShopEnv, resolveWebShop, RESTART_MODES, type RestartAfterPurchase, type WebShopOptions, type WebShopSettings } from './env.js';
 export { WebShopExpert, optionClicks, searchQueryFor } from './expert.js';
 export { generateCatalogFiles, writeGeneratedCatalog, GENERATED_CATEGORIES, GENERATED_FILE_NAMES, type GeneratedFiles } from './catalog.js';
 export { getReward, normalizeColor, COLOR_SET, type RewardParts } from './reward.js';
