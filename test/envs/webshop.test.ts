@@ -518,7 +518,8 @@ describe('the environment', () => {
   it('search works on every page; unknown clicks, click[search] and missing tags are invalid no-ops', () => {
     const env = createWebShopEnv();
     const first = env.reset(3);
-    expect(first.text).toBe('Search\nAvailable actions: search[<query>]');
+    // The search action lists the request's words (without the price clause).
+    expect(first.text).toBe(`Search\nAvailable actions: search[${env.task.instruction.replace(/, and price lower than .*$/, '')}]`);
     expect(first.anchor.startsWith('WebShop [SEP] Instruction: [SEP] ')).toBe(true);
     for (const bad of ['no tags', act('click[search]'), act('click[buy now]'), act('jump[up]'), act('search[]')]) {
       const r = env.step(bad);
@@ -595,7 +596,7 @@ describe('the environment', () => {
         const actions = a.admissibleActions();
         expect(b.admissibleActions()).toEqual(actions);
         s = (s * 1103515245 + 12345) % 2 ** 31;
-        const pick = actions[0] === 'search[<query>]' ? `search[${a.task.query}]` : actions[s % actions.length];
+        const pick = actions[s % actions.length];
         const ra = a.step(act(pick));
         expect(b.step(act(pick))).toEqual(ra);
         if (ra.done) break;

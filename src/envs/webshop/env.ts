@@ -167,6 +167,11 @@ export function resolveWebShop(options: WebShopOptions = {}): { settings: WebSho
   return { settings, data };
 }
 
+/** The request without its price clause: the words a literal reader types into the search box. */
+export function requestWords(goal: Goal): string {
+  return goal.instruction.replace(/,?\s*and price lower than[\s\S]*$/i, '').trim();
+}
+
 const pickers = new WeakMap<WebShopData, Map<string, GoalPicker>>();
 
 function sharedPicker(data: WebShopData, split: SplitMode, goalSeed: number): GoalPicker {
@@ -375,10 +380,13 @@ export class WebShopEnv implements Environment {
     return parts;
   }
 
-  /** search[<query>] when the page has a search bar, then click[x] for every clickable but the search button. */
+  /**
+   * search[...] when the page has a search bar, with the request's own words (the original lists a placeholder, which
+   * a player without a model cannot fill), then click[x] for every clickable but the search button.
+   */
   #available(): string[] {
     const { hasSearchBar, clickables } = pageClickables(this.#session, this.#ctx());
-    const actions = hasSearchBar ? ['search[<query>]'] : [];
+    const actions = hasSearchBar ? [`search[${requestWords(this.goal)}]`] : [];
     for (const c of clickables as Clickable[]) if (c.key !== 'search') actions.push(`click[${c.key}]`);
     return actions;
   }

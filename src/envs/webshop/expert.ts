@@ -6,15 +6,13 @@
 
 import type { Expert, TrajectoryStep } from '../types.js';
 import type { Goal, Product } from './data.js';
-import type { WebShopEnv } from './env.js';
+import { requestWords, type WebShopEnv } from './env.js';
 import { tokenSetRatio } from './fuzz.js';
 import { BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, PRODUCT_WINDOW } from './pages.js';
 import { getReward, goalOptionValues, normalizeColor } from './reward.js';
 
-/** The request without its price clause: the words worth typing into a search box. */
-export function searchQueryFor(goal: Goal): string {
-  return goal.instruction.replace(/,?\s*and price lower than[\s\S]*$/i, '').trim();
-}
+/** The words the expert types into the search box: the request without its price clause. */
+export const searchQueryFor = requestWords;
 
 function say(reason: string, action: string): string {
   return `${reason}\n<action>${action}</action>`;
