@@ -13,7 +13,7 @@ export const ENV_NAMES = ['sokoban', 'minesweeper', 'webshop', 'alfworld'] as co
 export type EnvName = (typeof ENV_NAMES)[number];
 
 /** The environments that fill LaMer's own prompt templates (promptStyle 'paper', env option lamerSource). */
-export const PAPER_PROMPT_ENVS: readonly EnvName[] = Object.freeze(['sokoban', 'minesweeper']);
+export const PAPER_PROMPT_ENVS: readonly EnvName[] = Object.freeze(['sokoban', 'minesweeper', 'webshop']);
 
 export type WebShopEnvOptions = NonNullable<Parameters<typeof createWebShopEnv>[0]>;
 export type AlfWorldEnvOptions = NonNullable<Parameters<typeof createAlfWorldEnv>[0]>;

@@ -204,8 +204,8 @@ describe("Sokoban, promptStyle 'paper'", () => {
     const initial = env.reset(0);
     const input = { style: 'paper' as const, initial, memory: [], episode: 0, steps: [] };
     expect(() => env.playPrompt(input)).toThrow(/set env\.options\.lamerSource/);
-    const shop = createEnv('webshop');
-    expect(() => shop.playPrompt({ ...input, initial: shop.reset(1) })).toThrow(
+    const house = createEnv('alfworld');
+    expect(() => house.playPrompt({ ...input, initial: house.reset(1) })).toThrow(
       expect.objectContaining({ code: 'E_ENV', message: expect.stringMatching(/not available/) }),
     );
   });
@@ -289,8 +289,8 @@ describe("config: promptStyle 'paper'", () => {
     expect(() => validateConfig({ ...base, env: { name: 'sokoban' } })).toThrow(
       expect.objectContaining({ code: 'E_CONFIG', message: expect.stringMatching(/set env\.options\.lamerSource/) }),
     );
-    expect(() => validateConfig({ ...base, env: { name: 'webshop', options: { lamerSource: LAMER } } })).toThrow(
-      /available for sokoban, minesweeper, not webshop/,
+    expect(() => validateConfig({ ...base, env: { name: 'alfworld', options: { lamerSource: LAMER } } })).toThrow(
+      /available for sokoban, minesweeper, webshop, not alfworld/,
     );
     expect(validateConfig({ ...base, env: { name: 'minesweeper', options: { lamerSource: LAMER } } }).model.promptStyle).toBe('paper');
   });

@@ -4,6 +4,7 @@
 // the instruction (the prompt carries the instruction), the selected options, and the available actions.
 
 import { LamerError } from '../../errors.js';
+import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, type LamerTemplates } from '../common/paper-prompts.js';
 import { extractAction, extractRemark } from '../common/tags.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
@@ -13,7 +14,14 @@ import type { FuzzBackend } from './fuzz.js';
 import { webShopData, type FileRole, type WebShopData, type WebShopFilePaths } from './loader.js';
 import { click, pageClickables, pageFields, searchSession, startSession, type Clickable, type PageKind, type Session } from './pages.js';
 import { parseAction } from './parse.js';
-import { webShopPlayPrompt, webShopReflectPrompt } from './prompts.js';
+import {
+  lamerProjection,
+  WEBSHOP_PAPER_TEMPLATES,
+  webShopPaperPlayPrompt,
+  webShopPaperReflectPrompt,
+  webShopPlayPrompt,
+  webShopReflectPrompt,
+} from './prompts.js';
 import { getReward, type RewardParts } from './reward.js';
 import { SEARCH_RETURN_N } from './search.js';
 import { GoalPicker, goalKey, PaperRestartStream, SPLIT_MODES, type SplitMode } from './splits.js';
@@ -46,6 +54,8 @@ export interface WebShopOptions {
   maxTurns?: number;
   /** Already loaded data (library use); the other data options are then ignored. */
   data?: WebShopData;
+  /** A LaMer checkout (or its webshop prompt.py) whose templates promptStyle 'paper' fills; null: none. */
+  lamerSource?: string | null;
 }
 
 const OPTION_KEYS = [
@@ -61,6 +71,7 @@ const OPTION_KEYS = [
   'catalogSeed',
   'maxTurns',
   'data',
+  'lamerSource',
 ] as const;
 
 /** What a run plays, every choice resolved: recorded in the run's config.json (env.options). */
@@ -214,6 +225,8 @@ export class WebShopEnv implements Environment {
   #session: Session = startSession();
   #turn = 0;
   #finished = false;
+  /** LaMer's templates, read at construction when `lamerSource` is set (promptStyle 'paper'). */
+  readonly #paperTemplates: LamerTemplates | null;
 
   constructor(options: WebShopOptions = {}) {
     const { settings, data } = resolveWebShop(options);
@@ -221,6 +234,8 @@ export class WebShopEnv implements Environment {
     this.data = data;
     this.maxTurns = settings.maxTurns;
     this.#picker = sharedPicker(data, settings.split, settings.goalSeed);
+    const source = lamerSourceOption('webshop', options as Record<string, unknown>);
+    this.#paperTemplates = source === null ? null : loadLamerTemplates(source, 'webshop', WEBSHOP_PAPER_TEMPLATES);
   }
 
   get products(): readonly Product[] {
@@ -285,6 +300,7 @@ export class WebShopEnv implements Environment {
     const goal = this.goal;
     if (this.#finished) throw new LamerError('E_ENV', 'webshop.step() after the episode ended: call restart() or reset(seed) first');
     this.#turn++;
+    const historyAction = lamerProjection(typeof response === 'string' ? response : '');
     const text = extractAction(typeof response === 'string' ? response : '');
     const action = text === null ? null : parseAction(text.toLowerCase());
     const timeUp = this.#turn >= this.maxTurns;
@@ -318,12 +334,12 @@ export class WebShopEnv implements Environment {
         options: Object.fromEntries(this.#session.options),
         reward: purchase,
       };
-      return { observation: this.#observe(), reward: won ? 10 : 0, done: true, won, valid: true, info: info(extra) };
+      return { observation: this.#observe(), reward: won ? 10 : 0, done: true, won, valid: true, historyAction, info: info(extra) };
     }
     this.#finished = timeUp;
     // An episode that runs out of turns bought nothing: its WebShop score is 0, and only the limit ended it.
     const end = timeUp ? { truncated: true } : {};
-    return { observation: this.#observe(), reward: 0, done: timeUp, won: false, valid: applied, ...end, info: info(timeUp ? { score: 0 } : {}) };
+    return { observation: this.#observe(), reward: 0, done: timeUp, won: false, valid: applied, ...end, historyAction, info: info(timeUp ? { score: 0 } : {}) };
   }
 
   admissibleActions(): string[] {
@@ -342,19 +358,24 @@ export class WebShopEnv implements Environment {
 
   /**
    * What a run records (config.json `provenance`): every data, split and restart choice resolved, with the SHA-256 of
-   * the data files. It has the shape of the options, so giving it back as env.options plays the same environment and
-   * refuses changed files.
+   * the data files, in the shape of the options (given back as env.options, it plays the same environment and refuses
+   * changed files), and the LaMer template file read for promptStyle 'paper'.
    */
   provenance(): Record<string, unknown> {
     const { goalCount: _goals, productCount: _products, nounTable: _nouns, ...recorded } = this.settings;
-    return recorded;
+    const t = this.#paperTemplates;
+    return t === null ? recorded : { ...recorded, paperPrompts: { file: t.file, sha256: t.sha256 } };
   }
 
   playPrompt(input: PlayPromptInput): string {
+    if (input.style === 'paper') {
+      return webShopPaperPlayPrompt(input, this.#requirePaperTemplates(), { instruction: this.task.instruction, admissible: this.#lamerAdmissible() });
+    }
     return webShopPlayPrompt(input, { instruction: this.task.instruction, maxTurns: this.maxTurns });
   }
 
   reflectPrompt(input: ReflectPromptInput): string {
+    if (input.style === 'paper') return webShopPaperReflectPrompt(input, this.#requirePaperTemplates(), { instruction: this.task.instruction });
     return webShopReflectPrompt(input, { instruction: this.task.instruction, maxTurns: this.maxTurns });
   }
 
@@ -367,6 +388,18 @@ export class WebShopEnv implements Environment {
   #requireTask(): { set: GoalSet; position: number; goal: Goal } {
     if (this.#task === null) throw new LamerError('E_ENV', 'webshop: call reset(seed) before using the environment');
     return this.#task;
+  }
+
+  #requirePaperTemplates(): LamerTemplates {
+    if (this.#paperTemplates === null) throw noPaperTemplates('webshop');
+    return this.#paperTemplates;
+  }
+
+  /** LaMer's admissible list of the current page: 'search[<your query>]' with a search bar, then every clickable. */
+  #lamerAdmissible(): string[] {
+    if (this.#finished) return [];
+    const { hasSearchBar, clickables } = pageClickables(this.#session, this.#ctx());
+    return [...(hasSearchBar ? ['search[<your query>]'] : []), ...clickables.map((c) => `click[${c.key}]`)];
   }
 
   #ctx() {

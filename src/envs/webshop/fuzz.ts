@@ -3,7 +3,7 @@
 // not pin thefuzz) and `difflib` (thefuzz 0.19, pinned by WebShop's requirements, on difflib.SequenceMatcher). The
 // test file compares both with the Python libraries' outputs.
 
-import { pyStrip } from './python.js';
+import { pyStrip } from '../common/paper-prompts.js';
 
 export type FuzzBackend = 'rapidfuzz' | 'difflib';
 

@@ -50,29 +50,3 @@ export function flaskToJson(map: ReadonlyMap<string, string>): string {
   if (keys.length === 0) return '{}';
   return `{${keys.map((k) => `${pyJsonString(k, true)}: ${pyJsonString(map.get(k)!, true)}`).join(', ')}}`;
 }
-
-/** Python's str.isspace() for one UTF-16 unit (all of its whitespace is in the BMP). */
-function isPySpace(c: number): boolean {
-  return (
-    (c >= 0x09 && c <= 0x0d) ||
-    (c >= 0x1c && c <= 0x20) ||
-    c === 0x85 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000
-  );
-}
-
-/** Python's str.strip() (whitespace as str.isspace counts it). */
-export function pyStrip(s: string): string {
-  let start = 0;
-  let end = s.length;
-  while (start < end && isPySpace(s.charCodeAt(start))) start++;
-  while (end > start && isPySpace(s.charCodeAt(end - 1))) end--;
-  return s.slice(start, end);
-}
