@@ -536,6 +536,17 @@ describe('the environment', () => {
     expect(env.view().pageNo).toBe(6);
   });
 
+  it('a search of 100,000 characters takes under 50 ms and searches its first 2,000 characters', () => {
+    const env = createWebShopEnv();
+    env.reset(2);
+    const words = 'black hoodie slim fit organic green tea '.repeat(2500);
+    const t = performance.now();
+    const r = env.step(act(`search[${words}]`));
+    expect(performance.now() - t).toBeLessThan(50);
+    expect(r.valid).toBe(true);
+    expect(env.view().hits).toEqual(env.searchResults(words.slice(0, 2000)));
+  });
+
   it('ends after 12 turns without a purchase (score 0, truncated) and restart() gives the initial observation', () => {
     const env = createWebShopEnv();
     const initial = env.reset(1);

@@ -183,6 +183,13 @@ export function requestWords(goal: Goal): string {
   return goal.instruction.replace(/,?\s*and price lower than[\s\S]*$/i, '').trim();
 }
 
+/**
+ * Search text beyond this many characters is cut: such a query is a model writing an essay into the search box, and
+ * analysing it would cost more than a step should (the original's Lucene refuses a query of more than 1,024 distinct
+ * terms outright).
+ */
+export const MAX_QUERY_CHARS = 2000;
+
 const pickers = new WeakMap<WebShopData, Map<string, GoalPicker>>();
 
 function sharedPicker(data: WebShopData, split: SplitMode, goalSeed: number): GoalPicker {
@@ -269,7 +276,7 @@ export class WebShopEnv implements Environment {
 
   /** Product indices a search for `query` lists, best first (top 50); changes nothing. */
   searchResults(query: string): number[] {
-    return this.data.search.search(query.split(' ').join(' '), SEARCH_RETURN_N);
+    return this.data.search.search(query.slice(0, MAX_QUERY_CHARS), SEARCH_RETURN_N);
   }
 
   reset(seed: number): Observation {
@@ -311,7 +318,7 @@ export class WebShopEnv implements Environment {
     if (action !== null) {
       if (action.name === 'search' && action.arg !== '') {
         // BrowserSim.search: the keywords are the argument split on single spaces.
-        const keywords = action.arg.split(' ');
+        const keywords = action.arg.slice(0, MAX_QUERY_CHARS).split(' ');
         this.#session = searchSession(keywords, this.data.search.search(keywords.join(' '), SEARCH_RETURN_N));
         applied = true;
       } else if (action.name === 'click' && action.arg !== 'search') {
