@@ -696,6 +696,29 @@ describe('webshop expert and prompts', () => {
     expect(wins / 500).toBeGreaterThanOrEqual(0.99);
   });
 
+  it("compact style: bare actions of at most 96 characters (a tiny model's budget) that still win, and a short remark", () => {
+    const env = createWebShopEnv();
+    const expert = createWebShopExpert(env, { style: 'compact' });
+    let wins = 0;
+    for (let seed = 0; seed < 200; seed++) {
+      env.reset(seed);
+      for (;;) {
+        const answer = expert.act();
+        expect(answer).toMatch(/^<action>[^\n]+<\/action>$/);
+        expect(answer.length).toBeLessThanOrEqual(96);
+        const r = env.step(answer);
+        if (r.done) {
+          if (r.won) wins++;
+          break;
+        }
+      }
+    }
+    expect(wins / 200).toBeGreaterThanOrEqual(0.99);
+    const remark = expert.reflect([{ action: 'click[buy now]', observation: 'x' }]);
+    expect(remark).toMatch(/^<remark>buy b0[0-9a-z]{8}( .+)?<\/remark>$/);
+    expect(remark.length).toBeLessThanOrEqual(96);
+  });
+
   it('reflects inside <remark>; prompts carry the request, the trial number and the windowed trajectory', () => {
     const env = createWebShopEnv();
     const initial = env.reset(4);

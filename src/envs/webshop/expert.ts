@@ -4,7 +4,7 @@
 // the requested option values and buys. When the results hold no such product it searches once more with the title of
 // the product the request was written from.
 
-import type { Expert, TrajectoryStep } from '../types.js';
+import type { Expert, PromptStyle, TrajectoryStep } from '../types.js';
 import type { Goal, Product } from './data.js';
 import { requestWords, type WebShopEnv } from './env.js';
 import { tokenSetRatio } from './fuzz.js';
@@ -14,8 +14,12 @@ import { getReward, goalOptionValues, normalizeColor } from './reward.js';
 /** The words the expert types into the search box: the request without its price clause. */
 export const searchQueryFor = requestWords;
 
-function say(reason: string, action: string): string {
-  return `${reason}\n<action>${action}</action>`;
+/** Compact answers fit a tiny model's response budget (and the demonstrations' 96-character cut). */
+const COMPACT_QUERY_CHARS = 60;
+
+/** The compact search: the request's words before its option list, at most COMPACT_QUERY_CHARS. */
+function compactQuery(goal: Goal): string {
+  return requestWords(goal).split(' with ')[0].slice(0, COMPACT_QUERY_CHARS).trim();
 }
 
 /**
@@ -36,11 +40,26 @@ export function optionClicks(product: Product, goal: Goal, fuzz: 'rapidfuzz' | '
   return clicks;
 }
 
+export interface WebShopExpertOptions {
+  /** `compact`: bare actions, a short search and a short reflection, for tiny models; else reasons and plans. */
+  style?: PromptStyle;
+}
+
 export class WebShopExpert implements Expert {
   /** Per goal: which products can score 1 (judged lazily), and whether the request's own words were searched. */
   #judged: { goal: Goal; perfect: Map<number, boolean>; triedRequest: boolean } | null = null;
+  readonly #compact: boolean;
 
-  constructor(private readonly env: WebShopEnv) {}
+  constructor(
+    private readonly env: WebShopEnv,
+    options: WebShopExpertOptions = {},
+  ) {
+    this.#compact = options.style === 'compact';
+  }
+
+  #say(reason: string, action: string): string {
+    return this.#compact ? `<action>${action}</action>` : `${reason}\n<action>${action}</action>`;
+  }
 
   #state(): { goal: Goal; perfect: Map<number, boolean>; triedRequest: boolean } {
     const goal = this.env.goal;
@@ -72,7 +91,7 @@ export class WebShopExpert implements Expert {
       case 'search': {
         // The request's words when they find a usable product early enough; otherwise the title of the product the
         // request was written from (a shopper who saw nothing fitting searches more precisely).
-        const request = searchQueryFor(goal);
+        const request = this.#compact ? compactQuery(goal) : searchQueryFor(goal);
         const first = this.env.searchResults(request).findIndex((i) => this.perfect(i));
         const pages = first < 0 ? Infinity : Math.floor(first / PRODUCT_WINDOW);
         const turnsLeft = this.env.maxTurns - this.env.turnsTaken;
@@ -81,31 +100,31 @@ export class WebShopExpert implements Expert {
         state.triedRequest = true;
         const target = this.env.products.find((p) => p.asin === goal.asin);
         const query = useRequest || target === undefined ? request : target.name;
-        return say('I am on the search page, so I search for the requested product.', `search[${query}]`);
+        return this.#say('I am on the search page, so I search for the requested product.', `search[${query}]`);
       }
       case 'results': {
         const listed = view.hits.slice((view.pageNo - 1) * PRODUCT_WINDOW, view.pageNo * PRODUCT_WINDOW);
         const here = listed.find((i) => this.perfect(i));
         if (here !== undefined) {
           const asin = this.env.products[here].asin.toLowerCase();
-          return say(`Product ${asin} matches the request and its price is within the limit, so I open it.`, `click[${asin}]`);
+          return this.#say(`Product ${asin} matches the request and its price is within the limit, so I open it.`, `click[${asin}]`);
         }
         const later = view.hits.findIndex((i) => this.perfect(i));
         const laterPage = later < 0 ? -1 : Math.floor(later / PRODUCT_WINDOW) + 1;
-        if (laterPage > view.pageNo) return say('A matching product is further down the results.', `click[${NEXT_PAGE}]`);
-        if (laterPage > 0 && laterPage < view.pageNo) return say('A matching product was on an earlier page.', `click[${PREV_PAGE}]`);
-        return say('None of these results matches the request, so I search again with a more precise query.', `click[${BACK_TO_SEARCH}]`);
+        if (laterPage > view.pageNo) return this.#say('A matching product is further down the results.', `click[${NEXT_PAGE}]`);
+        if (laterPage > 0 && laterPage < view.pageNo) return this.#say('A matching product was on an earlier page.', `click[${PREV_PAGE}]`);
+        return this.#say('None of these results matches the request, so I search again with a more precise query.', `click[${BACK_TO_SEARCH}]`);
       }
       case 'item': {
         const index = view.product!;
-        if (!this.perfect(index)) return say('This product does not match the request, so I go back to the results.', `click[${PREV_PAGE}]`);
+        if (!this.perfect(index)) return this.#say('This product does not match the request, so I go back to the results.', `click[${PREV_PAGE}]`);
         for (const [name, value] of optionClicks(this.env.products[index], goal, this.env.settings.fuzz)) {
-          if (view.options.get(name) !== value) return say(`The request asks for ${name} ${value}, so I select it.`, `click[${value}]`);
+          if (view.options.get(name) !== value) return this.#say(`The request asks for ${name} ${value}, so I select it.`, `click[${value}]`);
         }
-        return say('The product matches and every requested option is selected, so I buy it.', `click[${BUY_NOW}]`);
+        return this.#say('The product matches and every requested option is selected, so I buy it.', `click[${BUY_NOW}]`);
       }
       default:
-        return say('This page only describes the item; I go back to the item page.', `click[${PREV_PAGE}]`);
+        return this.#say('This page only describes the item; I go back to the item page.', `click[${PREV_PAGE}]`);
     }
   }
 
@@ -119,6 +138,10 @@ export class WebShopExpert implements Expert {
     else if (bought) wrong = 'I bought a product that did not match the whole request (type, attributes, options or price).';
     else wrong = `I ran out of actions before clicking Buy Now (${steps.length} actions used).`;
     const clicks = target === undefined ? [] : optionClicks(target, goal, this.env.settings.fuzz).map(([, v]) => v);
+    if (this.#compact) {
+      // The facts the next attempt needs: which product, which options.
+      return `<remark>buy ${target?.asin.toLowerCase() ?? goal.asin.toLowerCase()}${clicks.length > 0 ? ` ${clicks.join(', ')}` : ''}</remark>`;
+    }
     const options = clicks.length > 0 ? `, select ${clicks.join(' and ')}` : '';
     const limit = goal.priceUpper < 1000000 ? ` and costs less than ${goal.priceUpper.toFixed(2)} dollars` : '';
     const plan =

@@ -4,10 +4,10 @@
 import { LamerError } from '../../errors.js';
 import type { Environment, Expert } from '../types.js';
 import { WebShopEnv, type WebShopOptions } from './env.js';
-import { WebShopExpert } from './expert.js';
+import { WebShopExpert, type WebShopExpertOptions } from './expert.js';
 
 export { WebShopEnv, resolveWebShop, RESTART_MODES, type RestartAfterPurchase, type WebShopOptions, type WebShopSettings } from './env.js';
-export { WebShopExpert, optionClicks, searchQueryFor } from './expert.js';
+export { WebShopExpert, optionClicks, searchQueryFor, type WebShopExpertOptions } from './expert.js';
 export { generateCatalogFiles, writeGeneratedCatalog, GENERATED_CATEGORIES, GENERATED_FILE_NAMES, type GeneratedFiles } from './catalog.js';
 export { getReward, normalizeColor, COLOR_SET, type RewardParts } from './reward.js';
 export { tokenSetRatio, type FuzzBackend } from './fuzz.js';
@@ -22,9 +22,9 @@ export function createWebShopEnv(options?: WebShopOptions): WebShopEnv {
 }
 
 /** The scripted expert for a WebShop environment (it reads the env's task, so it must be a WebShopEnv). */
-export function createWebShopExpert(env: Environment): Expert {
+export function createWebShopExpert(env: Environment, options: WebShopExpertOptions = {}): Expert {
   if (!(env instanceof WebShopEnv)) {
     throw new LamerError('E_ENV', `createWebShopExpert: expected a webshop environment, found ${env?.name ?? String(env)}`);
   }
-  return new WebShopExpert(env);
+  return new WebShopExpert(env, options);
 }
