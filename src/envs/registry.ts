@@ -13,7 +13,7 @@ export const ENV_NAMES = ['sokoban', 'minesweeper', 'webshop', 'alfworld'] as co
 export type EnvName = (typeof ENV_NAMES)[number];
 
 /** The environments that fill LaMer's own prompt templates (promptStyle 'paper', env option lamerSource). */
-export const PAPER_PROMPT_ENVS: readonly EnvName[] = Object.freeze(['sokoban', 'minesweeper', 'alfworld']);
+export const PAPER_PROMPT_ENVS: readonly EnvName[] = Object.freeze(['sokoban', 'minesweeper', 'webshop', 'alfworld']);
 
 export type WebShopEnvOptions = NonNullable<Parameters<typeof createWebShopEnv>[0]>;
 export type AlfWorldEnvOptions = NonNullable<Parameters<typeof createAlfWorldEnv>[0]>;
@@ -49,7 +49,7 @@ export function createEnv(name: string, options?: object): Environment {
 }
 
 export interface ExpertOptions {
-  /** Reflection style: `compact` gives terse reflections for tiny models. Sokoban and MineSweeper honour it. */
+  /** Reflection style: `compact` gives terse reflections for tiny models. Sokoban, MineSweeper and WebShop honour it. */
   style?: PromptStyle;
 }
 
@@ -62,7 +62,7 @@ export function createExpert(env: Environment, options: ExpertOptions = {}): Exp
   if (env instanceof MineSweeperEnv) return new MineSweeperExpert(env, options);
   switch (env?.name) {
     case 'webshop':
-      return createWebShopExpert(env as Parameters<typeof createWebShopExpert>[0]);
+      return createWebShopExpert(env as Parameters<typeof createWebShopExpert>[0], options);
     case 'alfworld':
       return createAlfWorldExpert(env as Parameters<typeof createAlfWorldExpert>[0]);
     default:

@@ -62,7 +62,7 @@ const modelSchema = z
       .describe("compute dtype of the forward (null: the device's, float32 on the CPU and bfloat16 on CUDA)"),
     /**
      * `compact` prompts for tiny models trained from scratch; `full` for pretrained LLMs; `paper` LaMer's own templates,
-     * read from the LaMer checkout named by env.options.lamerSource (Sokoban and MineSweeper).
+     * read from the LaMer checkout named by env.options.lamerSource (all four environments).
      */
     promptStyle: z
       .enum(PROMPT_STYLES as [PromptStyle, ...PromptStyle[]])

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { composePlayPrompt } from '../../src/envs/common/framing.js';
 import { lamerHistory, loadLamerTemplates, pyFormat, pyStrip, readPythonStrings } from '../../src/envs/common/paper-prompts.js';
 import { MineSweeperEnv } from '../../src/envs/minesweeper/env.js';
 import { parsePaperCellAction } from '../../src/envs/minesweeper/parse.js';
@@ -204,9 +205,15 @@ describe("Sokoban, promptStyle 'paper'", () => {
     const initial = env.reset(0);
     const input = { style: 'paper' as const, initial, memory: [], episode: 0, steps: [] };
     expect(() => env.playPrompt(input)).toThrow(/set env\.options\.lamerSource/);
-    const shop = createEnv('webshop');
-    expect(() => shop.playPrompt({ ...input, initial: shop.reset(1) })).toThrow(
-      expect.objectContaining({ code: 'E_ENV', message: expect.stringMatching(/not available/) }),
+    for (const name of ['minesweeper', 'webshop', 'alfworld'] as const) {
+      const other = createEnv(name);
+      expect(() => other.playPrompt({ ...input, initial: other.reset(1) })).toThrow(
+        expect.objectContaining({ code: 'E_ENV', message: expect.stringMatching(/lamerSource/) }),
+      );
+    }
+    // An environment of one's own built on the common framing has no LaMer templates to fill.
+    expect(() => composePlayPrompt({ input, rules: 'r', answerFormat: 'a', compactTag: 't' })).toThrow(
+      expect.objectContaining({ code: 'E_ENV', message: expect.stringMatching(/not available for this environment/) }),
     );
   });
 
@@ -284,14 +291,14 @@ describe("MineSweeper, promptStyle 'paper'", () => {
 });
 
 describe("config: promptStyle 'paper'", () => {
-  it('needs env.options.lamerSource and an environment with LaMer templates', () => {
+  it('needs env.options.lamerSource', () => {
     const base = { model: { promptStyle: 'paper' } };
     expect(() => validateConfig({ ...base, env: { name: 'sokoban' } })).toThrow(
       expect.objectContaining({ code: 'E_CONFIG', message: expect.stringMatching(/set env\.options\.lamerSource/) }),
     );
-    expect(() => validateConfig({ ...base, env: { name: 'webshop', options: { lamerSource: LAMER } } })).toThrow(
-      /available for sokoban, minesweeper, alfworld, not webshop/,
-    );
-    expect(validateConfig({ ...base, env: { name: 'minesweeper', options: { lamerSource: LAMER } } }).model.promptStyle).toBe('paper');
+    expect(() => validateConfig({ ...base, env: { name: 'alfworld', options: { lamerSource: '' } } })).toThrow(/set env\.options\.lamerSource/);
+    for (const name of ['sokoban', 'minesweeper', 'webshop', 'alfworld']) {
+      expect(validateConfig({ ...base, env: { name, options: { lamerSource: LAMER } } }).model.promptStyle).toBe('paper');
+    }
   });
 });

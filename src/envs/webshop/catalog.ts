@@ -1,52 +1,12 @@
-// The WebShop product catalog and goal generator of this project. The original WebShop scraped products from a
-// shopping site; here products are generated from a small table of categories, product types, attributes and
-// options, so the environment runs anywhere without data files. The shapes below are also what the loader
-// (loader.ts) turns the original WebShop JSON files into, so the environment never knows where its catalog came from.
+// The catalog this project generates, written in the original WebShop files' format (items_shuffle.json,
+// items_ins_v2.json, items_human_ins.json) and read by the same loader as the original data (data.ts), so generated and
+// original data take one path. Products come from a small table of categories, product types, attributes and options,
+// so the environment runs anywhere without data files; each product has one synthetic instruction (its attributes and
+// type), from which the loader builds one goal per combination of option values, as the original does.
 
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Rng } from '../../util/rng.js';
-
-export interface Product {
-  /** Product id shown on result pages and clicked to open the item. */
-  asin: string;
-  /** Title as shown on result and item pages. */
-  name: string;
-  /** Top-level category (beauty, electronics, fashion, food, furniture): the task type. */
-  category: string;
-  /** Breadcrumb path joined with ' › ', compared segment-wise by the type reward. */
-  productCategory: string;
-  /** The search query the product belongs to; equal queries count as a type match in the reward. */
-  query: string;
-  attributes: string[];
-  /** Option name (size, color, flavor...) to its values, all lower case. */
-  options: Record<string, string[]>;
-  price: number;
-  /** Price as written on pages ("$12.99" or "$10.00 to $14.00" for loaded range prices). */
-  priceTag: string;
-  description: string;
-  features: string[];
-}
-
-export interface Goal {
-  /** The product the goal was written from; buying it with the requested options always scores 1. */
-  asin: string;
-  instruction: string;
-  attributes: string[];
-  /** Requested option values (lower case). */
-  options: string[];
-  /** Purchases at or below this price get the price point. */
-  priceUpper: number;
-  category: string;
-  productCategory: string;
-  query: string;
-  /** Words naming the wanted kind of product; the share found in the purchased title is the title score. */
-  typeWords: string[];
-}
-
-export interface Catalog {
-  products: Product[];
-  /** Fixed goals (from a loaded instruction file); when absent, goals are generated from products per seed. */
-  goals?: Goal[];
-}
 
 interface ProductTypeSpec {
   /** Singular product type as written in titles and requests ("office chair"). */
@@ -69,7 +29,7 @@ const FASHION_SIZES = ['x-small', 'small', 'medium', 'large', 'x-large', 'xx-lar
 const SHOE_SIZES = ['6', '7', '7.5', '8', '8.5', '9', '10', '11', '12'] as const;
 const CLOTH_COLORS = ['black', 'white', 'navy blue', 'heather grey', 'olive green', 'burgundy', 'khaki', 'royal blue'] as const;
 const BOTTLE_SIZES = ['1 fl oz', '1.7 fl oz', '3.4 fl oz', '6.8 fl oz', '16.9 fl oz'] as const;
-const SCENTS = ['lavender', 'unscented', 'citrus', 'vanilla', 'coconut', 'rose', 'eucalyptus mint', 'sandalwood'] as const;
+const SCENTS = ['lavender', 'unscented', 'citrus', 'vanilla', 'coconut', 'rose', 'eucalyptus mint', 'cedarwood'] as const;
 const DEVICE_COLORS = ['black', 'white', 'silver', 'midnight blue', 'rose gold', 'space grey'] as const;
 const WOOD_COLORS = ['walnut', 'oak', 'white', 'black', 'grey', 'espresso', 'natural', 'cherry'] as const;
 const PACK_SIZES = ['pack of 1', 'pack of 2', 'pack of 3', 'pack of 6', 'pack of 12'] as const;
@@ -160,7 +120,7 @@ const CATEGORIES: readonly CategorySpec[] = [
       {
         type: 'jeans',
         department: 'Pants',
-        options: { size: ['28w x 30l', '30w x 30l', '32w x 32l', '34w x 32l', '36w x 34l'], color: ['light wash', 'dark wash', 'black', 'stone'] },
+        options: { size: ['28w x 30l', '30w x 30l', '32w x 32l', '34w x 32l', '36w x 34l'], color: ['light indigo', 'dark indigo', 'black', 'stone'] },
         priceRange: [20, 80],
       },
       { type: 'running shoes', department: 'Shoes', options: { size: SHOE_SIZES, color: CLOTH_COLORS }, priceRange: [30, 140] },
@@ -204,7 +164,7 @@ const CATEGORIES: readonly CategorySpec[] = [
       {
         type: 'beef jerky',
         department: 'Meat Snacks',
-        options: { flavor: ['original', 'teriyaki', 'peppered', 'sweet and spicy', 'smoked'], size: PACK_SIZES },
+        options: { flavor: ['original', 'teriyaki', 'black pepper', 'sweet and spicy', 'smoked'], size: PACK_SIZES },
         priceRange: [6, 45],
       },
     ],
@@ -253,11 +213,6 @@ const BRAND_HEADS = ['Nor', 'Brigh', 'Cal', 'Vel', 'Mar', 'Ost', 'Quin', 'Tal', 
 const BRAND_TAILS = ['dale', 'ton', 'ora', 'wick', 'ridge', 'mere', 'vale', 'stead', 'brook', 'field', 'haven', 'crest'];
 const TITLE_EXTRAS = ['Premium', 'Classic', 'Everyday', 'Deluxe', 'Essential', 'Signature', 'Original', 'Pro'];
 
-/** Lower-case words of a text (letters and digits), the unit titles and requests are compared in. */
-export function words(text: string): string[] {
-  return text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
-}
-
 function titleCase(text: string): string {
   return text.replace(/(^|[\s-])([a-z])/g, (_m, sep: string, ch: string) => sep + ch.toUpperCase());
 }
@@ -267,10 +222,6 @@ function pickSome<T>(rng: Rng, items: readonly T[], min: number, max: number): T
   return rng.shuffle(items.slice()).slice(0, count);
 }
 
-function formatPrice(price: number): string {
-  return `$${price.toFixed(2)}`;
-}
-
 function makeAsin(rng: Rng): string {
   const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ0123456789';
   let id = 'B0';
@@ -278,20 +229,39 @@ function makeAsin(rng: Rng): string {
   return id;
 }
 
-function describe(spec: ProductTypeSpec, attributes: string[], brand: string): { description: string; features: string[] } {
-  const features = attributes.map((a) => `${titleCase(a)}: designed to be ${a} for everyday use.`);
-  features.push(`Made by ${brand} with a satisfaction guarantee.`);
-  const description = `This ${spec.type} from ${brand} is ${attributes.join(', ')}. ` + `Choose the option that suits you and enjoy it at home or on the go.`;
-  return { description, features };
+function joinAnd(parts: string[]): string {
+  if (parts.length <= 1) return parts.join('');
+  return `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
+}
+
+/** The three files' JSON values, as the original files hold them. */
+export interface GeneratedFiles {
+  products: Array<Record<string, unknown>>;
+  attributes: Record<string, { attributes: string[]; instruction: string; instruction_attributes: string[] }>;
+  humanInstructions: Record<string, Array<Record<string, unknown>>>;
+}
+
+/** One synthetic instruction per product: its type and 1-3 of its attributes, in one of a few phrasings. */
+function instructionFor(rng: Rng, type: string, attributes: string[]): string {
+  const attrText = joinAnd(attributes);
+  const templates = [
+    () => `i'm looking for a ${type} that is ${attrText}`,
+    () => `i need ${attrText} ${type}`,
+    () => `find me a ${type} with ${attrText}`,
+    () => `i want to buy a ${attrText} ${type}`,
+  ];
+  return rng.pick(templates)();
 }
 
 /**
- * A catalog of `size` generated products, fully determined by `seed`. Every product type appears, each product has
- * 2-4 attributes of its category and 2-5 values per option of its type; asins are unique.
+ * A catalog of `size` generated products in the original files' format, fully determined by `seed`. Every product type
+ * appears; each product has 2-4 attributes of its category, 2-4 values per option of its type (1-2 options), a price
+ * (one in five a range "$a - $b", whose hidden price the loader draws as the original does), one synthetic instruction
+ * and one human-style instruction. Asins are unique.
  */
-export function generateCatalog(size = 1000, seed = 0): Catalog {
+export function generateCatalogFiles(size = 1000, seed = 0): GeneratedFiles {
   const rng = new Rng(seed);
-  const products: Product[] = [];
+  const files: GeneratedFiles = { products: [], attributes: {}, humanInstructions: {} };
   const asins = new Set<string>();
   const allTypes = CATEGORIES.flatMap((c) => c.types.map((t) => ({ cat: c, spec: t })));
   for (let i = 0; i < size; i++) {
@@ -302,98 +272,74 @@ export function generateCatalog(size = 1000, seed = 0): Catalog {
     asins.add(asin);
     const brand = rng.pick(BRAND_HEADS) + rng.pick(BRAND_TAILS);
     const attributes = pickSome(rng, cat.attributes, 2, 4);
-    const options: Record<string, string[]> = {};
+    const options: Record<string, Array<{ value: string; image: null }>> = {};
     for (const [name, pool] of Object.entries(spec.options)) {
       // Keep option values in the pool's order so pages list them naturally (small before large).
-      const chosen = new Set(pickSome(rng, pool, 2, 5));
-      options[name] = pool.filter((v) => chosen.has(v));
+      const chosen = new Set(pickSome(rng, pool, 2, 4));
+      options[titleCase(name)] = pool.filter((v) => chosen.has(v)).map((value) => ({ value, image: null }));
     }
     const [lo, hi] = spec.priceRange;
     const price = Math.round((lo + rng.next() * (hi - lo)) * 100) / 100;
+    const pricing =
+      rng.int(5) === 0 ? `$${price.toFixed(2)} - $${(price + 1 + rng.int(Math.max(2, Math.round(price / 4)))).toFixed(2)}` : `$${price.toFixed(2)}`;
     // Titles carry one or two attributes, as shop titles do; the rest is only in the description and features.
     const titleAttrs = attributes
       .slice(0, 1 + rng.int(2))
       .map(titleCase)
       .join(' ');
     const name = `${brand} ${rng.pick(TITLE_EXTRAS)} ${titleAttrs} ${titleCase(spec.type)}`;
-    const { description, features } = describe(spec, attributes, brand);
-    products.push({
-      asin,
+    const features = attributes.map((a) => `${titleCase(a)}: designed to be ${a} for everyday use.`);
+    features.push(`Made by ${brand} with a satisfaction guarantee.`);
+    const description = `This ${spec.type} from ${brand} is ${attributes.join(', ')}. Choose the option that suits you and enjoy it at home or on the go.`;
+    files.products.push({
       name,
+      full_description: description,
+      pricing,
+      images: [''],
+      product_category: [cat.root, spec.department, titleCase(spec.type)].join(' › '),
+      small_description: features,
+      customization_options: options,
+      asin,
       category: cat.category,
-      productCategory: [cat.root, spec.department, titleCase(spec.type)].join(' › '),
       query: spec.type,
-      attributes,
-      options,
-      price,
-      priceTag: formatPrice(price),
-      description,
-      features,
     });
+    const wanted = pickSome(rng, attributes, 1, Math.min(3, attributes.length));
+    files.attributes[asin] = { attributes, instruction: instructionFor(rng, spec.type, wanted), instruction_attributes: wanted };
+    const humanOptions = Object.values(options).map((values) => rng.pick(values).value);
+    files.humanInstructions[asin] = [
+      {
+        asin,
+        instruction: `${instructionFor(rng, spec.type, wanted)}${humanOptions.length > 0 ? `, ${joinAnd(humanOptions)}` : ''}.`,
+        attributes: wanted,
+        options: Object.keys(options).map((k, j) => `${k.toLowerCase()}: ${humanOptions[j]}`),
+        instruction_attributes: wanted,
+        instruction_options: humanOptions,
+        assignment_id: `G${i}`,
+        worker_id: 'generated',
+      },
+    ];
   }
-  return { products };
+  return files;
 }
 
-/**
- * The price limit of a goal for a product of this price: as in WebShop, one of the next few multiples of 10 above the
- * price (never the first, so there is some slack), which keeps the limit informative but never excludes the product.
- */
-export function priceLimitFor(price: number, rng: Rng): number {
-  const above: number[] = [];
-  for (let p = Math.floor(price / 10) * 10 + 10; above.length < 4; p += 10) if (p > price) above.push(p);
-  return above[1 + rng.int(3)];
-}
+/** The three files' names when written to a folder (the original's small-set names). */
+export const GENERATED_FILE_NAMES = {
+  products: 'items_shuffle_1000.json',
+  attributes: 'items_ins_v2_1000.json',
+  humanInstructions: 'items_human_ins.json',
+} as const;
 
-function optionPhrase(name: string, value: string): string {
-  switch (name) {
-    case 'color':
-      return `${value} color`;
-    case 'size':
-      return `size ${value}`;
-    case 'flavor':
-      return `${value} flavor`;
-    case 'scent':
-      return `${value} scent`;
-    default:
-      return `${name} ${value}`;
-  }
-}
-
-function joinAnd(parts: string[]): string {
-  if (parts.length <= 1) return parts.join('');
-  return `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
-}
-
-/**
- * A natural-language request for `product`: 1-3 of its attributes, one value of each of its options and a price
- * limit above its price. Phrasings vary with the seed so the model cannot rely on one template.
- */
-export function writeGoal(product: Product, rng: Rng, typeWords?: string[]): Goal {
-  const attributes = pickSome(rng, product.attributes, 1, Math.min(3, product.attributes.length));
-  const optionPairs = Object.entries(product.options)
-    .filter(([, values]) => values.length > 0)
-    .map(([name, values]) => [name, rng.pick(values)] as const);
-  const priceUpper = priceLimitFor(product.price, rng);
-  const type = product.query;
-  const attrText = joinAnd(attributes);
-  const optText = joinAnd(optionPairs.map(([n, v]) => optionPhrase(n, v)));
-  const withOpts = optText ? `, ${optText}` : '';
-  const templates = [
-    () => `i'm looking for a ${type} that is ${attrText}${withOpts}`,
-    () => `i need ${attrText} ${type}${optText ? ` in ${optText}` : ''}`,
-    () => `find me a ${type} with ${attrText}${withOpts}`,
-    () => `i want to buy a ${attrText} ${type}${withOpts}`,
-  ];
-  const body = rng.pick(templates)();
-  return {
-    asin: product.asin,
-    instruction: `${body}, and price lower than ${priceUpper.toFixed(2)} dollars`,
-    attributes,
-    options: optionPairs.map(([, v]) => v),
-    priceUpper,
-    category: product.category,
-    productCategory: product.productCategory,
-    query: product.query,
-    typeWords: typeWords ?? words(type),
+/** Writes a generated catalog as the three original-format files into `dir`; returns their paths. */
+export function writeGeneratedCatalog(dir: string, size = 1000, seed = 0): { products: string; attributes: string; humanInstructions: string } {
+  const files = generateCatalogFiles(size, seed);
+  mkdirSync(dir, { recursive: true });
+  const paths = {
+    products: join(dir, GENERATED_FILE_NAMES.products),
+    attributes: join(dir, GENERATED_FILE_NAMES.attributes),
+    humanInstructions: join(dir, GENERATED_FILE_NAMES.humanInstructions),
   };
+  writeFileSync(paths.products, JSON.stringify(files.products));
+  writeFileSync(paths.attributes, JSON.stringify(files.attributes));
+  writeFileSync(paths.humanInstructions, JSON.stringify(files.humanInstructions));
+  return paths;
 }

@@ -1,227 +1,389 @@
-// The WebShop environment (SPEC §8): a request for a product, a search page, paged results, item pages with options,
-// and a purchase scored with the WebShop reward. Pages are rendered as text with [SEP] between fields, as in
-// WebShop's text mode; the observation adds the list of available actions, the anchor is the page alone.
+// The WebShop environment (SPEC §8, docs/spec.md §8): the original WebShop's data pipeline, search, seven pages,
+// clickables and reward (data.ts, search.ts, pages.ts, reward.ts), on the generated catalog (the default) or the
+// original files. The anchor is the page as the original shows it; the observation the model reads is the page after
+// the instruction (the prompt carries the instruction), the selected options, and the available actions.
 
 import { LamerError } from '../../errors.js';
-import { Rng } from '../../util/rng.js';
-import { extractRemark } from '../common/tags.js';
+import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, type LamerTemplates } from '../common/paper-prompts.js';
+import { extractAction, extractRemark } from '../common/tags.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
-import { generateCatalog, writeGoal, type Catalog, type Goal, type Product } from './catalog.js';
-import { parseWebShopResponse, type WebShopAction } from './parse.js';
-import { webShopPlayPrompt, webShopReflectPrompt } from './prompts.js';
-import { purchaseScore } from './reward.js';
-import { ProductSearch } from './search.js';
+import type { Goal, GoalSet, Product } from './data.js';
+import { goalAt } from './data.js';
+import type { FuzzBackend } from './fuzz.js';
+import { webShopData, type FileRole, type WebShopData, type WebShopFilePaths } from './loader.js';
+import { click, pageClickables, pageFields, searchSession, startSession, type Clickable, type PageKind, type Session } from './pages.js';
+import { parseAction } from './parse.js';
+import {
+  lamerProjection,
+  WEBSHOP_PAPER_TEMPLATES,
+  webShopPaperPlayPrompt,
+  webShopPaperReflectPrompt,
+  webShopPlayPrompt,
+  webShopReflectPrompt,
+} from './prompts.js';
+import { getReward, type RewardParts } from './reward.js';
+import { SEARCH_RETURN_N } from './search.js';
+import { GoalPicker, goalKey, PaperRestartStream, SPLIT_MODES, type SplitMode } from './splits.js';
+
+export const RESTART_MODES = ['same-goal', 'paper-random-goal'] as const;
+/** After a purchase, the next attempt: the same goal, or (LaMer's code) a random other goal of the worker's list. */
+export type RestartAfterPurchase = (typeof RESTART_MODES)[number];
 
 export interface WebShopOptions {
-  /** A catalog to shop in (e.g. from loadWebShopCatalog); default: a generated one. */
-  catalog?: Catalog;
-  /** Products in the generated catalog (ignored with `catalog`). Default 1000, like WebShop's small subset. */
+  /** 'generated' (the default): the project's catalog, in the original format; 'original': the files below. */
+  source?: 'generated' | 'original';
+  /** The original files (source 'original'). */
+  files?: WebShopFilePaths;
+  /** Expected SHA-256 of the files by role; a mismatch is E_CONFIG. Runs record them (config.json). */
+  sha256?: Partial<Record<FileRole, string>>;
+  /** 'synthetic' (the paper's: items_ins instructions x option combinations) or 'human' instructions. */
+  goals?: 'synthetic' | 'human';
+  /** Which goal a task seed plays: 'lamer' (content-held-out, default), 'paper' (LaMer's code) or 'webshop'. */
+  split?: SplitMode;
+  /** Worker seed of the goal list under split 'lamer' (its hidden prices and price limits). Default 0. */
+  goalSeed?: number;
+  /** The attempt after a wrong purchase: 'same-goal' (default) or LaMer's 'paper-random-goal'. */
+  restartAfterPurchase?: RestartAfterPurchase;
+  /** token_set_ratio back end: 'rapidfuzz' (thefuzz >= 0.20, default) or 'difflib' (thefuzz 0.19). */
+  fuzz?: FuzzBackend;
+  /** Generated catalog: products (default 1000, like WebShop's small set) and seed (default 0). */
   catalogSize?: number;
-  /** Seed of the generated catalog (ignored with `catalog`); tasks are seeded separately by reset(seed). */
   catalogSeed?: number;
   /** Max turns per episode (SPEC §6: 12). */
   maxTurns?: number;
-  /** Products per results page (WebShop: 10). */
-  resultsPerPage?: number;
-  /** Results a search returns in all (WebShop: 50). */
-  searchLimit?: number;
+  /** Already loaded data (library use); the other data options are then ignored. */
+  data?: WebShopData;
+  /** A LaMer checkout (or its webshop prompt.py) whose templates promptStyle 'paper' fills; null: none. */
+  lamerSource?: string | null;
 }
 
-const OPTION_KEYS = ['catalog', 'catalogSize', 'catalogSeed', 'maxTurns', 'resultsPerPage', 'searchLimit'] as const;
+const OPTION_KEYS = [
+  'source',
+  'files',
+  'sha256',
+  'goals',
+  'split',
+  'goalSeed',
+  'restartAfterPurchase',
+  'fuzz',
+  'catalogSize',
+  'catalogSeed',
+  'maxTurns',
+  'data',
+  'lamerSource',
+] as const;
 
-export const BACK_TO_SEARCH = 'back to search';
-export const NEXT_PAGE = 'next >';
-export const PREV_PAGE = '< prev';
-export const BUY_NOW = 'buy now';
-const SECTIONS = ['description', 'features'] as const;
-type Section = (typeof SECTIONS)[number];
-
-/** Where the shopper is. Results, item and detail pages remember the search that led there, for navigation. */
-type Page =
-  | { kind: 'search' }
-  | { kind: 'results'; query: string; hits: number[]; pageNo: number }
-  | { kind: 'item'; query: string; hits: number[]; pageNo: number; product: number; selected: Record<string, string> }
-  | {
-      kind: 'detail';
-      query: string;
-      hits: number[];
-      pageNo: number;
-      product: number;
-      selected: Record<string, string>;
-      section: Section;
-    };
-
-export type WebShopPageKind = Page['kind'];
-
-/** Catalogs and their indexes are immutable, so every env built on the same catalog shares one index. */
-const searchByCatalog = new WeakMap<Catalog, ProductSearch>();
-const generatedCatalogs = new Map<string, Catalog>();
-
-function sharedGeneratedCatalog(size: number, seed: number): Catalog {
-  const key = `${size}:${seed}`;
-  let catalog = generatedCatalogs.get(key);
-  if (catalog === undefined) {
-    catalog = generateCatalog(size, seed);
-    generatedCatalogs.set(key, catalog);
-  }
-  return catalog;
+/** What a run plays, every choice resolved: recorded in the run's config.json (env.options). */
+export interface WebShopSettings {
+  source: 'generated' | 'original';
+  files?: WebShopFilePaths;
+  sha256: Partial<Record<FileRole, string>>;
+  goals: 'synthetic' | 'human';
+  split: SplitMode;
+  goalSeed: number;
+  restartAfterPurchase: RestartAfterPurchase;
+  fuzz: FuzzBackend;
+  catalogSize?: number;
+  catalogSeed?: number;
+  maxTurns: number;
+  /** Goals in the list, products in the catalog, and whether the type score reads a noun table. */
+  goalCount: number;
+  productCount: number;
+  nounTable: boolean;
 }
 
-function sharedSearch(catalog: Catalog): ProductSearch {
-  let search = searchByCatalog.get(catalog);
-  if (search === undefined) {
-    search = new ProductSearch(catalog.products);
-    searchByCatalog.set(catalog, search);
+function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw new LamerError('E_CONFIG', `webshop option ${name}: expected one of ${allowed.map((a) => `'${a}'`).join(', ')}, found ${JSON.stringify(value)}`);
   }
-  return search;
+  return value as T;
+}
+
+function fileOptions(value: unknown): WebShopFilePaths {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new LamerError(
+      'E_CONFIG',
+      "webshop option files: source 'original' needs files: { products, attributes, humanInstructions? } (paths to the original JSON files)",
+    );
+  }
+  const f = value as Record<string, unknown>;
+  for (const key of Object.keys(f)) {
+    if (!['products', 'attributes', 'humanInstructions', 'nouns'].includes(key))
+      throw new LamerError('E_CONFIG', `webshop option files.${key}: unknown file; known: products, attributes, humanInstructions, nouns`);
+  }
+  for (const key of ['products', 'attributes'] as const) {
+    if (typeof f[key] !== 'string' || f[key] === '')
+      throw new LamerError('E_CONFIG', `webshop option files.${key}: expected the path of the original file, found ${JSON.stringify(f[key])}`);
+  }
+  for (const key of ['humanInstructions', 'nouns'] as const) {
+    if (f[key] !== undefined && (typeof f[key] !== 'string' || f[key] === ''))
+      throw new LamerError('E_CONFIG', `webshop option files.${key}: expected a path, found ${JSON.stringify(f[key])}`);
+  }
+  return f as unknown as WebShopFilePaths;
+}
+
+/** Validates the options and loads (or reuses) the data they name. */
+export function resolveWebShop(options: WebShopOptions = {}): { settings: WebShopSettings; data: WebShopData } {
+  rejectUnknownOptions('webshop', options as Record<string, unknown>, OPTION_KEYS);
+  const opts = options as Record<string, unknown>;
+  const maxTurns = intOption('webshop', opts, 'maxTurns', 12, 1, 1000);
+  const split = oneOf('split', options.split, SPLIT_MODES, 'lamer');
+  const restartAfterPurchase = oneOf('restartAfterPurchase', options.restartAfterPurchase, RESTART_MODES, 'same-goal');
+  const fuzz = oneOf<FuzzBackend>('fuzz', options.fuzz, ['rapidfuzz', 'difflib'], 'rapidfuzz');
+  const goalSeed = intOption('webshop', opts, 'goalSeed', 0, 0, 2 ** 32 - 1);
+  let data = options.data;
+  if (data === undefined) {
+    const source = oneOf('source', options.source, ['generated', 'original'], 'generated');
+    const goals = oneOf('goals', options.goals, ['synthetic', 'human'], 'synthetic');
+    if (source === 'generated' && options.files !== undefined)
+      throw new LamerError('E_CONFIG', "webshop option files: given with source 'generated'; set source: 'original' to read them");
+    const files = source === 'original' ? fileOptions(options.files) : undefined;
+    const catalogSize = intOption('webshop', opts, 'catalogSize', 1000, 1, 1_000_000);
+    const catalogSeed = intOption('webshop', opts, 'catalogSeed', 0, 0, 2 ** 32 - 1);
+    data = webShopData({ source, goals, files, catalogSize, catalogSeed });
+  }
+  const expected = options.sha256;
+  if (expected !== undefined) {
+    if (typeof expected !== 'object' || expected === null)
+      throw new LamerError('E_CONFIG', 'webshop option sha256: expected { products?, attributes?, humanInstructions?, nouns? } of hex digests');
+    for (const [role, hash] of Object.entries(expected)) {
+      const found = data.sha256[role as FileRole];
+      if (found !== hash) {
+        throw new LamerError(
+          'E_CONFIG',
+          `webshop option sha256.${role}: the data read has SHA-256 ${found ?? '(no such file)'}, the config expects ${String(hash)}; ` +
+            'point files at the data the run used, or remove sha256 to accept this data',
+        );
+      }
+    }
+  }
+  const spec = data.spec;
+  const settings: WebShopSettings = {
+    source: spec.source,
+    ...(spec.files !== undefined ? { files: spec.files } : {}),
+    sha256: { ...data.sha256 },
+    goals: spec.goals,
+    split,
+    goalSeed,
+    restartAfterPurchase,
+    fuzz,
+    ...(spec.source === 'generated' ? { catalogSize: spec.catalogSize, catalogSeed: spec.catalogSeed } : {}),
+    maxTurns,
+    goalCount: data.goalBase.goals.length,
+    productCount: data.products.length,
+    nounTable: data.nouns.hasTable,
+  };
+  return { settings, data };
+}
+
+/** The request without its price clause: the words a literal reader types into the search box. */
+export function requestWords(goal: Goal): string {
+  return goal.instruction.replace(/,?\s*and price lower than[\s\S]*$/i, '').trim();
+}
+
+/**
+ * Search text beyond this many characters is cut: such a query is a model writing an essay into the search box, and
+ * analysing it would cost more than a step should (the original's Lucene refuses a query of more than 1,024 distinct
+ * terms outright).
+ */
+export const MAX_QUERY_CHARS = 2000;
+
+const pickers = new WeakMap<WebShopData, Map<string, GoalPicker>>();
+
+function sharedPicker(data: WebShopData, split: SplitMode, goalSeed: number): GoalPicker {
+  let bySplit = pickers.get(data);
+  if (bySplit === undefined) {
+    bySplit = new Map();
+    pickers.set(data, bySplit);
+  }
+  const key = `${split}:${goalSeed}`;
+  let picker = bySplit.get(key);
+  if (picker === undefined) {
+    picker = new GoalPicker(data, split, goalSeed);
+    bySplit.set(key, picker);
+  }
+  return picker;
+}
+
+/** What the shopper sees, for the expert and tests. */
+export interface WebShopView {
+  page: PageKind;
+  keywords: string[] | null;
+  pageNo: number;
+  hits: readonly number[];
+  product: number | null;
+  options: ReadonlyMap<string, string>;
 }
 
 export class WebShopEnv implements Environment {
   readonly name = 'webshop';
   readonly maxTurns: number;
-  readonly catalog: Catalog;
-  readonly resultsPerPage: number;
-  readonly searchLimit: number;
-  private readonly search: ProductSearch;
-  private readonly asinIndex = new Map<string, number>();
-  private task: Goal | null = null;
-  private page: Page = { kind: 'search' };
-  private turn = 0;
-  private finished = false;
+  readonly settings: WebShopSettings;
+  readonly data: WebShopData;
+  readonly #picker: GoalPicker;
+  /** The trial's task: the goal reset() picked (the prompts show its instruction). */
+  #task: { set: GoalSet; position: number; goal: Goal } | null = null;
+  /** The goal the current attempt is scored against (differs from the task's after a paper-random-goal restart). */
+  #goal: Goal | null = null;
+  #restarts: PaperRestartStream | null = null;
+  #purchased = false;
+  #session: Session = startSession();
+  #turn = 0;
+  #finished = false;
+  /** LaMer's templates, read at construction when `lamerSource` is set (promptStyle 'paper'). */
+  readonly #paperTemplates: LamerTemplates | null;
 
   constructor(options: WebShopOptions = {}) {
-    rejectUnknownOptions('webshop', options as Record<string, unknown>, OPTION_KEYS);
-    const opts = options as Record<string, unknown>;
-    this.maxTurns = intOption('webshop', opts, 'maxTurns', 12, 1, 1000);
-    this.resultsPerPage = intOption('webshop', opts, 'resultsPerPage', 10, 1, 100);
-    this.searchLimit = intOption('webshop', opts, 'searchLimit', 50, 1, 10_000);
-    if (options.catalog !== undefined) {
-      if (!Array.isArray(options.catalog?.products) || options.catalog.products.length === 0) {
-        throw new LamerError('E_ENV', 'webshop option catalog: expected { products: Product[] } with at least one product');
-      }
-      this.catalog = options.catalog;
-    } else {
-      const size = intOption('webshop', opts, 'catalogSize', 1000, 1, 1_000_000);
-      const seed = intOption('webshop', opts, 'catalogSeed', 0, 0, 2 ** 32 - 1);
-      this.catalog = sharedGeneratedCatalog(size, seed);
-    }
-    if (this.catalog.goals !== undefined && this.catalog.goals.length === 0) {
-      throw new LamerError('E_ENV', 'webshop option catalog: goals is empty; omit it to generate goals from products');
-    }
-    this.catalog.products.forEach((p, i) => this.asinIndex.set(p.asin.toLowerCase(), i));
-    this.search = sharedSearch(this.catalog);
-  }
-
-  /** The current request (throws before reset()). */
-  get goal(): Goal {
-    return this.requireTask();
+    const { settings, data } = resolveWebShop(options);
+    this.settings = settings;
+    this.data = data;
+    this.maxTurns = settings.maxTurns;
+    this.#picker = sharedPicker(data, settings.split, settings.goalSeed);
+    const source = lamerSourceOption('webshop', options as Record<string, unknown>);
+    this.#paperTemplates = source === null ? null : loadLamerTemplates(source, 'webshop', WEBSHOP_PAPER_TEMPLATES);
   }
 
   get products(): readonly Product[] {
-    return this.catalog.products;
+    return this.data.products;
+  }
+
+  /** The goal the current attempt is scored against. */
+  get goal(): Goal {
+    if (this.#goal === null) throw new LamerError('E_ENV', 'webshop: call reset(seed) before using the environment');
+    return this.#goal;
+  }
+
+  /** The trial's task (the goal reset() picked). */
+  get task(): Goal {
+    return this.#requireTask().goal;
+  }
+
+  /** The hidden price of a product under the current goal's worker seed (what the reward compares). */
+  priceOf(product: number): number {
+    return this.#requireTask().set.prices[product];
   }
 
   get turnsTaken(): number {
-    return this.turn;
+    return this.#turn;
   }
 
-  /** What the shopper sees, for the expert and tests: page kind, listed products, open product and selections. */
-  view(): {
-    kind: WebShopPageKind;
-    query?: string;
-    hits: readonly number[];
-    pageNo: number;
-    listed: number[];
-    product?: number;
-    selected: Readonly<Record<string, string>>;
-  } {
-    const p = this.page;
-    if (p.kind === 'search') return { kind: p.kind, hits: [], pageNo: 0, listed: [], selected: {} };
-    const listed = p.kind === 'results' ? this.pageSlice(p.hits, p.pageNo) : [];
-    return {
-      kind: p.kind,
-      query: p.query,
-      hits: p.hits,
-      pageNo: p.pageNo,
-      listed,
-      product: p.kind === 'results' ? undefined : p.product,
-      selected: p.kind === 'results' ? {} : { ...p.selected },
-    };
+  view(): WebShopView {
+    const s = this.#session;
+    return { page: s.page, keywords: s.keywords, pageNo: s.pageNo, hits: s.hits, product: s.product, options: new Map(s.options) };
   }
 
-  /** Catalog indices a search for `query` lists, best first; changes nothing (the expert plans with it). */
+  /** Product indices a search for `query` lists, best first (top 50); changes nothing. */
   searchResults(query: string): number[] {
-    return this.search.search(query, this.searchLimit);
+    return this.data.search.search(query.slice(0, MAX_QUERY_CHARS), SEARCH_RETURN_N);
   }
 
   reset(seed: number): Observation {
     checkSeed('webshop', seed);
-    const rng = new Rng(seed);
-    const goals = this.catalog.goals;
-    if (goals !== undefined) {
-      this.task = goals[rng.int(goals.length)];
-    } else {
-      const product = this.catalog.products[rng.int(this.catalog.products.length)];
-      this.task = writeGoal(product, rng);
-    }
+    const picked = this.#picker.pick(seed);
+    this.#task = picked;
+    this.#goal = picked.goal;
+    this.#restarts = null;
+    this.#purchased = false;
     return this.restart();
   }
 
   restart(): Observation {
-    this.requireTask();
-    this.page = { kind: 'search' };
-    this.turn = 0;
-    this.finished = false;
-    return this.observe();
+    const task = this.#requireTask();
+    if (this.#purchased && this.settings.restartAfterPurchase === 'paper-random-goal') {
+      // LaMer's env resets to a random session after a purchase; the next attempt plays that session's goal.
+      this.#restarts ??= new PaperRestartStream(this.data, task.set);
+      this.#goal = goalAt(task.set, this.data.products, this.#restarts.next());
+    }
+    this.#purchased = false;
+    this.#session = startSession();
+    this.#turn = 0;
+    this.#finished = false;
+    return this.#observe();
   }
 
   step(response: string): StepResult {
-    const goal = this.requireTask();
-    if (this.finished) {
-      throw new LamerError('E_ENV', 'webshop.step() after the episode ended: call restart() or reset(seed) first');
+    const goal = this.goal;
+    if (this.#finished) throw new LamerError('E_ENV', 'webshop.step() after the episode ended: call restart() or reset(seed) first');
+    this.#turn++;
+    const historyAction = lamerProjection(typeof response === 'string' ? response : '');
+    const text = extractAction(typeof response === 'string' ? response : '');
+    const action = text === null ? null : parseAction(text.toLowerCase());
+    const timeUp = this.#turn >= this.maxTurns;
+    const info = (extra: Record<string, unknown> = {}) => ({ page: this.#session.page, turn: this.#turn, goalAsin: goal.asin, ...extra });
+    let applied = false;
+    let purchase: RewardParts | null = null;
+    const ctx = this.#ctx();
+    if (action !== null) {
+      if (action.name === 'search' && action.arg !== '') {
+        // BrowserSim.search: the keywords are the argument split on single spaces.
+        const keywords = action.arg.slice(0, MAX_QUERY_CHARS).split(' ');
+        this.#session = searchSession(keywords, this.data.search.search(keywords.join(' '), SEARCH_RETURN_N));
+        applied = true;
+      } else if (action.name === 'click' && action.arg !== 'search') {
+        const clickable = pageClickables(this.#session, ctx).clickables.find((c) => c.key === action.arg);
+        if (clickable !== undefined) {
+          applied = true;
+          const next = click(this.#session, clickable, (keywords) => this.data.search.search(keywords.join(' '), SEARCH_RETURN_N));
+          if (next.kind === 'buy') purchase = this.#buy(goal);
+          else if (next.kind === 'page') this.#session = next.session;
+        }
+      }
     }
-    this.turn++;
-    const { action } = parseWebShopResponse(typeof response === 'string' ? response : '');
-    const outcome = action === null ? null : this.apply(action, goal);
-    const timeUp = this.turn >= this.maxTurns;
-    // An episode that runs out of turns bought nothing: its WebShop score is 0.
-    const endInfo = () => (timeUp ? { ...this.info(), score: 0 } : this.info());
-    // A purchase ends the episode by the rules; running out of turns without one is the limit alone.
-    const truncated = () => (timeUp ? { truncated: true } : {});
-    if (outcome === null) {
-      this.finished = timeUp;
-      return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: false, ...truncated(), info: endInfo() };
+    if (purchase !== null) {
+      this.#finished = true;
+      this.#purchased = true;
+      const won = purchase.score === 1;
+      const extra = {
+        score: purchase.score,
+        purchased: this.products[this.#session.product!].asin,
+        options: Object.fromEntries(this.#session.options),
+        reward: purchase,
+      };
+      return { observation: this.#observe(), reward: won ? 10 : 0, done: true, won, valid: true, historyAction, info: info(extra) };
     }
-    if (outcome.purchase !== undefined) {
-      this.finished = true;
-      const won = outcome.purchase.score >= 1 - 1e-9;
-      const info = { ...this.info(), score: outcome.purchase.score, purchased: outcome.purchase.asin, selected: outcome.purchase.selected };
-      const text = `Thank you for shopping with us! [SEP] Your score (min 0.0, max 1.0) [SEP] ${outcome.purchase.score.toFixed(2)}`;
-      return { observation: { text, anchor: text }, reward: won ? 10 : 0, done: true, won, valid: true, info };
-    }
-    this.finished = timeUp;
-    return { observation: this.observe(), reward: 0, done: timeUp, won: false, valid: true, ...truncated(), info: endInfo() };
+    this.#finished = timeUp;
+    // An episode that runs out of turns bought nothing: its WebShop score is 0, and only the limit ended it.
+    const end = timeUp ? { truncated: true } : {};
+    return { observation: this.#observe(), reward: 0, done: timeUp, won: false, valid: applied, ...end, historyAction, info: info(timeUp ? { score: 0 } : {}) };
   }
 
   admissibleActions(): string[] {
-    this.requireTask();
-    if (this.finished) return [];
-    const p = this.page;
-    if (p.kind === 'search') return ['search[<query>]'];
-    return this.clickables(p).map((c) => `click[${c}]`);
+    this.#requireTask();
+    if (this.#finished) return [];
+    return this.#available();
   }
 
   taskType(): string | undefined {
-    return this.task?.category;
+    return this.#task?.goal.category;
+  }
+
+  taskKey(): string {
+    return goalKey(this.#requireTask().goal);
+  }
+
+  /**
+   * What a run records (config.json `provenance`): every data, split and restart choice resolved, with the SHA-256 of
+   * the data files, in the shape of the options (given back as env.options, it plays the same environment and refuses
+   * changed files), and the LaMer template file read for promptStyle 'paper'.
+   */
+  provenance(): Record<string, unknown> {
+    const { goalCount: _goals, productCount: _products, nounTable: _nouns, ...recorded } = this.settings;
+    const t = this.#paperTemplates;
+    return t === null ? recorded : { ...recorded, paperPrompts: { file: t.file, sha256: t.sha256 } };
   }
 
   playPrompt(input: PlayPromptInput): string {
-    return webShopPlayPrompt(input, { instruction: this.requireTask().instruction, maxTurns: this.maxTurns });
+    if (input.style === 'paper') {
+      return webShopPaperPlayPrompt(input, this.#requirePaperTemplates(), { instruction: this.task.instruction, admissible: this.#lamerAdmissible() });
+    }
+    return webShopPlayPrompt(input, { instruction: this.task.instruction, maxTurns: this.maxTurns });
   }
 
   reflectPrompt(input: ReflectPromptInput): string {
-    return webShopReflectPrompt(input, { instruction: this.requireTask().instruction, maxTurns: this.maxTurns });
+    if (input.style === 'paper') return webShopPaperReflectPrompt(input, this.#requirePaperTemplates(), { instruction: this.task.instruction });
+    return webShopReflectPrompt(input, { instruction: this.task.instruction, maxTurns: this.maxTurns });
   }
 
   parseReflection(response: string): Reflection {
@@ -230,140 +392,56 @@ export class WebShopEnv implements Environment {
 
   // ---- internals ----
 
-  private requireTask(): Goal {
-    if (this.task === null) throw new LamerError('E_ENV', 'webshop: call reset(seed) before using the environment');
-    return this.task;
+  #requireTask(): { set: GoalSet; position: number; goal: Goal } {
+    if (this.#task === null) throw new LamerError('E_ENV', 'webshop: call reset(seed) before using the environment');
+    return this.#task;
   }
 
-  private info(): Record<string, unknown> {
-    return { page: this.page.kind, turn: this.turn };
+  #requirePaperTemplates(): LamerTemplates {
+    if (this.#paperTemplates === null) throw noPaperTemplates('webshop');
+    return this.#paperTemplates;
   }
 
-  private pageCount(hits: readonly number[]): number {
-    return Math.max(1, Math.ceil(hits.length / this.resultsPerPage));
+  /** LaMer's admissible list of the current page: 'search[<your query>]' with a search bar, then every clickable. */
+  #lamerAdmissible(): string[] {
+    if (this.#finished) return [];
+    const { hasSearchBar, clickables } = pageClickables(this.#session, this.#ctx());
+    return [...(hasSearchBar ? ['search[<your query>]'] : []), ...clickables.map((c) => `click[${c.key}]`)];
   }
 
-  private pageSlice(hits: readonly number[], pageNo: number): number[] {
-    return hits.slice((pageNo - 1) * this.resultsPerPage, pageNo * this.resultsPerPage);
+  #ctx() {
+    return { products: this.data.products, instruction: this.goal.instruction };
   }
 
-  /** Buttons on the current page, lower case, in page order. */
-  private clickables(p: Exclude<Page, { kind: 'search' }>): string[] {
-    if (p.kind === 'results') {
-      const buttons = [BACK_TO_SEARCH];
-      if (p.pageNo > 1) buttons.push(PREV_PAGE);
-      if (p.pageNo < this.pageCount(p.hits)) buttons.push(NEXT_PAGE);
-      for (const i of this.pageSlice(p.hits, p.pageNo)) buttons.push(this.products[i].asin.toLowerCase());
-      return buttons;
-    }
-    if (p.kind === 'item') {
-      const product = this.products[p.product];
-      const buttons = [BACK_TO_SEARCH, PREV_PAGE];
-      for (const values of Object.values(product.options)) buttons.push(...values.map((v) => v.toLowerCase()));
-      buttons.push(...SECTIONS, BUY_NOW);
-      return buttons;
-    }
-    return [BACK_TO_SEARCH, PREV_PAGE];
+  #buy(goal: Goal): RewardParts {
+    const s = this.#session;
+    const parts = getReward(this.products[s.product!], goal, this.priceOf(s.product!), s.options, { nouns: this.data.nouns, fuzz: this.settings.fuzz });
+    this.#session = { ...s, page: 'done', score: parts.score };
+    return parts;
   }
 
-  /** Apply a parsed action; null when it does not apply on this page (an invalid, no-op step). */
-  private apply(action: WebShopAction, goal: Goal): { purchase?: { score: number; asin: string; selected: Record<string, string> } } | null {
-    const p = this.page;
-    if (action.kind === 'search') {
-      if (p.kind !== 'search') return null;
-      this.page = { kind: 'results', query: action.query, hits: this.search.search(action.query, this.searchLimit), pageNo: 1 };
-      return {};
-    }
-    if (p.kind === 'search') return null;
-    const target = action.target.toLowerCase();
-    if (target === BACK_TO_SEARCH) {
-      this.page = { kind: 'search' };
-      return {};
-    }
-    if (p.kind === 'results') {
-      if (target === NEXT_PAGE && p.pageNo < this.pageCount(p.hits)) {
-        this.page = { ...p, pageNo: p.pageNo + 1 };
-        return {};
-      }
-      if (target === PREV_PAGE && p.pageNo > 1) {
-        this.page = { ...p, pageNo: p.pageNo - 1 };
-        return {};
-      }
-      // A product is clicked by its id (as WebShop agents do) or by its full title.
-      const listed = this.pageSlice(p.hits, p.pageNo);
-      const hit = listed.find((i) => {
-        const product = this.products[i];
-        return product.asin.toLowerCase() === target || product.name.toLowerCase() === target;
-      });
-      if (hit === undefined) return null;
-      this.page = { kind: 'item', query: p.query, hits: p.hits, pageNo: p.pageNo, product: hit, selected: {} };
-      return {};
-    }
-    if (p.kind === 'item') {
-      if (target === PREV_PAGE) {
-        this.page = { kind: 'results', query: p.query, hits: p.hits, pageNo: p.pageNo };
-        return {};
-      }
-      if ((SECTIONS as readonly string[]).includes(target)) {
-        this.page = { ...p, kind: 'detail', section: target as Section };
-        return {};
-      }
-      const product = this.products[p.product];
-      if (target === BUY_NOW) {
-        const parts = purchaseScore(product, p.selected, goal);
-        return { purchase: { score: parts.score, asin: product.asin, selected: { ...p.selected } } };
-      }
-      for (const [name, values] of Object.entries(product.options)) {
-        const value = values.find((v) => v.toLowerCase() === target);
-        if (value !== undefined) {
-          this.page = { ...p, selected: { ...p.selected, [name]: value } };
-          return {};
-        }
-      }
-      return null;
-    }
-    // Detail page (description or features): only navigation.
-    if (target === PREV_PAGE) {
-      this.page = { kind: 'item', query: p.query, hits: p.hits, pageNo: p.pageNo, product: p.product, selected: p.selected };
-      return {};
-    }
-    return null;
+  /**
+   * search[...] when the page has a search bar, with the request's own words (the original lists a placeholder, which
+   * a player without a model cannot fill), then click[x] for every clickable but the search button.
+   */
+  #available(): string[] {
+    const { hasSearchBar, clickables } = pageClickables(this.#session, this.#ctx());
+    const actions = hasSearchBar ? [`search[${requestWords(this.goal)}]`] : [];
+    for (const c of clickables as Clickable[]) if (c.key !== 'search') actions.push(`click[${c.key}]`);
+    return actions;
   }
 
-  private renderPage(): string {
-    const p = this.page;
-    const goal = this.requireTask();
-    if (p.kind === 'search') return `WebShop [SEP] Instruction: [SEP] ${goal.instruction} [SEP] Search`;
-    if (p.kind === 'results') {
-      const fields = ['Back to Search', `Page ${p.pageNo} (Total results: ${p.hits.length})`];
-      if (p.pageNo > 1) fields.push('< Prev');
-      if (p.pageNo < this.pageCount(p.hits)) fields.push('Next >');
-      for (const i of this.pageSlice(p.hits, p.pageNo)) {
-        const product = this.products[i];
-        fields.push(product.asin, product.name, product.priceTag);
-      }
-      if (p.hits.length === 0) fields.push('No products matched your search.');
-      return fields.join(' [SEP] ');
-    }
-    const product = this.products[p.product];
-    const fields = ['Back to Search', '< Prev'];
-    if (p.kind === 'detail') {
-      fields.push(product.name);
-      if (p.section === 'description') fields.push('Description', product.description);
-      else fields.push('Features', ...product.features);
-      return fields.join(' [SEP] ');
-    }
-    for (const [name, values] of Object.entries(product.options)) fields.push(name, ...values);
-    fields.push(product.name, `Price: ${product.priceTag}`, 'Description', 'Features', 'Buy Now');
-    const chosen = Object.entries(p.selected);
-    // The selections are part of the state (they change the score), so the page text shows them.
-    if (chosen.length > 0) fields.push(`Selected: ${chosen.map(([n, v]) => `${n}: ${v}`).join(', ')}`);
-    return fields.join(' [SEP] ');
-  }
-
-  private observe(): Observation {
-    const anchor = this.renderPage();
-    const available = this.page.kind === 'search' ? ['search[<query>]'] : this.clickables(this.page).map((c) => `click[${c}]`);
-    return { text: `${anchor}\nAvailable actions: ${available.join(', ')}`, anchor };
+  #observe(): Observation {
+    const fields = pageFields(this.#session, this.#ctx());
+    const selected = [...this.#session.options].map(([n, v]) => `${n}: ${v}`).join(', ');
+    const showSelected = selected.length > 0 && this.#session.page !== 'done';
+    // The selections change the score but the original's pages do not show them: the anchor and the text add them.
+    const anchor = fields.join(' [SEP] ') + (showSelected ? ` [SEP] Selected: ${selected}` : '');
+    // The model reads the page after the instruction (its prompt states the task), as LaMer's prompts show pages.
+    const at = fields.indexOf('Instruction:');
+    const page = (at >= 0 ? fields.slice(at + 2) : fields).join(' [SEP] ');
+    const actions = this.#finished ? [] : this.#available();
+    const text = `${page}${showSelected ? `\nSelected: ${selected}` : ''}${actions.length > 0 ? `\nAvailable actions: ${actions.join(', ')}` : ''}`;
+    return { text, anchor };
   }
 }

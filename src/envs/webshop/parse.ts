@@ -1,28 +1,22 @@
-// Reading WebShop actions out of a model response: `search[query]` or `click[button or product]` inside
-// <action>...</action>. Anything else is no action at all (the env then answers with valid = 0).
+// Reading a WebShop action the way the original does (engine.py's parse_action, the regular expression
+// `(.+)\[(.+)\]` matched at the start): the name runs to the last `[` that has a `]` at least one character later, the
+// argument from there to the last `]`; anything after that `]` is ignored, and the match cannot cross a line break.
+// Done in linear time, without the expression's backtracking.
 
-import { extractAction } from '../common/tags.js';
-
-export type WebShopAction = { kind: 'search'; query: string } | { kind: 'click'; target: string };
-
-/**
- * Parse the text inside <action> (already extracted): `search[...]` or `click[...]`, case and surrounding spaces
- * ignored, one optional full stop after the closing bracket; the argument runs to the last `]`. In linear time: no
- * regular expression with adjacent optional runs (a 100k-character response once took seconds to reject).
- */
-export function parseWebShopCommand(text: string): WebShopAction | null {
-  let s = text.trim();
-  if (s.endsWith('.')) s = s.slice(0, -1).trimEnd();
-  if (!s.endsWith(']')) return null;
-  const head = /^(search|click)\s*\[/i.exec(s);
-  if (head === null) return null;
-  const arg = s.slice(head[0].length, -1).trim().replace(/\s+/g, ' ');
-  if (arg.length === 0) return null;
-  return head[1].toLowerCase() === 'search' ? { kind: 'search', query: arg } : { kind: 'click', target: arg };
+export interface ParsedAction {
+  /** Everything before the bracket (or the whole text when there is no bracket pair). */
+  name: string;
+  /** The text inside the brackets, or null when the text has no `name[arg]` form. */
+  arg: string;
 }
 
-/** The action in a full model response, or null when the tags are missing or the command does not parse. */
-export function parseWebShopResponse(response: string): { action: WebShopAction | null; raw: string | null } {
-  const raw = extractAction(response);
-  return { action: raw === null ? null : parseWebShopCommand(raw), raw };
+/** parse_action: `name[arg]`, or null when the text does not have that form. */
+export function parseAction(text: string): ParsedAction | null {
+  const newline = text.indexOf('\n');
+  const line = newline < 0 ? text : text.slice(0, newline);
+  const close = line.lastIndexOf(']');
+  if (close < 3) return null;
+  const open = line.lastIndexOf('[', close - 2);
+  if (open < 1) return null;
+  return { name: line.slice(0, open), arg: line.slice(open + 1, close) };
 }

@@ -1,159 +1,131 @@
-// The WebShop purchase score (SPEC §8), with the structure of the original WebShop reward:
-//   score = r_type * (attributes matched + options matched + price within limit) / (#attributes + #options + 1)
-// r_type is 1 when the purchased product is the wanted kind of product and drops to 0.5 / 0.1 / 0 as the evidence
-// for that weakens. The original compared nouns found by a parser and used fuzzy string ratios; this project compares
-// whole words, because generated products use the exact vocabulary of the goals and loaded data is lower-cased and
-// normalised the same way on both sides.
+// The WebShop reward, a port of web_agent_site/engine/goal.py (get_reward and its parts) and normalize.py's
+// normalize_color:
+//   score = r_type * (attributes matched + options matched + [price <= price_upper]) / (#attributes + #options + 1)
+// Attributes match by token_set_ratio > 85 against the product's attribute list, else as substrings of the title,
+// the bullet points or the description; options match by token_set_ratio > 85 after colour normalisation; r_type is
+// 1, 0.5, 0.1 or 0 from the query, the breadcrumb and the share of the goal title's nouns in the bought title.
 
-import type { Goal, Product } from './catalog.js';
-import { words } from './catalog.js';
+import type { Goal, Product } from './data.js';
+import { tokenSetRatio, type FuzzBackend } from './fuzz.js';
+import type { NounSource } from './nouns.js';
 
-export interface ScoreParts {
-  score: number;
-  typeScore: number;
-  titleScore: number;
+/** normalize.py's COLOR_SET, in its order (the first colour found wins). */
+export const COLOR_SET: readonly string[] = (
+  'alabaster apricot aqua ash asphalt azure banana beige black blue blush bordeaux bronze brown burgundy camel camo ' +
+  'caramel champagne charcoal cheetah chestnut chocolate christmas coffee cognac copper coral cranberry cream crystal ' +
+  'dark denim eggplant elephant espresso fuchsia gold granite grape graphite grass gray green grey heather indigo ' +
+  'ivory ivy khaki lavender lemon leopard light lilac lime magenta maroon mauve merlot midnight mint mocha multicolor ' +
+  'mushroom mustard natural navy nude olive orange peach pewter pink plum purple rainbow red rose royal rust sand ' +
+  'sapphire seashell silver skull slate steel stone stonewash sunflower tan taupe teal tiger turquoise violet walnut ' +
+  'wheat white wine yellow'
+).split(' ');
+
+/** An option as goal.py compares it: a value, or a synthetic goal's `(name, value)` pair. */
+export type OptionValue = string | readonly [string, string];
+
+/**
+ * normalize_color: for a string, the first COLOR_SET word it contains; for a pair, the first COLOR_SET word equal to
+ * one of its elements; otherwise the input unchanged.
+ */
+export function normalizeColor(value: OptionValue): OptionValue {
+  for (const color of COLOR_SET) {
+    if (typeof value === 'string' ? value.includes(color) : value.includes(color)) return color;
+  }
+  return value;
+}
+
+export interface TypeReward {
+  rType: number;
   queryMatch: boolean;
   categoryMatch: boolean;
+  titleScore: number;
+}
+
+export interface RewardParts extends TypeReward {
+  score: number;
+  rAttribute: number;
   attributesMatched: number;
+  /** null when the goal names no option. */
+  rOption: number | null;
   optionsMatched: number;
-  priceOk: boolean;
+  rPrice: boolean;
 }
 
-/** Words joined by single spaces and padded, so phrase containment can be tested on word boundaries. */
-function phraseText(text: string): string {
-  return ` ${words(text).join(' ')} `;
+export interface RewardSettings {
+  nouns: NounSource;
+  fuzz: FuzzBackend;
 }
 
-/** Per-product text prepared once: products are immutable and scored many times (by the expert in particular). */
-interface PreparedProduct {
-  segments: Set<string>;
-  titleWords: Set<string>;
-  listedAttributes: Set<string>;
-  text: string;
-}
-const prepared = new WeakMap<Product, PreparedProduct>();
-
-function prepare(product: Product): PreparedProduct {
-  let p = prepared.get(product);
-  if (p === undefined) {
-    p = {
-      segments: breadcrumbSegments(product.productCategory),
-      titleWords: new Set(words(product.name)),
-      listedAttributes: new Set(product.attributes.map(normalizeOption)),
-      text: phraseText([product.name, product.features.join(' '), product.description].join(' ')),
-    };
-    prepared.set(product, p);
-  }
-  return p;
+function breadcrumb(path: string): Set<string> {
+  return new Set(path.split('›').map((s) => s.trim()));
 }
 
-function breadcrumbSegments(path: string): Set<string> {
-  return new Set(
-    path
-      .split('›')
-      .map((s) => s.trim().toLowerCase())
-      .filter(Boolean),
-  );
-}
-
-/** The goal side, prepared once per goal for the same reason. */
-interface PreparedGoal {
-  segments: Set<string>;
-  typeWords: string[];
-  attributes: Array<{ key: string; phrase: string }>;
-  options: string[];
-}
-const preparedGoals = new WeakMap<Goal, PreparedGoal>();
-
-function prepareGoal(goal: Goal): PreparedGoal {
-  let g = preparedGoals.get(goal);
-  if (g === undefined) {
-    g = {
-      segments: breadcrumbSegments(goal.productCategory),
-      typeWords: [...new Set(goal.typeWords)],
-      attributes: goal.attributes.map((a) => ({ key: normalizeOption(a), phrase: phraseText(a) })),
-      options: goal.options.map(normalizeOption),
-    };
-    preparedGoals.set(goal, g);
-  }
-  return g;
-}
-
-/** Option values compare after lower-casing and collapsing punctuation ("Navy/Blue" equals "navy blue"). */
-export function normalizeOption(value: string): string {
-  return words(value).join(' ');
-}
-
-/**
- * How well the purchased product is the wanted kind of product. The title score is the share of the goal's type words
- * found in the purchased title; a matching search query or at least two shared breadcrumb segments also count.
- */
-export function typeReward(product: Product, goal: Goal): Pick<ScoreParts, 'typeScore' | 'titleScore' | 'queryMatch' | 'categoryMatch'> {
+/** get_type_reward. */
+export function typeReward(product: Pick<Product, 'asin' | 'name' | 'query' | 'productCategory'>, goal: Goal, nouns: NounSource): TypeReward {
   const queryMatch = product.query === goal.query;
-  const p = prepare(product);
-  const g = prepareGoal(goal);
+  const bought = breadcrumb(product.productCategory);
   let shared = 0;
-  for (const s of p.segments) if (g.segments.has(s)) shared++;
+  for (const s of breadcrumb(goal.productCategory)) if (bought.has(s)) shared++;
   const categoryMatch = shared >= 2;
-  const titleWords = p.titleWords;
-  const wanted = g.typeWords;
-  // No type words at all: neutral evidence, as in WebShop (enough to keep r_type above zero, not to confirm it).
-  const titleScore = wanted.length === 0 ? 0.2 : wanted.filter((w) => titleWords.has(w)).length / wanted.length;
-  let typeScore = 1;
-  if (!(queryMatch || categoryMatch || titleScore > 0.2)) typeScore = 0.5;
-  if (titleScore < 0.1) typeScore = 0.1;
-  if (titleScore === 0) typeScore = 0;
-  return { typeScore, titleScore, queryMatch, categoryMatch };
+  const boughtNouns = new Set(nouns.nouns(product.asin, product.name));
+  const wanted = nouns.nouns(goal.asin, goal.name);
+  const wantedSet = new Set(wanted);
+  let common = 0;
+  for (const n of wantedSet) if (boughtNouns.has(n)) common++;
+  const titleScore = wanted.length === 0 ? 0.2 : common / wanted.length;
+  let rType = 1;
+  if (!(queryMatch || categoryMatch || titleScore > 0.2)) rType = 0.5;
+  if (titleScore < 0.1) rType = 0.1;
+  if (titleScore === 0) rType = 0;
+  return { rType, queryMatch, categoryMatch, titleScore };
 }
 
-/** A goal attribute is matched by the product's attribute list, or by its title, features or description. */
-export function attributeMatches(product: Product, goal: Goal): number {
-  const { listedAttributes: listed, text } = prepare(product);
-  let matched = 0;
-  for (const { key, phrase } of prepareGoal(goal).attributes) {
-    if (listed.has(key) || (phrase.trim().length > 0 && text.includes(phrase))) matched++;
+/** get_attribute_reward: [r_attr, matches]. */
+export function attributeReward(
+  product: Pick<Product, 'attributes' | 'name' | 'bulletPoints' | 'description'>,
+  goal: Pick<Goal, 'attributes'>,
+  fuzz: FuzzBackend = 'rapidfuzz',
+): [number, number] {
+  const title = product.name.toLowerCase();
+  const bullets = product.bulletPoints.join(' ').toLowerCase();
+  const description = product.description.toLowerCase();
+  let matches = 0;
+  for (const wanted of goal.attributes) {
+    if (product.attributes.some((a) => tokenSetRatio(a, wanted, fuzz) > 85)) matches++;
+    else if (title.includes(wanted) || bullets.includes(wanted) || description.includes(wanted)) matches++;
   }
-  return matched;
+  return [matches / goal.attributes.length, matches];
 }
 
-/** A goal option is matched when one of the chosen option values equals it. */
-export function optionMatches(selected: Record<string, string>, goal: Goal): number {
-  const chosen = new Set(Object.values(selected).map(normalizeOption));
-  return prepareGoal(goal).options.filter((o) => chosen.has(o)).length;
+/** get_option_reward: [r_option or null without goal options, matches]. */
+export function optionReward(purchased: readonly OptionValue[], goalOptions: readonly OptionValue[], fuzz: FuzzBackend = 'rapidfuzz'): [number | null, number] {
+  const bought = purchased.map(normalizeColor);
+  let matches = 0;
+  for (const wanted of goalOptions.map(normalizeColor)) {
+    if (bought.some((b) => tokenSetRatio(b, wanted, fuzz) > 85)) matches++;
+  }
+  return [goalOptions.length > 0 ? matches / goalOptions.length : null, matches];
 }
 
-/** The WebShop score of buying `product` with the option values `selected` (option name to value). */
-export function purchaseScore(product: Product, selected: Record<string, string>, goal: Goal): ScoreParts {
-  const type = typeReward(product, goal);
-  const attributesMatched = attributeMatches(product, goal);
-  const optionsMatched = optionMatches(selected, goal);
-  const priceOk = product.price <= goal.priceUpper;
-  const total = goal.attributes.length + goal.options.length + 1;
-  const score = (type.typeScore * (attributesMatched + optionsMatched + (priceOk ? 1 : 0))) / total;
-  return { score, ...type, attributesMatched, optionsMatched, priceOk };
+/** A goal's options as get_reward hands them on: `(name, value)` pairs for synthetic goals, texts for human ones. */
+export function goalOptionValues(goal: Goal): OptionValue[] {
+  return goal.goalOptions instanceof Map ? [...goal.goalOptions].map(([k, v]) => [k, v] as const) : [...goal.goalOptions];
+}
+
+function goalOptionCount(goal: Goal): number {
+  return goal.goalOptions instanceof Map ? goal.goalOptions.size : goal.goalOptions.length;
 }
 
 /**
- * The option selection that serves the goal best on this product: for each requested value, the option that offers
- * it. Used by the expert and by tests to know which products can still earn a perfect score.
+ * get_reward for buying `product` at its hidden `price` with the selected options (option name to value, in the order
+ * they were first selected).
  */
-export function bestSelection(product: Product, goal: Goal): Record<string, string> {
-  const selected: Record<string, string> = {};
-  for (const wanted of goal.options) {
-    const key = normalizeOption(wanted);
-    for (const [name, values] of Object.entries(product.options)) {
-      if (name in selected) continue;
-      const hit = values.find((v) => normalizeOption(v) === key);
-      if (hit !== undefined) {
-        selected[name] = hit;
-        break;
-      }
-    }
-  }
-  return selected;
-}
-
-/** True when buying this product with the right options scores 1.0. */
-export function canScorePerfectly(product: Product, goal: Goal): boolean {
-  return purchaseScore(product, bestSelection(product, goal), goal).score >= 1 - 1e-9;
+export function getReward(product: Product, goal: Goal, price: number, options: ReadonlyMap<string, string>, settings: RewardSettings): RewardParts {
+  const type = typeReward(product, goal, settings.nouns);
+  const rPrice = price <= goal.priceUpper;
+  const [rAttribute, attributesMatched] = attributeReward(product, goal, settings.fuzz);
+  const [rOption, optionsMatched] = optionReward([...options.values()], goalOptionValues(goal), settings.fuzz);
+  let score = (attributesMatched + optionsMatched + (rPrice ? 1 : 0)) / (goal.attributes.length + goalOptionCount(goal) + 1);
+  score *= type.rType;
+  return { score, ...type, rAttribute, attributesMatched, rOption, optionsMatched, rPrice };
 }
