@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 // The fast tier (`npm run test:unit`): tests that need neither the native addon nor the Python reference environment,
-// so they run on a fresh checkout after `npm install` alone, in about a minute. The addon path points nowhere here, so
+// so they run on a fresh checkout after `npm install` alone, in about two minutes. The addon path points nowhere here, so
 // a test in this list that starts using the addon fails instead of quietly leaving the tier. `npm test` runs every
 // tier: these, the native ones (addon) and the parity ones (Python with transformers).
 export default defineConfig({
@@ -10,7 +10,7 @@ export default defineConfig({
     include: [
       'test/build/layers.test.ts',
       'test/docs/*.test.ts',
-      'test/envs/*.test.ts',
+      'test/envs/**/*.test.ts',
       'test/eval/{across-runs,chance,compare,evaluate,passk,readable-json,transcripts}.test.ts',
       'test/model/tokenizer.test.ts',
       'test/rollout/{memory,runner,scripted,trial}.test.ts',
