@@ -467,7 +467,23 @@ export function lamerSourceOption(env: string, options: Record<string, unknown> 
   return value;
 }
 
+/** repr() of a Python str: single quotes unless the text has ' and no ", backslash escapes for control characters. */
+export function pyStrRepr(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (ch === quote || ch === '\\') out += `\\${ch}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (c < 0x20 || (c >= 0x7f && c <= 0xa0) || c === 0xad) out += `\\x${c.toString(16).padStart(2, '0')}`;
+    else out += ch;
+  }
+  return out + quote;
+}
+
 /** The Python `repr` of a list of strings, as LaMer's memory prints Sokoban's moves: `['up', 'left']`. */
 export function pyStringList(items: readonly string[]): string {
-  return `[${items.map((s) => `'${s}'`).join(', ')}]`;
+  return `[${items.map(pyStrRepr).join(', ')}]`;
 }

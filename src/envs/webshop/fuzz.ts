@@ -3,7 +3,7 @@
 // not pin thefuzz) and `difflib` (thefuzz 0.19, pinned by WebShop's requirements, on difflib.SequenceMatcher). The
 // test file compares both with the Python libraries' outputs.
 
-import { pyStrip } from '../common/paper-prompts.js';
+import { pyStrip, pyStrRepr } from '../common/paper-prompts.js';
 
 export type FuzzBackend = 'rapidfuzz' | 'difflib';
 
@@ -15,22 +15,6 @@ export function pyStr(value: string | readonly string[]): string {
   if (typeof value === 'string') return value;
   const items = value.map(pyStrRepr);
   return items.length === 1 ? `(${items[0]},)` : `(${items.join(', ')})`;
-}
-
-/** repr() of a Python str: single quotes unless the text has ' and no ", backslash escapes for control characters. */
-export function pyStrRepr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === quote || ch === '\\') out += `\\${ch}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (c < 0x20 || (c >= 0x7f && c <= 0xa0) || c === 0xad) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return out + quote;
 }
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
