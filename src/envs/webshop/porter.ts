@@ -119,22 +119,17 @@ class Stemmer {
 
   /** Double suffixes to single ones. */
   step3(): void {
-    if (this.k === 0) return;
-    const rules = STEP3[this.b[this.k - 1]];
-    if (rules === undefined) return;
-    for (const [suffix, replacement] of rules) {
-      if (this.ends(suffix)) {
-        this.r(replacement);
-        return;
-      }
-    }
+    if (this.k > 0) this.replaceFirst(STEP3[this.b[this.k - 1]]);
   }
 
   /** -ic-, -full, -ness etc. */
   step4(): void {
-    const rules = STEP4[this.b[this.k]];
-    if (rules === undefined) return;
-    for (const [suffix, replacement] of rules) {
+    this.replaceFirst(STEP4[this.b[this.k]]);
+  }
+
+  /** The first rule whose suffix ends the word, applied through r() (steps 3 and 4). */
+  private replaceFirst(rules: ReadonlyArray<[string, string]> | undefined): void {
+    for (const [suffix, replacement] of rules ?? []) {
       if (this.ends(suffix)) {
         this.r(replacement);
         return;
