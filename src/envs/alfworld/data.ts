@@ -4,10 +4,10 @@
 // takes os.walk's file-system order), games are ordered by sorted path, so a list is the same on every machine.
 // Each game is named by content: the SHA-256 of its problem (what makes two games the same task) and of its file.
 
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { LamerError } from '../../errors.js';
+import { sha256 } from '../../util/hash.js';
 import { readGameFile, type GameFile } from './game.js';
 import { isTaskType, type TaskType } from './tasks.js';
 
@@ -30,8 +30,6 @@ export interface Collection {
   /** Folders passed over, by reason (ALFWorld's skips, and missing or unreadable files). */
   skipped: Record<string, number>;
 }
-
-export const sha256 = (text: string | Buffer): string => createHash('sha256').update(text).digest('hex');
 
 /**
  * The grammar's version as far as its text tells: `2.1.1` (`put {o} in/on {r}`, no help) or `2.1.2+` (`move {o} to

@@ -18,8 +18,9 @@ import { contentSplit, contentSplitOfSeed, EVAL_SEEDS, SELECT_SEEDS, TRAIN_SEEDS
 import { extractRemark } from '../common/tags.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
+import { sha256 } from '../../util/hash.js';
 import { Rng } from '../../util/rng.js';
-import { collectGames, loadGameFile, sha256, type GameEntry } from './data.js';
+import { collectGames, loadGameFile, type GameEntry } from './data.js';
 import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from './game.js';
 import { householdGame, householdProblem, withWalkthrough } from './generate.js';
 import { GENERATED_GRAMMAR_VERSION } from './logic-text.js';

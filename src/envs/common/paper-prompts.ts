@@ -5,11 +5,11 @@
 // `str.format` with named fields, the history text of LaMer's `SimpleMemory.fetch`, the current-trajectory and memory
 // selection of `parse_current_trajectory` / `parse_reflection`, and the file's identity for the run's records.
 
-import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LamerError } from '../../errors.js';
 import { readRegularFile } from '../../util/fs.js';
+import { sha256 } from '../../util/hash.js';
 import type { MemoryMode, PastEpisode, PlayPromptInput, ReflectPromptInput, TrajectoryStep } from '../types.js';
 
 /** The environment folders of LaMer's `agent_system/environments/`. */
@@ -56,7 +56,7 @@ export function loadLamerTemplates(source: string, env: LamerEnvFolder, names: r
   let entry = cache.get(file);
   if (entry === undefined || entry.mtimeMs !== st.mtimeMs || entry.size !== st.size) {
     const text = readRegularFile(file, 'E_ENV', MAX_PROMPT_FILE_BYTES);
-    entry = { mtimeMs: st.mtimeMs, size: st.size, sha256: createHash('sha256').update(text, 'utf8').digest('hex'), strings: readPythonStrings(text, file) };
+    entry = { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(text), strings: readPythonStrings(text, file) };
     cache.set(file, entry);
   }
   const missing = names.filter((n) => !entry.strings.has(n));

@@ -4,9 +4,9 @@
 // (for the generated catalog, of the JSON it writes) is part of the data, so a run records which data it used; a
 // config that names the hashes is checked against them. Data is loaded once per process and shared by all envs.
 
-import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { LamerError } from '../../errors.js';
+import { sha256 } from '../../util/hash.js';
 import { generateCatalogFiles } from './catalog.js';
 import { baseGoals, loadProducts, type GoalBase, type GoalSource, type Product } from './data.js';
 import { NounSource } from './nouns.js';
@@ -45,10 +45,6 @@ export interface WebShopData {
 }
 
 const cache = new Map<string, WebShopData>();
-
-function sha256(bytes: Buffer | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
 
 function readFile(path: string, role: FileRole): { json: unknown; hash: string } {
   let bytes: Buffer;

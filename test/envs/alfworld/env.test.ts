@@ -17,7 +17,7 @@ import {
   writeGeneratedGames,
   type AlfWorldEnv,
 } from '../../../src/envs/alfworld/index.js';
-import { sha256 } from '../../../src/envs/alfworld/data.js';
+import { sha256 } from '../../../src/util/hash.js';
 import { KITCHEN_PROBLEM, bedroomFile, kitchenFile } from './fixtures.js';
 
 const act = (a: string) => `Let me think.\n<action>${a}</action>`;
