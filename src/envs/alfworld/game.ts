@@ -5,8 +5,12 @@
 //     condition ignored), the literal added and its negation removed, negated literals kept as `not_p` facts. So a
 //     taken object leaves `not_inreceptacle(o, r)` behind (what `look` lists as on the floor), and a conditional
 //     effect reaches the mirror whether or not it happened.
-// Admissible commands: each applicable operator once per name, its template derived with its parameters bound,
-// sorted by code point without repeats. Anything else gets "Nothing happens.".
+// Admissible commands: each applicable operator once per name, its template derived with its parameters bound and
+// stripped of surrounding whitespace, sorted by code point without repeats. A received command is stripped and must
+// equal one of them; anything else gets "Nothing happens.". TextWorld's PddlEnv (textworld/envs/pddl/pddl.py) strips
+// the received command too but lists the derived texts unstripped, so there a command ending in a name the demangler
+// gives a trailing space (an id without `_bar_`: `Desk` becomes `desk `) is listed as `go to desk ` and cannot be
+// executed; here it is listed as `go to desk`, and names inside observations keep ALFWorld's trailing space.
 
 import { LamerError } from '../../errors.js';
 import { demangleNames } from './demangle.js';
@@ -266,7 +270,9 @@ export class TwPddlGame {
     for (const op of this.logic.task.operators) {
       if (seen.has(op.name) || !literalsHold(op.pre, this.state)) continue;
       seen.add(op.name);
-      const command = this.logic.grammar.derive(this.logic.actionText(op).template, this.logic.context(op), this.mirror);
+      // Stripped as step strips what it receives, so that a command whose last name is demangled with a trailing
+      // space (`go to desk ` for the id `Desk`) is listed as the text that executes it.
+      const command = this.logic.grammar.derive(this.logic.actionText(op).template, this.logic.context(op), this.mirror).trim();
       out.push({ command, op });
     }
     return (this.valid = out);

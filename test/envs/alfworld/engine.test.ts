@@ -10,7 +10,9 @@ import { parseDomain, tokenize } from '../../../src/envs/alfworld/pddl.js';
 import { GENERATED_DOMAIN, generatedGrammar } from '../../../src/envs/alfworld/logic-text.js';
 import { grammarVersion } from '../../../src/envs/alfworld/data.js';
 import { replayGame } from '../../../src/envs/alfworld/check.js';
-import { BEDROOM_WALKTHROUGH, KITCHEN_WALKTHROUGH, bedroomFile, kitchenFile, kitchenGame } from './fixtures.js';
+import { planOperators } from '../../../src/envs/alfworld/planner.js';
+import { projectAction } from '../../../src/envs/alfworld/parse.js';
+import { BEDROOM_WALKTHROUGH, KITCHEN_WALKTHROUGH, bareDeskFile, bedroomFile, kitchenFile, kitchenGame } from './fixtures.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -141,6 +143,37 @@ describe('alfworld engine: a game file of version 2.1.1 (another grammar, no hel
     expect(g.admissible()).toContain('put apple 2 in/on countertop 1');
     expect(step(g, 'put apple 2 in/on countertop 1')).toBe('You put the apple 2 in/on the countertop 1.');
     expect(step(g, 'help')).toBe(NOTHING_HAPPENS);
+  });
+});
+
+describe('alfworld engine: a receptacle id without the `_bar_` suffix (demangled `desk `)', () => {
+  // Every state the planner's walk reaches, and every command listed there, sent as listed and as LaMer's projection
+  // sends it: each must act (never "Nothing happens.").
+  it('every admissible command executes as listed, and the planner plays its own commands to a win', () => {
+    const game = new TwPddlGame(new GameLogic(bareDeskFile(), 'bare desk'));
+    game.reset();
+    expect(game.logic.entities.get('desk')?.name).toBe('desk ');
+    const ops = planOperators(game.logic.task, game.trueState());
+    expect(ops).not.toBeNull();
+    const played: string[] = [];
+    const refused: string[] = [];
+    for (let i = 0; i <= ops!.length; i++) {
+      for (const command of game.admissible()) {
+        for (const sent of [command, projectAction(`<action>${command}</action>`).command]) {
+          const side = game.fork();
+          const r = side.step(sent);
+          if (!r.applied || r.feedback === NOTHING_HAPPENS) refused.push(`${JSON.stringify(sent)} after [${played.join(', ')}]`);
+        }
+      }
+      expect(refused).toEqual([]);
+      if (i === ops!.length) break;
+      const command = game.commandOf(ops![i])!;
+      expect(game.admissible()).toContain(command);
+      played.push(command);
+      expect(game.step(command).applied).toBe(true);
+    }
+    expect(played).toContain('go to desk');
+    expect(game.won()).toBe(true);
   });
 });
 

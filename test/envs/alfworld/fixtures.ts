@@ -177,3 +177,11 @@ export function bedroomFile(walkthrough: string[] | null = BEDROOM_WALKTHROUGH):
     walkthrough,
   };
 }
+
+/**
+ * The bedroom with the desk's id `Desk`, without ALFRED's `_bar_` suffix, as a game file may name a receptacle:
+ * ALFWorld's demangler names it `desk ` (with a trailing space).
+ */
+export function bareDeskFile(): GameFile {
+  return { ...bedroomFile(null), pddl_problem: BEDROOM_PROBLEM.replaceAll('Desk_bar__plus_01_dot_00', 'Desk') };
+}
