@@ -11,6 +11,18 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const FLOORS = ['errors', 'util', 'native', 'tensor', 'model', 'envs', 'agent', 'rollout', 'engine', 'algo', 'eval', 'train', 'report', 'cli', 'index'];
 const path = (floor) => (floor === 'errors' || floor === 'tensor' || floor === 'index' ? `./src/${floor}.ts` : `./src/${floor}`);
 
+// Inside an environment split into adapter and engine, the same order: the engine imports nothing else of the
+// environment, the game sources only the engine, and the adapter (the files at the top) all of them.
+const INNER_FLOORS = [{ dir: './src/envs/alfworld', floors: ['engine', 'games'] }];
+const innerZones = INNER_FLOORS.flatMap(({ dir, floors }) =>
+  floors.map((floor, i) => ({
+    target: `${dir}/${floor}`,
+    from: dir,
+    except: floors.slice(0, i + 1).map((f) => `./${f}`),
+    message: `${dir.slice(2)}/${floor} is below these (${[...floors, 'the adapter'].join(' < ')})`,
+  })),
+);
+
 export default tseslint.config(
   { ignores: ['dist/**', 'build/**', 'build-*/**', 'libtorch/**', '.venv/**', '.device/**', 'runs/**', 'node_modules/**'] },
   js.configs.recommended,
@@ -27,11 +39,13 @@ export default tseslint.config(
       'import-x/no-restricted-paths': [
         'error',
         {
-          zones: FLOORS.slice(0, -1).map((floor, i) => ({
-            target: path(floor),
-            from: FLOORS.slice(i + 1).map(path),
-            message: `src/${floor} is below these floors (${FLOORS.join(' < ')})`,
-          })),
+          zones: FLOORS.slice(0, -1)
+            .map((floor, i) => ({
+              target: path(floor),
+              from: FLOORS.slice(i + 1).map(path),
+              message: `src/${floor} is below these floors (${FLOORS.join(' < ')})`,
+            }))
+            .concat(innerZones),
         },
       ],
       '@typescript-eslint/no-unused-vars': [

@@ -21,7 +21,7 @@ import {
   loadGameFile,
   writeGeneratedGames,
 } from '../src/envs/alfworld/index.js';
-import { IN_DISTRIBUTION_TYPES, TASK_TYPES } from '../src/envs/alfworld/tasks.js';
+import { IN_DISTRIBUTION_TYPES, TASK_TYPES } from '../src/envs/alfworld/games/tasks.js';
 
 const SECONDS = 2;
 const GAMES = 1000;

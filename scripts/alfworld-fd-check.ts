@@ -12,8 +12,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadGameFile } from '../src/envs/alfworld/data.js';
-import { GameLogic, TwPddlGame } from '../src/envs/alfworld/game.js';
+import { loadGameFile } from '../src/envs/alfworld/games/data.js';
+import { GameLogic, TwPddlGame } from '../src/envs/alfworld/engine/game.js';
 
 const [downward, file, ...given] = process.argv.slice(2);
 if (!downward || !file) {

@@ -1,6 +1,7 @@
 // The layers import downwards only: the model concern (Policy, tokenizer, chat template) is below the train concern,
 // so no file under src/model may import from src/train. Read from the sources, so a new import that closes the cycle
-// fails here rather than as a load-order bug.
+// fails here rather than as a load-order bug. Inside ALFWorld the engine (src/envs/alfworld/engine) is below the game
+// sources (games/), which are below the adapter (the files at the top); eslint.config.js checks the same order.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,5 +37,25 @@ describe('layering', () => {
 
   it('would see such an import (the train concern does import the model)', () => {
     expect(importsInto('train', 'model').length).toBeGreaterThan(0);
+  });
+});
+
+/** Imports from files under `dir` into `env` (a folder under src/) outside the folders `allowed` of it. */
+function importsOutside(dir: string, env: string, allowed: string[]): string[] {
+  return tsFiles(join(src, env, dir)).flatMap((f) =>
+    importsOf(f)
+      .filter((target) => target.startsWith(`${env}/`) && !allowed.some((a) => target.startsWith(`${env}/${a}/`)))
+      .map((target) => `${relative(src, f)} -> ${target}`),
+  );
+}
+
+describe('layering inside ALFWorld: engine < games < adapter', () => {
+  it('the engine imports nothing of the game sources or the adapter', () => {
+    expect(importsOutside('engine', 'envs/alfworld', ['engine'])).toEqual([]);
+  });
+
+  it('the game sources import the engine, and nothing of the adapter', () => {
+    expect(importsOutside('games', 'envs/alfworld', ['engine', 'games'])).toEqual([]);
+    expect(importsOutside('games', 'envs/alfworld', ['games']).length).toBeGreaterThan(0);
   });
 });

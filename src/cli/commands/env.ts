@@ -3,7 +3,7 @@
 import { parseCommandLine } from '../args.js';
 import type { Command } from '../command.js';
 import { readTaskTypes, replayGames, writeGeneratedGames } from '../../envs/alfworld/index.js';
-import { loadGameFile } from '../../envs/alfworld/data.js';
+import { loadGameFile } from '../../envs/alfworld/games/data.js';
 import { sha256 } from '../../util/hash.js';
 import { join } from 'node:path';
 

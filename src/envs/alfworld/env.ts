@@ -1,4 +1,4 @@
-// The ALFWorld environment (SPEC §8): every task is a `.tw-pddl` game played by the engine of game.ts, whether it
+// The ALFWorld environment (SPEC §8): every task is a `.tw-pddl` game played by the engine of engine/game.ts, whether it
 // comes from the user's ALFWorld download (`source: 'tw-pddl'`) or from lamer's household generator (`source:
 // 'generated'`, the default), which writes its tasks as games with the project's domain and grammar.
 //
@@ -20,10 +20,10 @@ import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
 import { sha256 } from '../../util/hash.js';
 import { Rng } from '../../util/rng.js';
-import { collectGames, loadGameFile, type GameEntry } from './data.js';
-import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from './game.js';
-import { householdGame, householdProblem, withWalkthrough } from './generate.js';
-import { GENERATED_GRAMMAR_VERSION } from './logic-text.js';
+import { collectGames, loadGameFile, type GameEntry } from './games/data.js';
+import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from './engine/game.js';
+import { householdGame, householdProblem, withWalkthrough } from './games/generate.js';
+import { GENERATED_GRAMMAR_VERSION } from './engine/logic-text.js';
 import { projectAction } from './parse.js';
 import {
   ALFWORLD_PAPER_TEMPLATES,
@@ -34,8 +34,8 @@ import {
   withAdmissible,
 } from './prompts.js';
 import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, type LamerTemplates } from '../common/paper-prompts.js';
-import { IN_DISTRIBUTION_TYPES, TASK_TYPES, readTaskTypes, type TaskType } from './tasks.js';
-import { generateHousehold } from './world.js';
+import { IN_DISTRIBUTION_TYPES, TASK_TYPES, readTaskTypes, type TaskType } from './games/tasks.js';
+import { generateHousehold } from './games/world.js';
 
 export { NOTHING_HAPPENS };
 

@@ -6,7 +6,7 @@
 import { LamerError } from '../../errors.js';
 import type { Expert, TrajectoryStep } from '../types.js';
 import { NOTHING_HAPPENS, type AlfWorldEnv } from './env.js';
-import { planOperators } from './planner.js';
+import { planOperators } from './engine/planner.js';
 
 export class AlfWorldExpert implements Expert {
   /** The planned commands from a state and the state after each, while the episode follows them. */

@@ -1,4 +1,11 @@
 // ALFWorld: the environment over the `.tw-pddl` engine, its expert, the data-folder loader and the generator.
+// Three floors, each importing only those below it (eslint.config.js, test/build/layers.test.ts):
+//   engine/  plays one `.tw-pddl` game as TextWorld's PDDL backend does: the PDDL reader (pddl), Fast Downward's
+//            grounding (ground), the `.twl2` grammar (grammar), the game (game), the planner, ALFWorld's name
+//            demangler (demangle) and the domain and grammar of generated games (logic-text);
+//   games/   where games come from: an ALFWorld download's folders (data), lamer's households (world, generate),
+//            the task types (tasks) and the walkthrough replay of `lamer env check` (check);
+//   the top  what LaMer sees: the environment (env), the expert, the prompts and the action projection (parse).
 
 import { LamerError } from '../../errors.js';
 import type { Environment, Expert } from '../types.js';
@@ -7,16 +14,16 @@ import { AlfWorldExpert } from './expert.js';
 
 export { AlfWorldEnv, NOTHING_HAPPENS, type AlfWorldOptions } from './env.js';
 export { AlfWorldExpert } from './expert.js';
-export { GameLogic, TwPddlGame, readGameFile, type GameFile } from './game.js';
-export { collectGames, foldersWith, grammarVersion, loadGameFile, type GameEntry } from './data.js';
-export { householdGame, householdProblem, householdTrajData, withWalkthrough } from './generate.js';
-export { GENERATED_DOMAIN, GENERATED_GRAMMAR_VERSION, generatedGrammar } from './logic-text.js';
-export { planOperators } from './planner.js';
+export { GameLogic, TwPddlGame, readGameFile, type GameFile } from './engine/game.js';
+export { collectGames, foldersWith, grammarVersion, loadGameFile, type GameEntry } from './games/data.js';
+export { householdGame, householdProblem, householdTrajData, withWalkthrough } from './games/generate.js';
+export { GENERATED_DOMAIN, GENERATED_GRAMMAR_VERSION, generatedGrammar } from './engine/logic-text.js';
+export { planOperators } from './engine/planner.js';
 export { projectAction } from './parse.js';
-export { demangleNames } from './demangle.js';
-export { IN_DISTRIBUTION_TYPES, OUT_OF_DISTRIBUTION_TYPES, TASK_TYPES, readTaskTypes, type Task, type TaskType } from './tasks.js';
-export { generateHousehold, type Household } from './world.js';
-export { replayGame, replayGames, writeGeneratedGames, type ReplayResult, type WriteOptions } from './check.js';
+export { demangleNames } from './engine/demangle.js';
+export { IN_DISTRIBUTION_TYPES, OUT_OF_DISTRIBUTION_TYPES, TASK_TYPES, readTaskTypes, type Task, type TaskType } from './games/tasks.js';
+export { generateHousehold, type Household } from './games/world.js';
+export { replayGame, replayGames, writeGeneratedGames, type ReplayResult, type WriteOptions } from './games/check.js';
 
 export function createAlfWorldEnv(options?: AlfWorldOptions): AlfWorldEnv {
   return new AlfWorldEnv(options);

@@ -10,10 +10,9 @@ import {
   lamerAction,
   lamerCurrentTrajectory,
   lamerMemory,
-  pyFormat,
-  pyStrip,
   type LamerTemplates,
 } from '../common/paper-prompts.js';
+import { pyFormat, pyStrip } from '../common/python.js';
 import type { PlayPromptInput, ReflectPromptInput, TrajectoryStep } from '../types.js';
 
 export interface AlfWorldPromptSettings {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { command } from '../../../src/cli/commands/env.js';
-import { foldersWith } from '../../../src/envs/alfworld/data.js';
+import { foldersWith } from '../../../src/envs/alfworld/games/data.js';
 import { captured } from '../../capture.js';
 
 describe('lamer env (alfworld)', () => {

@@ -3,14 +3,14 @@
 // Downward's translator (aibasel/downward src/translate at 5ea8024, invariant synthesis off, unreachable facts kept)
 // on the same files, simulated step by step (scripts/alfworld-fd-check.ts with scripts/py/alfworld_fd_reference.py).
 import { describe, expect, it } from 'vitest';
-import { demangleNames } from '../../../src/envs/alfworld/demangle.js';
-import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from '../../../src/envs/alfworld/game.js';
-import { Grammar, dedent, parseSymbols, queryAssignments, type FactView } from '../../../src/envs/alfworld/grammar.js';
-import { parseDomain, tokenize } from '../../../src/envs/alfworld/pddl.js';
-import { GENERATED_DOMAIN, generatedGrammar } from '../../../src/envs/alfworld/logic-text.js';
-import { grammarVersion } from '../../../src/envs/alfworld/data.js';
-import { replayGame } from '../../../src/envs/alfworld/check.js';
-import { planOperators } from '../../../src/envs/alfworld/planner.js';
+import { demangleNames } from '../../../src/envs/alfworld/engine/demangle.js';
+import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from '../../../src/envs/alfworld/engine/game.js';
+import { Grammar, dedent, parseSymbols, queryAssignments, type FactView } from '../../../src/envs/alfworld/engine/grammar.js';
+import { parseDomain, tokenize } from '../../../src/envs/alfworld/engine/pddl.js';
+import { GENERATED_DOMAIN, generatedGrammar } from '../../../src/envs/alfworld/engine/logic-text.js';
+import { grammarVersion } from '../../../src/envs/alfworld/games/data.js';
+import { replayGame } from '../../../src/envs/alfworld/games/check.js';
+import { planOperators } from '../../../src/envs/alfworld/engine/planner.js';
 import { projectAction } from '../../../src/envs/alfworld/parse.js';
 import { BEDROOM_WALKTHROUGH, KITCHEN_WALKTHROUGH, bareDeskFile, bedroomFile, kitchenFile, kitchenGame } from './fixtures.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';

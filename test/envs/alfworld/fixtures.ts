@@ -1,7 +1,7 @@
 // Fixture games written for these tests in ALFWorld's game-file format: the project's domain and grammar
-// (src/envs/alfworld/logic-text.ts) with hand-written problems of ALFWorld's shape.
-import { GameLogic, TwPddlGame, type GameFile } from '../../../src/envs/alfworld/game.js';
-import { GENERATED_DOMAIN, generatedGrammar } from '../../../src/envs/alfworld/logic-text.js';
+// (src/envs/alfworld/engine/logic-text.ts) with hand-written problems of ALFWorld's shape.
+import { GameLogic, TwPddlGame, type GameFile } from '../../../src/envs/alfworld/engine/game.js';
+import { GENERATED_DOMAIN, generatedGrammar } from '../../../src/envs/alfworld/engine/logic-text.js';
 
 const CONSTANTS = ['FridgeType - rtype', 'KnifeType - otype', 'ButterKnifeType - otype'];
 

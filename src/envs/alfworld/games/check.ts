@@ -5,10 +5,10 @@
 
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { LamerError } from '../../errors.js';
-import { contentSplit, taskSeed } from '../common/seeds.js';
+import { LamerError } from '../../../errors.js';
+import { contentSplit, taskSeed } from '../../common/seeds.js';
 import { foldersWith, loadGameFile, trajTaskType } from './data.js';
-import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from './game.js';
+import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from '../engine/game.js';
 import { householdGame, householdProblem, householdTrajData, withWalkthrough } from './generate.js';
 import { IN_DISTRIBUTION_TYPES, TASK_TYPES, isTaskType, type TaskType } from './tasks.js';
 import { generateHousehold } from './world.js';

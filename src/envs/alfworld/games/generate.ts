@@ -1,13 +1,13 @@
-// lamer's own households written as ALFWorld game files: the project's domain and grammar (logic-text.ts) with a
+// lamer's own households written as ALFWorld game files: the project's domain and grammar (engine/logic-text.ts) with a
 // problem of ALFWorld's shape (agent1, `Name_bar_...` object ids, `loc_bar_...` locations, `...Type` constants,
 // receptacleAtLocation / inReceptacle / objectAtLocation / canContain facts and a goal formula), a walkthrough from
 // the planner, and a traj_data.json with the task type. The ids are chosen so that ALFWorld's demangler names them as
 // the household does (`cabinet 3`): within a name, the instance numbered k of n gets the (n - k)-th smallest id.
 
-import { LamerError } from '../../errors.js';
-import { GameLogic, TwPddlGame, type GameFile } from './game.js';
-import { GENERATED_DOMAIN, generatedGrammar } from './logic-text.js';
-import { planOperators } from './planner.js';
+import { LamerError } from '../../../errors.js';
+import { GameLogic, TwPddlGame, type GameFile } from '../engine/game.js';
+import { GENERATED_DOMAIN, generatedGrammar } from '../engine/logic-text.js';
+import { planOperators } from '../engine/planner.js';
 import { goalPddl, goalText, type TaskType } from './tasks.js';
 import { CLEANABLE, COOLABLE, HEATABLE, LAMP_TYPES, type Household } from './world.js';
 

@@ -3,7 +3,7 @@
 // every `?`, and tokens are split on whitespace only. The last rule is why `(?l - location, ?r - receptacle)` gives
 // `?l` the type `location,` (a type with no objects), which decides what `examine` offers in ALFWorld.
 
-import { LamerError } from '../../errors.js';
+import { LamerError } from '../../../errors.js';
 
 /** A parsed s-expression: a token or a list. */
 export type SExpr = string | SExpr[];

@@ -12,7 +12,7 @@
 // gives a trailing space (an id without `_bar_`: `Desk` becomes `desk `) is listed as `go to desk ` and cannot be
 // executed; here it is listed as `go to desk`, and names inside observations keep ALFWorld's trailing space.
 
-import { LamerError } from '../../errors.js';
+import { LamerError } from '../../../errors.js';
 import { demangleNames } from './demangle.js';
 import { Grammar, compareFacts, type ActionText, type Bound, type DeriveContext, type Entity, type FactView } from './grammar.js';
 import { goalHolds, groundTask, literalsHold, successor, type GroundTask, type Operator } from './ground.js';

@@ -12,7 +12,7 @@
 //     rule silently, and a right-hand side that starts at a line start loses its leading white space (the parser's
 //     comment rule).
 
-import { LamerError } from '../../errors.js';
+import { LamerError } from '../../../errors.js';
 
 /** What a symbol evaluates against: the entities bound to placeholders, and the mapping queries start from. */
 export interface Entity {

@@ -11,7 +11,7 @@
 // The result is a list of operators over interned fluent atoms, with the effect list each reports (in the order
 // the translator writes it), which TextWorld's fact mirror applies.
 
-import { LamerError } from '../../errors.js';
+import { LamerError } from '../../../errors.js';
 import type { Domain, EffectLiteral, Formula, Problem, TypedName } from './pddl.js';
 
 /** A literal of a grounded operator: a fluent atom id, true or false. */

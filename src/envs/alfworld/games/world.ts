@@ -2,8 +2,8 @@
 // numbered receptacles ("cabinet 3") and numbered objects ("apple 1") placed in them, and one task of the six
 // ALFWorld task types. Generation is fully determined by the seed and the allowed task types.
 
-import { LamerError } from '../../errors.js';
-import { Rng } from '../../util/rng.js';
+import { LamerError } from '../../../errors.js';
+import { Rng } from '../../../util/rng.js';
 import { TASK_TYPES, type Task, type TaskType } from './tasks.js';
 
 export type RoomKind = 'kitchen' | 'livingroom' | 'bedroom' | 'bathroom';

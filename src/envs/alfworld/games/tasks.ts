@@ -2,7 +2,7 @@
 // configs), the in-/out-of-distribution split of the LaMer paper (train on types 1-4, evaluate out of distribution on
 // cool and pick-two), and the generator's goal sentences and goal formulas.
 
-import { LamerError } from '../../errors.js';
+import { LamerError } from '../../../errors.js';
 
 export const TASK_TYPES = [
   'pick_and_place_simple',

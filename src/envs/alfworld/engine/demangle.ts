@@ -3,7 +3,7 @@
 // last remaining number of its name, so the smallest id gets the largest number. An id without `_bar_` keeps its
 // whole text and no number, and renders with a trailing space (`agent1 `).
 
-import { LamerError } from '../../errors.js';
+import { LamerError } from '../../../errors.js';
 
 /** Display names of lowercased ids. */
 export function demangleNames(ids: Iterable<string>): Map<string, string> {

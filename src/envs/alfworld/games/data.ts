@@ -6,9 +6,9 @@
 
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { LamerError } from '../../errors.js';
-import { sha256 } from '../../util/hash.js';
-import { readGameFile, type GameFile } from './game.js';
+import { LamerError } from '../../../errors.js';
+import { sha256 } from '../../../util/hash.js';
+import { readGameFile, type GameFile } from '../engine/game.js';
 import { isTaskType, type TaskType } from './tasks.js';
 
 export interface GameEntry {
