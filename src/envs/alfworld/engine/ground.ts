@@ -10,6 +10,9 @@
 //   * conditional effects are evaluated on the state before the operator.
 // The result is a list of operators over interned fluent atoms, with the effect list each reports (in the order
 // the translator writes it), which TextWorld's fact mirror applies.
+// groundTask runs the stages in order: each action's precondition in DNF (Grounder.dnf), effect conditions
+// (EffectGrounder), relaxed exploration (exploreRelaxed), operators (instantiateOperators, simplifyEffects), the goal
+// (groundGoal) and the initial state; fluent atoms are numbered as these stages first name them (FluentAtoms).
 
 import { LamerError } from '../../../errors.js';
 import type { Domain, EffectLiteral, Formula, Problem, TypedName } from './pddl.js';
@@ -288,58 +291,123 @@ function evalTerm(term: string, b: Binding): string {
   return b[term] ?? term;
 }
 
+/** What every stage of grounding one task reads: the objects and types, the fluent predicates and `:init`. */
+interface TaskContext {
+  g: Grounder;
+  fluentPredicates: Set<string>;
+  initKeys: Set<string>;
+  /** Names the game in errors. */
+  where: string;
+}
+
+/** An action with its precondition's disjuncts, each with the action's parameters and its `exists` variables. */
+interface Schema {
+  action: Domain['actions'][number];
+  conjs: Conj[];
+}
+
+/** One instance of an effect under a binding: its condition's disjunct (ground) and its atom. */
+interface EffectInstance {
+  cond: Conj;
+  pred: string;
+  args: string[];
+}
+
 /** Grounds a domain and problem (see the file comment). `where` names the game in errors. */
 export function groundTask(domain: Domain, problem: Problem, where: string): GroundTask {
   const objects = [...domain.constants, ...problem.objects.filter((o) => !domain.constants.some((c) => c.name === o.name))];
   const g = new Grounder(domain, objects);
   const fluentPredicates = new Set<string>();
   for (const a of domain.actions) for (const e of a.effects) fluentPredicates.add(e.pred);
+  const ctx: TaskContext = { g, fluentPredicates, initKeys: new Set(problem.init.map((f) => atomKey(f.pred, f.args))), where };
 
-  const initKeys = new Set(problem.init.map((f) => atomKey(f.pred, f.args)));
-  const reachable = new AtomIndex();
-  for (const f of problem.init) reachable.add(f.pred, f.args);
-
-  // Each action's disjuncts, with the action's parameters and the disjunct's `exists` variables.
-  const schemas = domain.actions.map((a) => ({
+  const schemas = domain.actions.map((a): Schema => ({
     action: a,
     conjs: g.dnf(a.precondition).map((c) => ({ vars: [...a.parameters, ...c.vars], lits: c.lits })),
   }));
+  const effects = new EffectGrounder(ctx, domain);
+  const { reachable, lastBindings } = exploreRelaxed(ctx, problem, schemas, effects);
+  // Fluent atoms get their ids in the order the stages below first name them: operators, goal, `:init`.
+  const atoms = new FluentAtoms(ctx, reachable);
+  const operators = instantiateOperators(schemas, lastBindings, effects, atoms);
+  const goalDisjuncts = groundGoal(ctx, problem.goal, reachable, atoms);
 
-  const staticHolds = (pred: string, args: string[]) => initKeys.has(atomKey(pred, args));
-  /** Whether a disjunct's non-fluent literals and equalities hold for a binding. */
-  const staticOk = (lits: readonly Lit[], b: Binding): boolean =>
-    lits.every((l) => {
-      if (l.kind === 'eq') return (evalTerm(l.args[0], b) === evalTerm(l.args[1], b)) !== l.negated;
-      if (fluentPredicates.has(l.pred)) return true;
-      return (
-        staticHolds(
-          l.pred,
-          l.args.map((a) => evalTerm(a, b)),
-        ) !== l.negated
-      );
-    });
+  const initial: number[] = [];
+  for (const f of problem.init) {
+    const id = atoms.id(f.pred, f.args);
+    if (id !== undefined && !initial.includes(id)) initial.push(id);
+  }
+  const staticTrue = new Set<string>();
+  for (const f of problem.init) if (!fluentPredicates.has(f.pred)) staticTrue.add(atomKey(f.pred, f.args));
 
-  // Effect conditions in DNF, once per effect (most are unconditional: one empty disjunct).
-  const effectDnf = new Map<EffectLiteral, Conj[]>();
-  for (const a of domain.actions) {
-    for (const e of a.effects) {
-      const conds = g.dnf(e.condition);
-      if (conds.some((c) => c.vars.length > 0)) throw new LamerError('E_ENV', `${where}: an 'exists' inside a 'when' condition is not supported`);
-      effectDnf.set(e, conds);
+  return {
+    objects,
+    typeOf: g.typeOf,
+    parents: g.parents,
+    typeOrder: [...domain.typeOrder, ...[...g.parents.keys()].filter((t) => !domain.typeOrder.includes(t))],
+    atomIds: atoms.ids,
+    atoms: atoms.list,
+    staticTrue,
+    fluentPredicates,
+    initial,
+    operators,
+    init: problem.init,
+    goal: problem.goal,
+    goalDisjuncts,
+  };
+}
+
+/** Whether a static atom holds (it is in `:init`). */
+function staticHolds(ctx: TaskContext, pred: string, args: string[]): boolean {
+  return ctx.initKeys.has(atomKey(pred, args));
+}
+
+/** Whether a disjunct's non-fluent literals and equalities hold for a binding. */
+function staticOk(ctx: TaskContext, lits: readonly Lit[], b: Binding): boolean {
+  return lits.every((l) => {
+    if (l.kind === 'eq') return (evalTerm(l.args[0], b) === evalTerm(l.args[1], b)) !== l.negated;
+    if (ctx.fluentPredicates.has(l.pred)) return true;
+    return (
+      staticHolds(
+        ctx,
+        l.pred,
+        l.args.map((a) => evalTerm(a, b)),
+      ) !== l.negated
+    );
+  });
+}
+
+/** The effects of the domain's actions: their conditions in DNF (once per effect), instantiated per binding. */
+class EffectGrounder {
+  /** Most effects are unconditional: one empty disjunct. */
+  private readonly dnf = new Map<EffectLiteral, Conj[]>();
+
+  constructor(
+    private readonly ctx: TaskContext,
+    domain: Domain,
+  ) {
+    for (const a of domain.actions) {
+      for (const e of a.effects) {
+        const conds = ctx.g.dnf(e.condition);
+        if (conds.some((c) => c.vars.length > 0)) throw new LamerError('E_ENV', `${ctx.where}: an 'exists' inside a 'when' condition is not supported`);
+        this.dnf.set(e, conds);
+      }
     }
   }
-  const effectInstances = (effect: EffectLiteral, b: Binding): Array<{ cond: Conj; pred: string; args: string[] }> => {
-    const conds = effectDnf.get(effect)!;
+
+  /** The instances of an effect under a binding: one per value of its `forall` variables and disjunct of its condition. */
+  instances(effect: EffectLiteral, b: Binding): EffectInstance[] {
+    const conds = this.dnf.get(effect)!;
     if (effect.vars.length === 0 && conds.length === 1 && conds[0].lits.length === 0) {
       return [{ cond: conds[0], pred: effect.pred, args: effect.args.map((t) => evalTerm(t, b)) }];
     }
     let assignments: Binding[] = [b];
     for (const v of effect.vars) {
       const next: Binding[] = [];
-      for (const a of assignments) for (const o of g.ofType(v.type)) next.push({ ...a, [v.name]: o });
+      for (const a of assignments) for (const o of this.ctx.g.ofType(v.type)) next.push({ ...a, [v.name]: o });
       assignments = next;
     }
-    const out: Array<{ cond: Conj; pred: string; args: string[] }> = [];
+    const out: EffectInstance[] = [];
     for (const a of assignments) {
       for (const cond of conds) {
         const lits = cond.lits.map((l) =>
@@ -351,11 +419,22 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
       }
     }
     return out;
-  };
+  }
+}
 
-  // Relaxed exploration: operators whose positive conditions are reachable make their added atoms reachable. A
-  // disjunct is enumerated again only when an atom of one of its positive predicates became reachable in the round
-  // before (its bindings depend on nothing else), and its last bindings serve the instantiation below.
+/**
+ * Relaxed exploration: operators whose positive conditions are reachable make their added atoms reachable. A
+ * disjunct is enumerated again only when an atom of one of its positive predicates became reachable in the round
+ * before (its bindings depend on nothing else), and its last bindings serve the instantiation.
+ */
+function exploreRelaxed(
+  ctx: TaskContext,
+  problem: Problem,
+  schemas: readonly Schema[],
+  effects: EffectGrounder,
+): { reachable: AtomIndex; lastBindings: Map<Conj, Binding[]> } {
+  const reachable = new AtomIndex();
+  for (const f of problem.init) reachable.add(f.pred, f.args);
   const lastBindings = new Map<Conj, Binding[]>();
   const positivePreds = new Map<Conj, Set<string>>();
   for (const { conjs } of schemas) {
@@ -366,12 +445,12 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
     for (const { action, conjs } of schemas) {
       for (const conj of conjs) {
         if (grown !== null && ![...positivePreds.get(conj)!].some((p) => grown!.has(p))) continue;
-        const found = bindings(g, conj.vars, conj.lits, reachable, {}).filter((b) => staticOk(conj.lits, b));
+        const found = bindings(ctx.g, conj.vars, conj.lits, reachable, {}).filter((b) => staticOk(ctx, conj.lits, b));
         lastBindings.set(conj, found);
         for (const b of found) {
           for (const effect of action.effects) {
             if (effect.negated) continue;
-            for (const inst of effectInstances(effect, b)) {
+            for (const inst of effects.instances(effect, b)) {
               const condOk = inst.cond.lits.every((l) =>
                 l.kind === 'eq' ? (l.args[0] === l.args[1]) !== l.negated : l.negated || reachable.has(l.pred, l.args),
               );
@@ -383,22 +462,34 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
     }
     grown = added;
   }
+  return { reachable, lastBindings };
+}
 
-  const atomIds = new Map<string, number>();
-  const atoms: Array<{ pred: string; args: string[] }> = [];
-  const fluentId = (pred: string, args: string[]): number | undefined => {
-    if (!fluentPredicates.has(pred) || !reachable.has(pred, args)) return undefined;
+/** The fluent atoms that relaxed exploration reached, interned in the order they are first asked for. */
+class FluentAtoms {
+  readonly ids = new Map<string, number>();
+  readonly list: Array<{ pred: string; args: string[] }> = [];
+
+  constructor(
+    private readonly ctx: TaskContext,
+    private readonly reachable: AtomIndex,
+  ) {}
+
+  /** The id of a fluent atom; undefined for a static or unreachable one. */
+  id(pred: string, args: string[]): number | undefined {
+    if (!this.ctx.fluentPredicates.has(pred) || !this.reachable.has(pred, args)) return undefined;
     const key = atomKey(pred, args);
-    let id = atomIds.get(key);
+    let id = this.ids.get(key);
     if (id === undefined) {
-      id = atoms.length;
-      atoms.push({ pred, args });
-      atomIds.set(key, id);
+      id = this.list.length;
+      this.list.push({ pred, args });
+      this.ids.set(key, id);
     }
     return id;
-  };
+  }
+
   /** Fluent literals of a condition, or null when a static or unreachable part makes it impossible. */
-  const groundCondition = (lits: readonly Lit[], b: Binding): GroundLiteral[] | null => {
+  condition(lits: readonly Lit[], b: Binding): GroundLiteral[] | null {
     const out: GroundLiteral[] = [];
     for (const l of lits) {
       if (l.kind === 'eq') {
@@ -406,11 +497,11 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
         continue;
       }
       const args = l.args.map((a) => evalTerm(a, b));
-      if (!fluentPredicates.has(l.pred)) {
-        if (staticHolds(l.pred, args) === l.negated) return null;
+      if (!this.ctx.fluentPredicates.has(l.pred)) {
+        if (staticHolds(this.ctx, l.pred, args) === l.negated) return null;
         continue;
       }
-      const id = fluentId(l.pred, args);
+      const id = this.id(l.pred, args);
       if (id === undefined) {
         if (!l.negated) return null; // can never hold
         continue; // can never hold, so its negation always does
@@ -420,65 +511,80 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
     // A condition that asks for an atom and its negation can never hold.
     for (const x of out) if (out.some((y) => y.atom === x.atom && y.negated !== x.negated)) return null;
     return out;
-  };
-  const condKey = (c: readonly GroundLiteral[]) =>
-    c
-      .map((l) => `${l.negated ? '-' : '+'}${l.atom}`)
-      .sort()
-      .join(' ');
+  }
+}
 
+const condKey = (c: readonly GroundLiteral[]) =>
+  c
+    .map((l) => `${l.negated ? '-' : '+'}${l.atom}`)
+    .sort()
+    .join(' ');
+
+/** One operator per disjunct and binding that relaxed exploration found, with its precondition and effects. */
+function instantiateOperators(schemas: readonly Schema[], lastBindings: ReadonlyMap<Conj, Binding[]>, effects: EffectGrounder, atoms: FluentAtoms): Operator[] {
   const operators: Operator[] = [];
   const seen = new Set<string>();
   for (const { action, conjs } of schemas) {
     for (const conj of conjs) {
       for (const b of lastBindings.get(conj) ?? []) {
-        const pre = groundCondition(conj.lits, b);
+        const pre = atoms.condition(conj.lits, b);
         if (pre === null) continue;
         const args = action.parameters.map((p) => b[p.name]);
         const adds: GroundEffect[] = [];
         const dels: GroundEffect[] = [];
         for (const effect of action.effects) {
-          for (const inst of effectInstances(effect, b)) {
-            const condition = groundCondition(inst.cond.lits, {});
+          for (const inst of effects.instances(effect, b)) {
+            const condition = atoms.condition(inst.cond.lits, {});
             if (condition === null) continue;
-            const id = fluentId(inst.pred, inst.args);
+            const id = atoms.id(inst.pred, inst.args);
             if (id === undefined) continue; // a delete of an atom that can never hold
             (effect.negated ? dels : adds).push({ condition, atom: id, negated: effect.negated });
           }
         }
-        const preHas = (atom: number, negated: boolean) => pre.some((l) => l.atom === atom && l.negated === negated);
-        const contradictsPre = (c: readonly GroundLiteral[]) => c.some((l) => preHas(l.atom, !l.negated));
-        const effects: GroundEffect[] = [];
-        for (const e of adds) {
-          if (preHas(e.atom, false) || contradictsPre(e.condition)) continue;
-          if (!effects.some((x) => x.atom === e.atom && !x.negated && condKey(x.condition) === condKey(e.condition))) effects.push(e);
-        }
-        for (const e of dels) {
-          // Add wins: the same atom added under the same condition, or unconditionally, cancels the delete.
-          if (adds.some((a) => a.atom === e.atom && (a.condition.length === 0 || condKey(a.condition) === condKey(e.condition)))) continue;
-          if (preHas(e.atom, true) || contradictsPre(e.condition)) continue;
-          // A delete that asks for its atom to be false already changes nothing.
-          if (e.condition.some((l) => l.atom === e.atom && l.negated)) continue;
-          if (!effects.some((x) => x.atom === e.atom && x.negated && condKey(x.condition) === condKey(e.condition))) effects.push(e);
-        }
-        if (effects.length === 0) continue; // an operator without effect is removed
+        const kept = simplifyEffects(pre, adds, dels);
+        if (kept.length === 0) continue; // an operator without effect is removed
         const name = [action.name, ...args].join(' ');
         const key = `${name}|${condKey(pre)}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        // The translator lists an atom's effects together, the one making it true first.
-        effects.sort((x, y) => x.atom - y.atom || Number(x.negated) - Number(y.negated));
-        operators.push({ action: action.name, args, name, pre, effects });
+        operators.push({ action: action.name, args, name, pre, effects: kept });
       }
     }
   }
+  return operators;
+}
 
-  // The goal, grounded like a precondition: its `exists` variables range over what the static facts allow.
+/**
+ * The effects an operator keeps given its precondition: an add of an atom the precondition already asks for, a
+ * delete of one it asks to be false, and an effect whose condition contradicts the precondition change nothing; an
+ * add wins over a delete of the same atom; repeats go. Sorted as the translator lists them: by atom, the add first.
+ */
+function simplifyEffects(pre: readonly GroundLiteral[], adds: readonly GroundEffect[], dels: readonly GroundEffect[]): GroundEffect[] {
+  const preHas = (atom: number, negated: boolean) => pre.some((l) => l.atom === atom && l.negated === negated);
+  const contradictsPre = (c: readonly GroundLiteral[]) => c.some((l) => preHas(l.atom, !l.negated));
+  const effects: GroundEffect[] = [];
+  for (const e of adds) {
+    if (preHas(e.atom, false) || contradictsPre(e.condition)) continue;
+    if (!effects.some((x) => x.atom === e.atom && !x.negated && condKey(x.condition) === condKey(e.condition))) effects.push(e);
+  }
+  for (const e of dels) {
+    // Add wins: the same atom added under the same condition, or unconditionally, cancels the delete.
+    if (adds.some((a) => a.atom === e.atom && (a.condition.length === 0 || condKey(a.condition) === condKey(e.condition)))) continue;
+    if (preHas(e.atom, true) || contradictsPre(e.condition)) continue;
+    // A delete that asks for its atom to be false already changes nothing.
+    if (e.condition.some((l) => l.atom === e.atom && l.negated)) continue;
+    if (!effects.some((x) => x.atom === e.atom && x.negated && condKey(x.condition) === condKey(e.condition))) effects.push(e);
+  }
+  return effects.sort((x, y) => x.atom - y.atom || Number(x.negated) - Number(y.negated));
+}
+
+/** The goal, grounded like a precondition: its `exists` variables range over what the static facts allow. */
+function groundGoal(ctx: TaskContext, goal: Formula, reachable: AtomIndex, atoms: FluentAtoms): GroundLiteral[][] {
   const goalDisjuncts: GroundLiteral[][] = [];
   const goalSeen = new Set<string>();
-  for (const conj of g.dnf(problem.goal)) {
-    for (const b of bindings(g, conj.vars, conj.lits, reachable, {})) {
-      const lits = groundCondition(conj.lits, b);
+  for (const conj of ctx.g.dnf(goal)) {
+    for (const b of bindings(ctx.g, conj.vars, conj.lits, reachable, {})) {
+      const lits = atoms.condition(conj.lits, b);
       if (lits === null) continue;
       const k = condKey(lits);
       if (goalSeen.has(k)) continue;
@@ -486,30 +592,7 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
       goalDisjuncts.push(lits);
     }
   }
-
-  const initial: number[] = [];
-  for (const f of problem.init) {
-    const id = fluentId(f.pred, f.args);
-    if (id !== undefined && !initial.includes(id)) initial.push(id);
-  }
-  const staticTrue = new Set<string>();
-  for (const f of problem.init) if (!fluentPredicates.has(f.pred)) staticTrue.add(atomKey(f.pred, f.args));
-
-  return {
-    objects,
-    typeOf: g.typeOf,
-    parents: g.parents,
-    typeOrder: [...domain.typeOrder, ...[...g.parents.keys()].filter((t) => !domain.typeOrder.includes(t))],
-    atomIds,
-    atoms,
-    staticTrue,
-    fluentPredicates,
-    initial,
-    operators,
-    init: problem.init,
-    goal: problem.goal,
-    goalDisjuncts,
-  };
+  return goalDisjuncts;
 }
 
 /** Whether every literal holds in a state (one byte per fluent atom). */
