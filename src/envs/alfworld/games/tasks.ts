@@ -18,14 +18,6 @@ export type TaskType = (typeof TASK_TYPES)[number];
 export const IN_DISTRIBUTION_TYPES: readonly TaskType[] = TASK_TYPES.slice(0, 4);
 export const OUT_OF_DISTRIBUTION_TYPES: readonly TaskType[] = TASK_TYPES.slice(4);
 
-export type AlfWorldSplit = 'train' | 'eval-ood' | 'all';
-
-export function taskTypesOf(split: AlfWorldSplit): readonly TaskType[] {
-  if (split === 'train') return IN_DISTRIBUTION_TYPES;
-  if (split === 'eval-ood') return OUT_OF_DISTRIBUTION_TYPES;
-  return TASK_TYPES;
-}
-
 export function isTaskType(value: unknown): value is TaskType {
   return typeof value === 'string' && (TASK_TYPES as readonly string[]).includes(value);
 }
@@ -58,14 +50,6 @@ export interface Task {
   receptacleType?: string;
   /** Lamp type for look tasks. */
   lampType?: string;
-}
-
-/** The state an object must be in before it is placed, for the appliance tasks. */
-export function requiredState(type: TaskType): 'clean' | 'hot' | 'cool' | undefined {
-  if (type === 'pick_clean_then_place_in_recep') return 'clean';
-  if (type === 'pick_heat_then_place_in_recep') return 'hot';
-  if (type === 'pick_cool_then_place_in_recep') return 'cool';
-  return undefined;
 }
 
 /** The goal sentence (without the final period); two phrasings per type, chosen by `variant`. */

@@ -34,8 +34,6 @@ export interface Household {
 }
 
 export const OPENABLE_TYPES = new Set(['cabinet', 'drawer', 'fridge', 'microwave', 'safe']);
-/** Receptacles one puts things *in* (the rest are surfaces one puts things *on*). */
-export const CONTAINER_TYPES = new Set(['cabinet', 'drawer', 'fridge', 'microwave', 'safe', 'garbagecan', 'sinkbasin', 'bathtubbasin']);
 export const LAMP_TYPES = new Set(['desklamp']);
 
 interface RoomSpec {
