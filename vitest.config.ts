@@ -7,6 +7,6 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 600_000,
     // Creates the project-local Python environment (transformers) used as the reference in parity tests, once.
-    globalSetup: ['test/model/setup-python.ts'],
+    globalSetup: ['test/parity/setup-python.ts'],
   },
 });

@@ -126,7 +126,7 @@ function transformersRun(
   if (!existsSync(py)) return null;
   const work = mkdtempSync(join(tmpdir(), 'lamer-bench-hf-'));
   writeFileSync(join(work, 'in.json'), JSON.stringify({ prompts, max_new_tokens: maxNew, mode: 'batch', stop: false, repeats, threads, ...rest }));
-  execFileSync(py, [join(root, 'test', 'engine', 'hf_generate.py'), '--model', dir, '--input', join(work, 'in.json'), '--out', join(work, 'out.json')], {
+  execFileSync(py, [join(root, 'test', 'parity', 'engine', 'hf_generate.py'), '--model', dir, '--input', join(work, 'in.json'), '--out', join(work, 'out.json')], {
     env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error', HF_HUB_OFFLINE: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 64 * 2 ** 20,
@@ -319,7 +319,7 @@ export const benches = [
       const threads = addon().buildInfo().threads;
       const tokens = BATCH * NEW;
       await engineRun(policy, prompts.slice(0, 4)); // warm-up
-      // Three rounds, each the engine, the bench's transformers side (test/engine/hf_generate.py, itself best of 3)
+      // Three rounds, each the engine, the bench's transformers side (test/parity/engine/hf_generate.py, itself best of 3)
       // and the plainest generate() script of the same workload, so that the machine's drift (10-30% here) falls on
       // all three alike; best of each (the minimum is the least disturbed run).
       let best = Infinity;

@@ -8,7 +8,7 @@ import { ChatTemplate, type ChatMessage } from '../../src/model/chat.js';
 import { TextTokenizer } from '../../src/model/tokenizer.js';
 import { buildCompactTokenizer } from '../../src/model/compact-tokenizer.js';
 import { qwen3TokenizerFiles, QWEN3_IDS } from '../../src/model/presets.js';
-import { ensurePython, Oracle, tempDir, removeTempDirs } from './python.js';
+import { ensurePython, Oracle, tempDir, removeTempDirs } from '../parity/python.js';
 
 afterAll(removeTempDirs);
 

@@ -1,0 +1,65 @@
+// `lamer train --seeds` and `lamer compare` end to end on a tiny comparison job: one run folder per seed, each with its
+// own seed in its config, and the across-seed table read back from those folders.
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { command as trainCommand } from '../../../src/cli/commands/train.js';
+import { command as compareCommand } from '../../../src/cli/commands/compare.js';
+import { parseSeedList } from '../../../src/cli/args.js';
+import { captured } from '../../capture.js';
+import { tinyJobFile } from './helpers.js';
+
+describe('seed lists', () => {
+  it('reads ranges and lists in order without repeats, and refuses anything else', () => {
+    expect(parseSeedList('0-4')).toEqual([0, 1, 2, 3, 4]);
+    expect(parseSeedList('3')).toEqual([3]);
+    expect(parseSeedList('0,2, 7')).toEqual([0, 2, 7]);
+    expect(parseSeedList('5-6,1,6')).toEqual([5, 6, 1]);
+    for (const bad of ['', '4-2', 'a', '1-', '-1', '1.5', '0-99999']) expect(parseSeedList(bad), bad).toBeUndefined();
+  });
+});
+
+describe('lamer train --seeds, lamer compare', () => {
+  it('runs each seed into its own folder and prints the across-seed comparison of those folders', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-seeds-'));
+    const config = tinyJobFile(dir);
+    const train = await captured(() => trainCommand.run(['--config', config, '--seeds', '0-1', '--quiet']));
+    expect(train.code, train.err).toBe(0);
+    const runs = [0, 1].map((s) => join(dir, `tiny-seed${s}`));
+    for (const [s, run] of runs.entries()) {
+      for (const method of ['lamer', 'gigpo', 'random', 'random-memory']) {
+        expect(JSON.parse(readFileSync(join(run, method, 'config.json'), 'utf8')).seed, `${run} ${method}`).toBe(s);
+      }
+      const evals = JSON.parse(readFileSync(join(run, 'eval.json'), 'utf8')) as Array<{ method: string }>;
+      expect(evals.map((e) => e.method)).toEqual(['lamer', 'gigpo', 'random', 'random-memory']);
+    }
+    expect(train.out).toContain('across 2 seeds');
+    expect(train.out).toContain('tiny-seed0 (seed 0)');
+    expect(train.out).toContain('across 2 runs (t, 1 d.o.f.)');
+    // The same table from the folders alone.
+    const json = join(dir, 'out', 'compare.json');
+    const compare = await captured(() => compareCommand.run([...runs, '--json', json]));
+    expect(compare.code, compare.err).toBe(0);
+    const table = compare.out.replace(/\nwrote .*$/, '');
+    expect(train.out.endsWith(table)).toBe(true);
+    const written = JSON.parse(readFileSync(json, 'utf8')) as { runs: Array<{ seed: number }>; pairs: Array<{ b: string; passAtN: { runs: number } }> };
+    expect(written.runs.map((r) => r.seed)).toEqual([0, 1]);
+    expect(written.pairs.map((p) => [p.b, p.passAtN.runs])).toEqual([
+      ['gigpo', 2],
+      ['random', 2],
+      ['random-memory', 2],
+    ]);
+    // What the job wrote as its own paired comparison is what compare recomputes for that seed.
+    const jobCompare = JSON.parse(readFileSync(join(runs[1], 'compare.json'), 'utf8')) as Array<{ b: string; passAtN: unknown }>;
+    const fromCompare = (written.pairs as unknown as Array<{ b: string; perRun: Array<{ comparison: { passAtN: unknown } }> }>)[0].perRun[1].comparison.passAtN;
+    expect(fromCompare).toEqual(jobCompare.find((c) => c.b === 'gigpo')!.passAtN);
+  }, 600_000);
+
+  it('refuses a malformed seed list and a compare without folders', async () => {
+    expect((await captured(() => trainCommand.run(['--seeds', '3-1']))).code).toBe(2);
+    expect((await captured(() => compareCommand.run([]))).code).toBe(2);
+    const missing = await captured(() => compareCommand.run([join(tmpdir(), 'no-such-run-folder')]).catch((e) => (e.code === 'E_ARG' ? 3 : 4)));
+    expect(missing.code).toBe(3);
+  });
+});
