@@ -1,5 +1,5 @@
 // Shared helpers: tag extraction, remark truncation, prompt framing and windowing, memory blocks, seed ranges and
-// option checks, each against hand-written expected text.
+// option checks, each against hand-written expected text; the Python text forms against CPython 3.11's own outputs.
 
 import { describe, expect, it } from 'vitest';
 import { hasCode } from '../../src/errors.js';
@@ -18,6 +18,7 @@ import {
   taskSeed,
   trialLine,
 } from '../../src/envs/common/index.js';
+import { pyFloatRepr, pyStr, pyStrip, pyStrRepr } from '../../src/envs/common/python.js';
 import type { TrajectoryStep } from '../../src/envs/types.js';
 
 const steps = (n: number): TrajectoryStep[] => Array.from({ length: n }, (_, i) => ({ action: `a${i + 1}`, observation: `o${i + 1}` }));
@@ -131,4 +132,64 @@ describe('seeds', () => {
     }
     expect(intOption('x', undefined, 'width', 6, 4, 12)).toBe(6);
   });
+});
+
+// Expected values printed by CPython 3.11 (`repr(x)`, `str(t)`, `x.strip()`, and the code points with `chr(c).isspace()`).
+describe('Python text forms (src/envs/common/python.ts)', () => {
+  it('repr and str of strings and string tuples as CPython prints them', () => {
+    const reprs: Array<[string, string]> = [
+      ['plain', "'plain'"],
+      ["it's", `"it's"`],
+      ['say "hi"', `'say "hi"'`],
+      [`both ' and "`, `'both \\' and "'`],
+      ['tab\there\nnew', "'tab\\there\\nnew'"],
+      ['back\\slash', "'back\\\\slash'"],
+      ['\x7f\x80\xa0\xad\xa1', "'\\x7f\\x80\\xa0\\xad\xa1'"],
+      ['é ü 中 😀', "'é ü 中 😀'"],
+      ['\x00\x1f', "'\\x00\\x1f'"],
+    ];
+    for (const [x, repr] of reprs) expect(pyStrRepr(x), x).toBe(repr);
+    expect([pyStr(['color', 'navy blue']), pyStr(['one']), pyStr(["men's", 'x\ty']), pyStr('as is')]).toEqual([
+      "('color', 'navy blue')",
+      "('one',)",
+      `("men's", 'x\\ty')`,
+      'as is',
+    ]);
+  });
+
+  it("float repr as CPython's shortest round-trip form", () => {
+    const cases: Array<[number, string]> = [
+      [0.1, '0.1'],
+      [1e-5, '1e-05'],
+      [1.2345678901234568e17, '1.2345678901234568e+17'],
+      [2.5e-7, '2.5e-07'],
+      [1 / 3, '0.3333333333333333'],
+      [-0, '-0.0'],
+      [1e16, '1e+16'],
+      [9999999999999998, '9999999999999998.0'],
+      [5e-324, '5e-324'],
+      [1.7976931348623157e308, '1.7976931348623157e+308'],
+      [100, '100.0'],
+      [35.99, '35.99'],
+    ];
+    for (const [x, repr] of cases) expect(pyFloatRepr(x), String(x)).toBe(repr);
+  });
+
+  it('strip removes exactly the characters str.isspace() accepts, from both ends only', () => {
+    const PY_SPACES = [
+      0x9, 0xa, 0xb, 0xc, 0xd, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009,
+      0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+    ];
+    const stripped: number[] = [];
+    for (let c = 0; c <= 0xffff; c++) {
+      const ch = String.fromCharCode(c);
+      if (pyStrip(`${ch}a${ch}b${ch}`) === `a${ch}b`) stripped.push(c);
+    }
+    expect(stripped).toEqual(PY_SPACES);
+    expect(pyStrip(' \u3000\t a b \x85')).toBe('a b');
+    // Whitespace inside long text is kept, and costs one pass: a million characters.
+    const inner = ' \t\n\u3000'.repeat(250_000);
+    expect(pyStrip(`\n x${inner}y \n`)).toBe(`x${inner}y`);
+    expect(pyStrip(inner)).toBe('');
+  }, 10_000);
 });

@@ -15,7 +15,7 @@ import { drawGoalSet, goalAt, parsePricing } from '../../src/envs/webshop/data.j
 import { createWebShopEnv, createWebShopExpert, webShopData, writeGeneratedCatalog, type WebShopOptions } from '../../src/envs/webshop/index.js';
 import { pageClickables, pageText, startSession, type Session } from '../../src/envs/webshop/pages.js';
 import { parseAction } from '../../src/envs/webshop/parse.js';
-import { flaskToJson, pyFloatRepr } from '../../src/envs/webshop/python.js';
+import { flaskToJson, pyFloatRepr } from '../../src/envs/common/python.js';
 import { goalKey } from '../../src/envs/webshop/splits.js';
 import { Trainer } from '../../src/train/trainer.js';
 
@@ -512,6 +512,71 @@ describe('actions (engine.py parse_action)', () => {
     expect(parseAction('click[buy now] please')).toEqual({ name: 'click', arg: 'buy now' });
     expect(parseAction('search[a [b] c]')).toEqual({ name: 'search[a ', arg: 'b] c' });
   });
+
+  // Actions of 100,000 characters of each shape a model can write, as whole actions and inside search[...] /
+  // click[...]: what the parser reads, what LaMer's projection records, and what the step does, each written out here.
+  // (Stripping whitespace with a backtracking expression made the ones with whitespace between other characters take
+  // tens of seconds; this test's 10 s limit is a guard far above the few milliseconds they take.)
+  it('reads 100,000-character actions of spaces, tabs, newlines, brackets and a mix as the original does', () => {
+    const N = 100_000;
+    const mix = ' \t[ ]\t '.repeat(N / 7 + 1).slice(0, N - 8);
+    const lastClose = mix.lastIndexOf(']');
+    expect([mix.endsWith(' \t[ '), mix.slice(lastClose - 2, lastClose + 1)]).toEqual([true, '[ ]']);
+    const cases: Array<{ shape: string; action: string; parsed: { name: string; arg: string } | null; valid: boolean; recorded: string }> = [
+      { shape: 'spaces', action: ' '.repeat(N), parsed: null, valid: false, recorded: '' },
+      {
+        shape: 'spaces in search[]',
+        action: `search[${' '.repeat(N - 8)}]`,
+        parsed: { name: 'search', arg: ' '.repeat(N - 8) },
+        valid: true,
+        recorded: `search[${' '.repeat(N - 8)}]`,
+      },
+      { shape: 'tabs', action: '\t'.repeat(N), parsed: null, valid: false, recorded: '' },
+      {
+        shape: 'tabs in search[]',
+        action: `search[${'\t'.repeat(N - 8)}]`,
+        parsed: { name: 'search', arg: '\t'.repeat(N - 8) },
+        valid: true,
+        recorded: `search[${'\t'.repeat(N - 8)}]`,
+      },
+      { shape: 'newlines', action: '\n'.repeat(N), parsed: null, valid: false, recorded: '' },
+      { shape: 'newlines in search[]', action: `search[${'\n'.repeat(N - 8)}]`, parsed: null, valid: false, recorded: `search[${'\n'.repeat(N - 8)}]` },
+      {
+        shape: 'brackets',
+        action: `${'['.repeat(N / 2)}${']'.repeat(N / 2)}`,
+        parsed: { name: '['.repeat(N / 2 - 1), arg: ']'.repeat(N / 2 - 1) },
+        valid: false,
+        recorded: `${'['.repeat(N / 2)}${']'.repeat(N / 2)}`,
+      },
+      {
+        shape: 'brackets in click[]',
+        action: `click[x${'[]'.repeat(N / 2 - 4)}]`,
+        parsed: { name: `click[x${'[]'.repeat(N / 2 - 5)}`, arg: ']' },
+        valid: false,
+        recorded: `click[x${'[]'.repeat(N / 2 - 4)}]`,
+      },
+      // The mix ends in ' \t[ ' and its last ']' is two characters after a '[': the argument is the one space between.
+      { shape: 'mixed', action: `a${mix}\n\tbcdef`, parsed: { name: `a${mix.slice(0, lastClose - 2)}`, arg: ' ' }, valid: false, recorded: `a${mix}\n\tbcdef` },
+      {
+        shape: 'mixed in search[]',
+        action: `search[${mix}]`,
+        parsed: { name: `search[${mix.slice(0, -2)}`, arg: ' ' },
+        valid: false,
+        recorded: `search[${mix}]`,
+      },
+    ];
+    const env = createWebShopEnv();
+    const initial = env.reset(1);
+    for (const c of cases) {
+      expect(c.action.length, c.shape).toBe(N);
+      expect(parseAction(c.action), c.shape).toEqual(c.parsed);
+      env.restart();
+      const r = env.step(`I think so.\n<action>${c.action}</action>`);
+      expect([r.valid, r.historyAction === c.recorded], c.shape).toEqual([c.valid, true]);
+      if (c.valid) expect(r.observation.text, c.shape).toMatch(/^Back to Search \[SEP\] Page 1 \(Total results: 0\) \[SEP\] Next >\n/);
+      else expect(r.observation, c.shape).toEqual(initial);
+    }
+  }, 10_000);
 });
 
 describe('the environment', () => {

@@ -9,7 +9,8 @@ import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js
 import { contentSplit, contentSplitOfSeed } from '../common/seeds.js';
 import { extractAction, extractRemark } from '../common/tags.js';
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
-import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, pyStringList, type LamerTemplates } from '../common/paper-prompts.js';
+import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, type LamerTemplates } from '../common/paper-prompts.js';
+import { pyStringList } from '../common/python.js';
 import { parseSokobanMoves } from './parse.js';
 import { paperRoom } from './paper.js';
 import {

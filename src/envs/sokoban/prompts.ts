@@ -11,10 +11,9 @@ import {
   MEMORY_TEMPLATES,
   lamerPlayParts,
   lamerReflectTrajectory,
-  pyFormat,
-  pyStrip,
   type LamerTemplates,
 } from '../common/paper-prompts.js';
+import { pyFormat, pyStrip } from '../common/python.js';
 import type { PlayPromptInput, ReflectPromptInput } from '../types.js';
 
 export interface SokobanPromptSettings {

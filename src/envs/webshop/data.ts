@@ -10,7 +10,7 @@
 
 import { LamerError } from '../../errors.js';
 import { PyRandom } from '../../util/mt19937.js';
-import { pyFloatRepr } from './python.js';
+import { pyFloatRepr } from '../common/python.js';
 
 /** Which goals are built: the synthetic ones of items_ins (the paper's) or the human instructions. */
 export type GoalSource = 'synthetic' | 'human';

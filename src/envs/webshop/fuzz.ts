@@ -3,19 +3,9 @@
 // not pin thefuzz) and `difflib` (thefuzz 0.19, pinned by WebShop's requirements, on difflib.SequenceMatcher). The
 // test file compares both with the Python libraries' outputs.
 
-import { pyStrip, pyStrRepr } from '../common/paper-prompts.js';
+import { pyStr, pyStrip } from '../common/python.js';
 
 export type FuzzBackend = 'rapidfuzz' | 'difflib';
-
-/**
- * Python's str() of a value as goal.py passes it: a string as is, a tuple of strings (a synthetic goal's option,
- * `(name, value)`) as `('a', 'b')` with each element in repr form.
- */
-export function pyStr(value: string | readonly string[]): string {
-  if (typeof value === 'string') return value;
-  const items = value.map(pyStrRepr);
-  return items.length === 1 ? `(${items[0]},)` : `(${items.join(', ')})`;
-}
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 const WORD_CHAR = /[\p{L}\p{N}_]/u;

@@ -4,8 +4,7 @@
 // does on which page). Seven pages: search, results, item, description, features, reviews, done.
 
 import type { Product } from './data.js';
-import { pyStrip } from '../common/paper-prompts.js';
-import { flaskToJson, pyFloatRepr } from './python.js';
+import { flaskToJson, pyFloatRepr, pyStrip } from '../common/python.js';
 
 export const BACK_TO_SEARCH = 'back to search';
 export const NEXT_PAGE = 'next >';

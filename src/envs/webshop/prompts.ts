@@ -5,7 +5,8 @@
 // to 15 fields, 6 for earlier trials), its memory blocks, and its admissible-action list.
 
 import { composePlayPrompt, composeReflectPrompt, type CompactObservation } from '../common/framing.js';
-import { CURRENT_TRAJECTORY_TEMPLATES, lamerAction, lamerCurrentTrajectory, pyFormat, pyStrip, type LamerTemplates } from '../common/paper-prompts.js';
+import { CURRENT_TRAJECTORY_TEMPLATES, lamerAction, lamerCurrentTrajectory, type LamerTemplates } from '../common/paper-prompts.js';
+import { pyFormat, pyStrip } from '../common/python.js';
 import type { MemoryMode, PastEpisode, PlayPromptInput, ReflectPromptInput, TrajectoryStep } from '../types.js';
 
 export interface WebShopPromptSettings {
