@@ -11,9 +11,13 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 const FLOORS = ['errors', 'util', 'native', 'tensor', 'model', 'envs', 'agent', 'rollout', 'engine', 'algo', 'eval', 'train', 'report', 'cli', 'index'];
 const path = (floor) => (floor === 'errors' || floor === 'tensor' || floor === 'index' ? `./src/${floor}.ts` : `./src/${floor}`);
 
-// Inside an environment split into adapter and engine, the same order: the engine imports nothing else of the
-// environment, the game sources only the engine, and the adapter (the files at the top) all of them.
-const INNER_FLOORS = [{ dir: './src/envs/alfworld', floors: ['engine', 'games'] }];
+// Inside an environment split into adapter and engine, the same order: each folder imports only the folders before it
+// (ALFWorld: the engine, then the game sources; WebShop: its engine's data, search, reward and site), and the adapter
+// (the files at the top) all of them.
+const INNER_FLOORS = [
+  { dir: './src/envs/alfworld', floors: ['engine', 'games'] },
+  { dir: './src/envs/webshop', floors: ['data', 'search', 'reward', 'site'] },
+];
 const innerZones = INNER_FLOORS.flatMap(({ dir, floors }) =>
   floors.map((floor, i) => ({
     target: `${dir}/${floor}`,

@@ -1,4 +1,4 @@
-// Measures how closely the WebShop search (src/envs/webshop/search.ts) agrees with Lucene itself on a query set:
+// Measures how closely the WebShop search (src/envs/webshop/search/bm25.ts) agrees with Lucene itself on a query set:
 // the documents of a catalog (the generated one by default, or original files) are indexed by both, the queries run
 // through both, and the rankings compared (top-10 overlap, identical top-10 order, identical top-50, identical float
 // scores). Lucene runs through scripts/webshop/LuceneBm25.java, on Debian's liblucene8-java:
@@ -16,10 +16,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Rng } from '../src/util/rng.js';
-import { analyze } from '../src/envs/webshop/analyzer.js';
+import { analyze } from '../src/envs/webshop/search/analyzer.js';
 import { webShopData } from '../src/envs/webshop/loader.js';
-import { drawGoalSet, goalAt } from '../src/envs/webshop/data.js';
-import { Bm25Index, productDocument } from '../src/envs/webshop/search.js';
+import { drawGoalSet, goalAt } from '../src/envs/webshop/data/pipeline.js';
+import { Bm25Index, productDocument } from '../src/envs/webshop/search/bm25.js';
 import { searchQueryFor } from '../src/envs/webshop/expert.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -1,4 +1,4 @@
-// Reference for the WebShop search (src/envs/webshop/search.ts): Lucene itself, with the analyzer and query of the
+// Reference for the WebShop search (src/envs/webshop/search/bm25.ts): Lucene itself, with the analyzer and query of the
 // original's pyserini index (Anserini's default English analyzer, BM25 with k1 = 0.9 and b = 0.4, a bag-of-words
 // query boosted by term counts, ties broken by the document id). Run with Debian's liblucene8-java:
 //   javac -cp "/usr/share/java/*" -d /tmp/lucene-ref scripts/webshop/LuceneBm25.java   (bench/webshop-search-agreement.ts does this)

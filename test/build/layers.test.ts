@@ -1,7 +1,9 @@
 // The layers import downwards only: the model concern (Policy, tokenizer, chat template) is below the train concern,
 // so no file under src/model may import from src/train. Read from the sources, so a new import that closes the cycle
 // fails here rather than as a load-order bug. Inside ALFWorld the engine (src/envs/alfworld/engine) is below the game
-// sources (games/), which are below the adapter (the files at the top); eslint.config.js checks the same order.
+// sources (games/), which are below the adapter (the files at the top); inside WebShop the engine's folders data/ <
+// search/ < reward/ < site/ are below its adapter, and of the other environment code the engine uses only the Python
+// text forms (src/envs/common/python.ts). eslint.config.js checks the same order.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,5 +59,26 @@ describe('layering inside ALFWorld: engine < games < adapter', () => {
   it('the game sources import the engine, and nothing of the adapter', () => {
     expect(importsOutside('games', 'envs/alfworld', ['engine', 'games'])).toEqual([]);
     expect(importsOutside('games', 'envs/alfworld', ['games']).length).toBeGreaterThan(0);
+  });
+});
+
+describe('layering inside WebShop: data < search < reward < site < adapter', () => {
+  const floors = ['data', 'search', 'reward', 'site'];
+  it('each engine folder imports only the folders below it, and nothing of the adapter', () => {
+    for (const [i, floor] of floors.entries()) expect(importsOutside(floor, 'envs/webshop', floors.slice(0, i + 1)), floor).toEqual([]);
+    // The check sees imports: the search, reward and site folders read the data folder's products.
+    for (const floor of floors.slice(1)) expect(importsOutside(floor, 'envs/webshop', [floor]).length, floor).toBeGreaterThan(0);
+  });
+
+  it('the engine knows nothing of LaMer: of src/envs it imports only the Python text forms', () => {
+    const outside = floors.flatMap((floor) =>
+      tsFiles(join(src, 'envs/webshop', floor)).flatMap((f) =>
+        importsOf(f)
+          .filter((target) => target.startsWith('envs/') && !target.startsWith('envs/webshop/') && target !== 'envs/common/python.js')
+          .map((target) => `${relative(src, f)} -> ${target}`),
+      ),
+    );
+    expect(outside).toEqual([]);
+    expect(importsInto('envs/webshop/site', 'envs/common').length).toBeGreaterThan(0);
   });
 });

@@ -4,14 +4,14 @@
 // Lucene 8.7.0's analyzer and BM25 (scripts/webshop/LuceneBm25.java). Every expected value is a literal from those runs.
 
 import { describe, expect, it } from 'vitest';
-import { analyze, standardTokenize } from '../../src/envs/webshop/analyzer.js';
-import type { Goal, Product } from '../../src/envs/webshop/data.js';
-import { fuzzProcess, tokenSetRatio, type FuzzBackend } from '../../src/envs/webshop/fuzz.js';
+import { analyze, standardTokenize } from '../../src/envs/webshop/search/analyzer.js';
+import type { Goal, Product } from '../../src/envs/webshop/data/pipeline.js';
+import { fuzzProcess, tokenSetRatio, type FuzzBackend } from '../../src/envs/webshop/reward/fuzz.js';
 import { webShopData } from '../../src/envs/webshop/loader.js';
-import { approximateNouns, NounSource, titleTokens } from '../../src/envs/webshop/nouns.js';
-import { porterStem } from '../../src/envs/webshop/porter.js';
-import { attributeReward, getReward, normalizeColor, optionReward, typeReward } from '../../src/envs/webshop/reward.js';
-import { lengthToNorm, normToLength } from '../../src/envs/webshop/search.js';
+import { approximateNouns, NounSource, titleTokens } from '../../src/envs/webshop/reward/nouns.js';
+import { porterStem } from '../../src/envs/webshop/search/porter.js';
+import { attributeReward, getReward, normalizeColor, optionReward, typeReward } from '../../src/envs/webshop/reward/score.js';
+import { lengthToNorm, normToLength } from '../../src/envs/webshop/search/bm25.js';
 
 /** [s1, s2, thefuzz on rapidfuzz, thefuzz 0.19 on difflib]; a list is a Python tuple. */
 const TOKEN_SET_RATIO: Array<[string | string[], string | string[], number, number]> = [

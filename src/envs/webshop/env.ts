@@ -1,18 +1,18 @@
-// The WebShop environment (SPEC §8, docs/spec.md §8): the original WebShop's data pipeline, search, seven pages,
-// clickables and reward (data.ts, search.ts, pages.ts, reward.ts), on the generated catalog (the default) or the
-// original files. The anchor is the page as the original shows it; the observation the model reads is the page after
-// the instruction (the prompt carries the instruction), the selected options, and the available actions.
+// The WebShop environment (docs/spec.md §8): the original WebShop's data pipeline, search, seven pages, clickables and
+// reward (the engine: data/, search/, site/, reward/), on the generated catalog (the default) or the original files.
+// The anchor is the page as the original shows it; the observation the model reads is the page after the instruction
+// (the prompt carries the instruction), the selected options, and the available actions.
 
 import { LamerError } from '../../errors.js';
 import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, type LamerTemplates } from '../common/paper-prompts.js';
 import { extractAction, extractRemark } from '../common/tags.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
 import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
-import type { Goal, GoalSet, Product } from './data.js';
-import { goalAt } from './data.js';
-import type { FuzzBackend } from './fuzz.js';
+import type { Goal, GoalSet, Product } from './data/pipeline.js';
+import { goalAt } from './data/pipeline.js';
+import type { FuzzBackend } from './reward/fuzz.js';
 import { webShopData, type FileRole, type WebShopData, type WebShopFilePaths } from './loader.js';
-import { click, pageClickables, pageFields, searchSession, startSession, type Clickable, type PageKind, type Session } from './pages.js';
+import { click, pageClickables, pageFields, searchSession, startSession, type Clickable, type PageKind, type Session } from './site/pages.js';
 import { parseAction } from './parse.js';
 import {
   lamerProjection,
@@ -22,8 +22,8 @@ import {
   webShopPlayPrompt,
   webShopReflectPrompt,
 } from './prompts.js';
-import { getReward, type RewardParts } from './reward.js';
-import { SEARCH_RETURN_N } from './search.js';
+import { getReward, type RewardParts } from './reward/score.js';
+import { SEARCH_RETURN_N } from './search/bm25.js';
 import { GoalPicker, goalKey, PaperRestartStream, SPLIT_MODES, type SplitMode } from './splits.js';
 
 export const RESTART_MODES = ['same-goal', 'paper-random-goal'] as const;

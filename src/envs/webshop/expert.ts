@@ -5,11 +5,11 @@
 // the product the request was written from.
 
 import type { Expert, PromptStyle, TrajectoryStep } from '../types.js';
-import type { Goal, Product } from './data.js';
+import type { Goal, Product } from './data/pipeline.js';
 import { requestWords, type WebShopEnv } from './env.js';
-import { tokenSetRatio } from './fuzz.js';
-import { BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, PRODUCT_WINDOW } from './pages.js';
-import { getReward, goalOptionValues, normalizeColor } from './reward.js';
+import { tokenSetRatio } from './reward/fuzz.js';
+import { BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, PRODUCT_WINDOW } from './site/pages.js';
+import { getReward, goalOptionValues, normalizeColor } from './reward/score.js';
 
 /** The words the expert types into the search box: the request without its price clause. */
 export const searchQueryFor = requestWords;

@@ -1,16 +1,16 @@
 // Where a WebShop environment's data comes from: the original files (env.options.source 'original' with
 // files.products / files.attributes / files.humanInstructions, optionally a noun table) or the generated catalog
-// (source 'generated', the default), both read by the one load pipeline of data.ts. The SHA-256 of every file read
+// (source 'generated', the default), both read by the one load pipeline of data/pipeline.ts. The SHA-256 of every file read
 // (for the generated catalog, of the JSON it writes) is part of the data, so a run records which data it used; a
 // config that names the hashes is checked against them. Data is loaded once per process and shared by all envs.
 
 import { readFileSync, statSync } from 'node:fs';
 import { LamerError } from '../../errors.js';
 import { sha256 } from '../../util/hash.js';
-import { generateCatalogFiles } from './catalog.js';
-import { baseGoals, loadProducts, type GoalBase, type GoalSource, type Product } from './data.js';
-import { NounSource } from './nouns.js';
-import { Bm25Index, productDocument } from './search.js';
+import { generateCatalogFiles } from './data/catalog.js';
+import { baseGoals, loadProducts, type GoalBase, type GoalSource, type Product } from './data/pipeline.js';
+import { NounSource } from './reward/nouns.js';
+import { Bm25Index, productDocument } from './search/bm25.js';
 
 export interface WebShopFilePaths {
   /** items_shuffle_1000.json (or items_shuffle.json): the products. */

@@ -12,7 +12,7 @@
 import { LamerError } from '../../errors.js';
 import { NumpyRandomState, PyRandom } from '../../util/mt19937.js';
 import { contentSplit, contentSplitOfSeed, EVAL_SEEDS, SELECT_SEEDS, TRAIN_SEEDS, type ContentSplit } from '../common/seeds.js';
-import { drawGoalSet, goalAt, type Goal, type GoalSet } from './data.js';
+import { drawGoalSet, goalAt, type Goal, type GoalSet } from './data/pipeline.js';
 import type { WebShopData } from './loader.js';
 
 export const SPLIT_MODES = ['lamer', 'paper', 'webshop'] as const;

@@ -6,7 +6,7 @@
 // Lucene itself is measured by bench/webshop-search-agreement.ts (docs/webshop-data.md).
 
 import { analyze } from './analyzer.js';
-import type { Product } from './data.js';
+import type { Product } from '../data/pipeline.js';
 
 export interface Bm25Params {
   k1: number;

@@ -3,8 +3,8 @@
 // buttons and product links by their lower-cased text, then option radios by value; SimServer.receive: what a click
 // does on which page). Seven pages: search, results, item, description, features, reviews, done.
 
-import type { Product } from './data.js';
-import { flaskToJson, pyFloatRepr, pyStrip } from '../common/python.js';
+import type { Product } from '../data/pipeline.js';
+import { flaskToJson, pyFloatRepr, pyStrip } from '../../common/python.js';
 
 export const BACK_TO_SEARCH = 'back to search';
 export const NEXT_PAGE = 'next >';

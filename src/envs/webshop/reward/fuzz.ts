@@ -3,7 +3,7 @@
 // not pin thefuzz) and `difflib` (thefuzz 0.19, pinned by WebShop's requirements, on difflib.SequenceMatcher). The
 // test file compares both with the Python libraries' outputs.
 
-import { pyStr, pyStrip } from '../common/python.js';
+import { pyStr, pyStrip } from '../../common/python.js';
 
 export type FuzzBackend = 'rapidfuzz' | 'difflib';
 

@@ -8,9 +8,9 @@
 // random.sample(price_range, 2) per goal-bearing product (synthetic) or instruction (human), in catalog order; then
 // random.seed(seed) and random.shuffle(goals).
 
-import { LamerError } from '../../errors.js';
-import { PyRandom } from '../../util/mt19937.js';
-import { pyFloatRepr } from '../common/python.js';
+import { LamerError } from '../../../errors.js';
+import { PyRandom } from '../../../util/mt19937.js';
+import { pyFloatRepr } from '../../common/python.js';
 
 /** Which goals are built: the synthetic ones of items_ins (the paper's) or the human instructions. */
 export type GoalSource = 'synthetic' | 'human';

@@ -5,7 +5,7 @@
 // the bullet points or the description; options match by token_set_ratio > 85 after colour normalisation; r_type is
 // 1, 0.5, 0.1 or 0 from the query, the breadcrumb and the share of the goal title's nouns in the bought title.
 
-import type { Goal, Product } from './data.js';
+import type { Goal, Product } from '../data/pipeline.js';
 import { tokenSetRatio, type FuzzBackend } from './fuzz.js';
 import type { NounSource } from './nouns.js';
 

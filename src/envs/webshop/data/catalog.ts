@@ -1,12 +1,12 @@
 // The catalog this project generates, written in the original WebShop files' format (items_shuffle.json,
-// items_ins_v2.json, items_human_ins.json) and read by the same loader as the original data (data.ts), so generated and
+// items_ins_v2.json, items_human_ins.json) and read by the same loader as the original data (pipeline.ts), so generated and
 // original data take one path. Products come from a small table of categories, product types, attributes and options,
 // so the environment runs anywhere without data files; each product has one synthetic instruction (its attributes and
 // type), from which the loader builds one goal per combination of option values, as the original does.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Rng } from '../../util/rng.js';
+import { Rng } from '../../../util/rng.js';
 
 interface ProductTypeSpec {
   /** Singular product type as written in titles and requests ("office chair"). */
