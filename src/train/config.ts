@@ -261,13 +261,14 @@ export const configSchema = z
     eval: evalSchema.default(evalSchema.parse({})).describe('evaluation'),
     sft: sftSchema.default(sftSchema.parse({})).describe('the supervised warm start'),
     /**
-     * Written by a run into its config.json: what its environments read (fidelity, data files and their SHA-256, prompt
-     * templates), for training and for evaluation. Ignored when a config is read.
+     * Written by a run into its config.json: the code it ran (package version, git commit, whether tracked files
+     * differed from it) and what its environments read (fidelity, data files and their SHA-256, prompt templates), for
+     * training and for evaluation. Ignored when a config is read.
      */
     provenance: z
       .record(z.string(), z.unknown())
       .nullish()
-      .describe('written by a run: what its environments read (files and their SHA-256); ignored when read'),
+      .describe('written by a run: its code (version, git commit) and what its environments read (files and their SHA-256); ignored when read'),
   })
   .strict();
 

@@ -21,6 +21,7 @@ import { warmStart } from './warm-start.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import { claimRunFolder } from './run-lock.js';
+import { codeVersion } from './code-version.js';
 import type { DistContext } from './distributed.js';
 import type { PolicyRuntime, UpdateMetrics } from './runtime.js';
 
@@ -181,18 +182,21 @@ export class Trainer {
   }
 
   /**
-   * What the run's environments read (Environment.provenance: fidelity, data files and their SHA-256, prompt
-   * templates), for training and evaluation; logged, and written into config.json. null when they say nothing.
+   * What the run was made with, written into config.json: the code (package version, git commit and whether tracked
+   * files differed from it: codeVersion) and what the run's environments read (Environment.provenance: fidelity, data
+   * files and their SHA-256, prompt templates) for training and evaluation, null where they say nothing; logged.
    */
-  #provenance(): Record<string, unknown> | null {
+  #provenance(): Record<string, unknown> {
+    const code = codeVersion();
     const train = this.#env()().provenance?.();
     const evaluation = this.#env(true)().provenance?.();
-    if (train === undefined && evaluation === undefined) return null;
-    const same = JSON.stringify(train) === JSON.stringify(evaluation);
-    this.#log(
-      `[${this.config.method}] env ${this.config.env.name}: ${describeProvenance(train)}${same ? '' : `; at evaluation ${describeProvenance(evaluation)}`}`,
-    );
-    return { train: train ?? null, eval: evaluation ?? null };
+    if (train !== undefined || evaluation !== undefined) {
+      const same = JSON.stringify(train) === JSON.stringify(evaluation);
+      this.#log(
+        `[${this.config.method}] env ${this.config.env.name}: ${describeProvenance(train)}${same ? '' : `; at evaluation ${describeProvenance(evaluation)}`}`,
+      );
+    }
+    return { code, train: train ?? null, eval: evaluation ?? null };
   }
 
   /** Keeps only the metrics of iterations up to `iteration` (a resumed run rewrites what came after). */
@@ -428,8 +432,7 @@ export class Trainer {
   async *#run(options: RunOptions): AsyncGenerator<TrainerEvent> {
     const c = this.config;
     const { signal } = options;
-    const provenance = this.#provenance();
-    this.#write('config.json', JSON.stringify(provenance === null ? c : { ...c, provenance }, null, 2) + '\n');
+    this.#write('config.json', JSON.stringify({ ...c, provenance: this.#provenance() }, null, 2) + '\n');
     if (isChanceMethod(c.method)) {
       // A chance row loads no model: it is one evaluation of the random player on the held-out tasks.
       this.#write('metrics.jsonl', '');

@@ -1,6 +1,7 @@
 // The training loop over a light stand-in runtime: a scripted player whose randomness depends on one trained
 // number, so rollouts depend on the training state and a resumed run can be compared with an uninterrupted one.
 import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { createEnv } from '../../../src/envs/registry.js';
 import { TRANSCRIPTS_FILE, Trainer } from '../../../src/train/trainer.js';
 import { runJob } from '../../../src/train/job.js';
 import { validateConfig } from '../../../src/train/config.js';
+import { codeVersion } from '../../../src/train/code-version.js';
 import type { PolicyRuntime, UpdateBatch } from '../../../src/train/runtime.js';
 import type { TrainerConfigInput } from '../../../src/train/config.js';
 import type { IterationEvent, TrainerEvent } from '../../../src/train/events.js';
@@ -283,7 +285,7 @@ describe('Trainer loop', () => {
     expect(made.at(-1)).toEqual({ method: 'reflexion', path: join(dir, 'test', 'warm-start') });
   });
 
-  it('a run records what its environments read in config.json (provenance), and logs it', async () => {
+  it('a run records its code (git commit) and what its environments read in config.json (provenance), and logs it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-provenance-'));
     const lamerSource = join(import.meta.dirname, '..', '..', 'envs', 'fixtures', 'lamer');
     const lines: string[] = [];
@@ -298,7 +300,13 @@ describe('Trainer loop', () => {
     const written = JSON.parse(readFileSync(join(trainer.runDir, 'config.json'), 'utf8')) as { provenance: Record<string, Record<string, unknown>> };
     const file = join(lamerSource, 'agent_system', 'environments', 'minesweeper', 'prompt.py');
     const prompts = { file, sha256: createHash('sha256').update(readFileSync(file)).digest('hex') };
-    expect(written.provenance).toEqual({ train: { fidelity: 'paper', paperPrompts: prompts }, eval: { fidelity: 'lamer', paperPrompts: prompts } });
+    // The code that made the run: this checkout's commit (and whether tracked files differed from it).
+    expect(written.provenance).toEqual({
+      code: codeVersion(),
+      train: { fidelity: 'paper', paperPrompts: prompts },
+      eval: { fidelity: 'lamer', paperPrompts: prompts },
+    });
+    expect(written.provenance.code.commit).toBe(execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim());
     // The record reads back as a config; a run's prompts were LaMer's templates.
     expect(validateConfig(written).model.promptStyle).toBe('paper');
     expect(lines.find((l) => l.includes('env minesweeper:'))).toBe(
