@@ -2,71 +2,142 @@
 // Why a MineSweeper agent wins or loses, from transcripts (`lamer eval --transcripts FILE`, or a run's
 // transcripts.jsonl): per method, pass@k, the share of turns that opened nothing (rewarded -1: a cell already open,
 // off the board or unparsable), how episodes end (win, mine, out of turns), how often an attempt after a mine opens
-// that same mine again, and how many reflections were right.
-// usage: node scripts/transcript-stats.mjs FILE.jsonl [FILE.jsonl ...]
-import { readFileSync } from 'node:fs';
+// that same mine again, and how many reflections were right. MineSweeper checks a reflection only where the attempt
+// before it ended on a mine (Environment.checkReflection), so "right" is out of those reflections, not out of every
+// failed attempt; the line says both counts.
+//
+// usage: node scripts/transcript-stats.mjs [--out FILE.json] INPUT...
+//   INPUT: a transcripts file (.jsonl); a run or job folder (its transcripts.jsonl and those of its method folders);
+//          or a counts file this script wrote with --out, whose counts are added to the rest (so the committed
+//          per-seed files of a job give its across-seed figures without the transcripts).
+//   --out FILE.json: also write the counts, per method, with the SHA-256 and trial count of each transcripts file
+//          read, in a form to commit beside a run's summary (docs/runs/<run>/transcripts.json).
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+const COUNTS = ['trials', 'turns', 'wasted', 'episodes', 'won', 'mine', 'outOfTurns', 'afterMine', 'repeatMine', 'reflections', 'checked', 'right'];
+const EPISODES = 3;
+
+const usage = () => {
+  console.error('usage: node scripts/transcript-stats.mjs [--out FILE.json] INPUT...   (INPUT: transcripts .jsonl, a run or job folder, or a counts .json)');
+  process.exit(2);
+};
+
+const args = process.argv.slice(2);
+let out = null;
+const inputs = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--out') out = args[++i] ?? usage();
+  else if (args[i].startsWith('-')) usage();
+  else inputs.push(args[i]);
+}
+if (inputs.length === 0) usage();
 
 const cellOf = (response) => {
   const m = /<action>[^<]*?(-?\d+)\D+(-?\d+)/.exec(response);
   return m ? `${m[1]},${m[2]}` : null;
 };
 
+/** Per method key: the counts (see COUNTS) and passAt[k] (trials won by attempt k + 1). */
 const byMethod = new Map();
-for (const file of process.argv.slice(2)) {
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    const t = JSON.parse(line);
-    const key = t.reflections === 'expert' ? `${t.method} (expert reflections)` : t.method;
-    if (!byMethod.has(key)) byMethod.set(key, []);
-    byMethod.get(key).push(t);
-  }
-}
+const sources = [];
+const countsOf = (key) => {
+  if (!byMethod.has(key)) byMethod.set(key, { ...Object.fromEntries(COUNTS.map((c) => [c, 0])), passAt: new Array(EPISODES).fill(0) });
+  return byMethod.get(key);
+};
 
-const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '-');
-for (const [method, trials] of byMethod) {
-  const passAt = Array.from({ length: 3 }, (_, k) => trials.filter((t) => t.wonEpisode >= 0 && t.wonEpisode <= k).length);
-  let turns = 0,
-    wasted = 0,
-    episodes = 0,
-    won = 0,
-    mine = 0,
-    outOfTurns = 0;
-  let afterMine = 0,
-    repeatMine = 0,
-    reflections = 0,
-    right = 0,
-    checked = 0;
-  for (const t of trials) {
-    let lastMine = null;
-    for (const e of t.episodes) {
-      episodes++;
-      const clicks = e.turns.map((u) => cellOf(u.response));
-      if (lastMine !== null) {
-        afterMine++;
-        if (clicks.includes(lastMine)) repeatMine++;
-      }
-      for (const u of e.turns) {
-        turns++;
-        if (Math.abs(u.reward + 1) < 1e-4) wasted++;
-      }
-      const last = e.turns.at(-1);
-      if (e.won) won++;
-      else if (last && Math.abs(last.reward + 0.1) < 1e-4) mine++;
-      else outOfTurns++;
-      lastMine = !e.won && last && Math.abs(last.reward + 0.1) < 1e-4 ? clicks.at(-1) : null;
-      if (e.reflection) {
-        reflections++;
-        if (e.reflection.correct !== undefined) {
-          checked++;
-          if (e.reflection.correct) right++;
-        }
+function addTrial(s, t) {
+  s.trials++;
+  for (let k = 0; k < EPISODES; k++) if (t.wonEpisode >= 0 && t.wonEpisode <= k) s.passAt[k]++;
+  let lastMine = null;
+  for (const e of t.episodes) {
+    s.episodes++;
+    const clicks = e.turns.map((u) => cellOf(u.response));
+    if (lastMine !== null) {
+      s.afterMine++;
+      if (clicks.includes(lastMine)) s.repeatMine++;
+    }
+    for (const u of e.turns) {
+      s.turns++;
+      if (Math.abs(u.reward + 1) < 1e-4) s.wasted++;
+    }
+    const last = e.turns.at(-1);
+    const endedOnMine = !e.won && last !== undefined && Math.abs(last.reward + 0.1) < 1e-4;
+    if (e.won) s.won++;
+    else if (endedOnMine) s.mine++;
+    else s.outOfTurns++;
+    lastMine = endedOnMine ? clicks.at(-1) : null;
+    if (e.reflection) {
+      s.reflections++;
+      if (e.reflection.correct !== undefined) {
+        s.checked++;
+        if (e.reflection.correct) s.right++;
       }
     }
   }
+}
+
+function readTranscripts(file) {
+  const text = readFileSync(file, 'utf8');
+  let trials = 0;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const t = JSON.parse(line);
+    addTrial(countsOf(t.reflections === 'expert' ? `${t.method} (expert reflections)` : t.method), t);
+    trials++;
+  }
+  sources.push({ file, sha256: createHash('sha256').update(text).digest('hex'), trials });
+}
+
+function readCounts(file) {
+  const saved = JSON.parse(readFileSync(file, 'utf8'));
+  if (!saved || typeof saved.methods !== 'object' || !Array.isArray(saved.sources)) {
+    console.error(`${file}: not a counts file of scripts/transcript-stats.mjs (expected "methods" and "sources")`);
+    process.exit(2);
+  }
+  for (const [key, c] of Object.entries(saved.methods)) {
+    const s = countsOf(key);
+    for (const name of COUNTS) s[name] += c[name];
+    c.passAt.forEach((w, k) => (s.passAt[k] += w));
+  }
+  sources.push(...saved.sources);
+}
+
+for (const input of inputs) {
+  if (statSync(input).isDirectory()) {
+    const files = [
+      join(input, 'transcripts.jsonl'),
+      ...readdirSync(input)
+        .sort()
+        .map((d) => join(input, d, 'transcripts.jsonl')),
+    ];
+    const found = files.filter((f) => existsSync(f));
+    if (found.length === 0) {
+      console.error(`${input}: no transcripts.jsonl in it or in its method folders`);
+      process.exit(2);
+    }
+    found.forEach(readTranscripts);
+  } else if (input.endsWith('.json')) readCounts(input);
+  else readTranscripts(input);
+}
+
+const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '-');
+for (const [method, s] of byMethod) {
   console.log(
-    `${method}: ${trials.length} trials; pass@1/2/3 ${passAt.map((w) => pct(w, trials.length)).join(' / ')}; ` +
-      `wasted turns ${pct(wasted, turns)}% of ${turns}; episodes won/mine/out of turns ${pct(won, episodes)}/${pct(mine, episodes)}/${pct(outOfTurns, episodes)}%; ` +
-      `after a mine, same mine again ${repeatMine} of ${afterMine} (${pct(repeatMine, afterMine)}%)` +
-      (reflections ? `; reflections right ${right} of ${checked} (${pct(right, checked)}%)` : ''),
+    `${method}: ${s.trials} trials; pass@1/2/3 ${s.passAt.map((w) => pct(w, s.trials)).join(' / ')}; ` +
+      `wasted turns ${pct(s.wasted, s.turns)}% of ${s.turns}; episodes won/mine/out of turns ${pct(s.won, s.episodes)}/${pct(s.mine, s.episodes)}/${pct(s.outOfTurns, s.episodes)}%; ` +
+      `after a mine, same mine again ${s.repeatMine} of ${s.afterMine} (${pct(s.repeatMine, s.afterMine)}%)` +
+      (s.reflections
+        ? `; reflections right ${s.right} of ${s.checked} checked (${pct(s.right, s.checked)}%: those after an attempt that ended on a mine), ` +
+          `of ${s.reflections} reflections in all`
+        : ''),
   );
+}
+
+if (out !== null) {
+  mkdirSync(dirname(out), { recursive: true });
+  const methods = Object.fromEntries([...byMethod].map(([k, s]) => [k, s]));
+  writeFileSync(out, JSON.stringify({ script: 'scripts/transcript-stats.mjs', sources, methods }, null, 2) + '\n');
+  console.log(`wrote ${out}`);
 }
