@@ -62,19 +62,29 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
   return scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
 }
 
-/** Plays `config.sft.trials` LaMer trials on training tasks with the scripted players and collects the rows. */
-export async function collectDemonstrations(config: TrainerConfig, signal?: AbortSignal): Promise<Demonstrations> {
-  const trialsPerTask = Math.min(config.sft.trialsPerTask ?? config.rollout.groupSize, config.sft.trials);
-  const taskCount = Math.max(1, Math.ceil(config.sft.trials / trialsPerTask));
+/**
+ * The tasks the warm start plays: the first distinct tasks (by content, where the environment names it) of the run's
+ * demonstration block, one per `trialsPerTask` trials. The block is the run's own (`sft.taskSeed`, else the seed), so
+ * demonstrations and RL iterations draw different task seeds and two seeds different seeds; two seeds' tasks can
+ * still hold the same content (a board drawn in both blocks), as often as the environment's training side is small
+ * against the demonstrations (docs/results.md, "What a seed varies", gives the default job's share).
+ */
+export function demonstrationTasks(config: TrainerConfig): { tasks: number[]; trialsPerTask: number; env: () => Environment } {
   if (config.env.name === 'custom') {
     throw new LamerError('E_CONFIG', 'the supervised warm start needs a built-in environment (its scripted players); set sft.trials=0 for a custom one');
   }
+  const trialsPerTask = Math.min(config.sft.trialsPerTask ?? config.rollout.groupSize, config.sft.trials);
+  const taskCount = Math.max(1, Math.ceil(config.sft.trials / trialsPerTask));
   const envName = config.env.name;
   const env = (): Environment => createEnv(envName, config.env.options as never);
-  // The first distinct tasks (by content, where the environment names it) of the run's demonstration block: a block
-  // of its own, so demonstrations and RL iterations use different tasks and two seeds different demonstrations.
   const block = runSeeds(config).demonstrationTasks;
   const tasks = distinctTaskSeeds((i) => blockTaskSeed('demonstration', block, i), taskCount, env, { length: TASK_BLOCK_SIZE, what: 'demonstration' });
+  return { tasks, trialsPerTask, env };
+}
+
+/** Plays `config.sft.trials` LaMer trials on training tasks with the scripted players and collects the rows. */
+export async function collectDemonstrations(config: TrainerConfig, signal?: AbortSignal): Promise<Demonstrations> {
+  const { tasks, trialsPerTask, env } = demonstrationTasks(config);
   const batch = await runRollout({
     policy: demoPolicy(config),
     env,

@@ -1,7 +1,8 @@
-// The README's result tables are re-derivable: each sits between `<!-- table: COMMAND -->` and `<!-- /table -->`, where
-// COMMAND runs the committed results script over run summaries committed under docs/runs/ (each seed's config.json,
-// eval.json and compare.json), and the test runs it and compares its output with the README, line for line. A figure
-// edited by hand, a summary changed without its table, or a change to the statistics fails here.
+// The result tables of the README (the headline: the confirmation set) and of docs/results.md (the development set)
+// are re-derivable: each sits between `<!-- table: COMMAND -->` and `<!-- /table -->`, where COMMAND runs the committed
+// results script over run summaries committed under docs/runs/ (each seed's config.json, eval.json and compare.json),
+// and the test runs it and compares its output with the document, line for line. A figure edited by hand, a summary
+// changed without its table, or a change to the statistics fails here.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -32,16 +33,19 @@ function scriptArgs(command: string): string[] {
   return [join(root, script), ...args];
 }
 
-describe('README result tables', () => {
-  const found = tables(readFileSync(join(root, 'README.md'), 'utf8'));
+const read = (file: string) => readFileSync(join(root, file), 'utf8');
 
-  it('the headline (the confirmation set) and the development set each have a table from docs/runs/', () => {
-    expect(found.length).toBeGreaterThanOrEqual(2);
-    expect(found.some((t) => /docs\/runs\/confirm-seed/.test(t.command))).toBe(true);
+describe('result tables', () => {
+  const readme = tables(read('README.md'));
+  const results = tables(read('docs/results.md'));
+
+  it('the README has the headline (the confirmation set) and docs/results.md the development set, each from docs/runs/', () => {
+    expect(readme.some((t) => /docs\/runs\/confirm-seed/.test(t.command))).toBe(true);
+    expect(results.some((t) => /docs\/runs\/dev-seed/.test(t.command))).toBe(true);
   });
 
   it("each equals the committed script's output on the committed run summaries", () => {
-    for (const t of found) {
+    for (const t of [...readme, ...results]) {
       const out = execFileSync(process.execPath, scriptArgs(t.command), { cwd: root, encoding: 'utf8' }).trim();
       expect(t.body, t.command).toBe(out);
     }

@@ -1,8 +1,13 @@
 // The warm start's demonstrations: the MineSweeper logic player's later episodes follow only what its reflections
-// state, and the row weights repeat reflections and memory-reading rows as configured.
+// state, and the row weights repeat reflections and memory-reading rows as configured. And what the docs say about the
+// default job's seeds: each plays a block of task seeds of its own, but by content (a board's mine layout and first
+// reveal) their demonstration boards overlap, by as much as docs/results.md and the README state.
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/train/config.js';
-import { collectDemonstrations } from '../../src/train/demonstrations.js';
+import { collectDemonstrations, demonstrationTasks } from '../../src/train/demonstrations.js';
 
 function config(sft: Record<string, number | string | null>) {
   return validateConfig({
@@ -78,4 +83,45 @@ describe('warm-start demonstrations (MineSweeper)', () => {
     expect(grouped.boards).toBeLessThanOrEqual(16);
     expect(spread.boards).toBeGreaterThan(2 * grouped.boards); // distinct first boards (two tasks can show the same one)
   });
+});
+
+describe("the default job's seeds: demonstration boards by content", () => {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+  const flat = (file: string) => readFileSync(join(root, file), 'utf8').replace(/\s+/g, ' ');
+  const n = (x: number) => x.toLocaleString('en-US');
+  const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`;
+
+  it('the five confirmation seeds (their committed configs) share boards as the docs say', () => {
+    // The boards each seed's warm start played, by content, from the resolved configs the runs wrote.
+    const keys = [0, 1, 2, 3, 4].map((seed) => {
+      const config = validateConfig(JSON.parse(readFileSync(join(root, 'docs', 'runs', `confirm-seed${seed}`, 'config.json'), 'utf8')));
+      expect(config.seed).toBe(seed);
+      const { tasks, env } = demonstrationTasks(config);
+      const probe = env();
+      return tasks.map((task) => {
+        probe.reset(task);
+        return probe.taskKey!();
+      });
+    });
+    const size = keys[0].length;
+    for (const k of keys) expect(new Set(k).size).toBe(size); // distinct within a seed
+    const sets = keys.map((k) => new Set(k));
+    const pairs: number[] = [];
+    for (let a = 0; a < sets.length; a++) for (let b = a + 1; b < sets.length; b++) pairs.push(keys[a].filter((k) => sets[b].has(k)).length);
+    const inAnother = keys.map((k, a) => k.filter((key) => sets.some((o, b) => b !== a && o.has(key))).length);
+    const union = new Set(keys.flat()).size;
+    const [lo, hi] = [Math.min(...pairs), Math.max(...pairs)];
+    const mean = pairs.reduce((x, y) => x + y, 0) / pairs.length;
+    const [anyLo, anyHi] = [Math.min(...inAnother), Math.max(...inAnother)];
+    const stated =
+      `any two of the five confirmation seeds share ${lo} to ${hi} of their ${n(size)} demonstration boards ` +
+      `(${pct(lo, size)} to ${pct(hi, size)}, ${pct(mean, size)} on average), ${n(anyLo)} to ${n(anyHi)} of a seed's boards ` +
+      `(${pct(anyLo, size)} to ${pct(anyHi, size)}) are among another seed's, and the five seeds together play ${n(union)} ` +
+      `distinct boards in ${n(size * keys.length)} demonstration trials`;
+    expect(flat('docs/results.md')).toContain(stated);
+    expect(flat('README.md')).toContain(`share about ${Math.round((100 * mean) / size)}% of their demonstration boards`);
+    // Shared, not separate: the statement would be wrong if the seeds' boards were disjoint or the same.
+    expect(lo).toBeGreaterThan(0);
+    expect(union).toBeLessThan(size * keys.length);
+  }, 120_000);
 });

@@ -1,6 +1,10 @@
 // The ported random streams against CPython 3.11.7's `random` and numpy 2.4.6's legacy `RandomState`: every value
 // below was computed under Python here (seeds 0, 1, 42, 233, 2^32 - 1, 2^32, 2^40 + 7, 2^100 + 12345, -5 and a
-// 30-digit one for CPython; 0, 1, 42, 4608, 2^31, 2^32 - 1 for numpy) and is kept as a fact.
+// 30-digit one for CPython; 0, 1, 42, 4608, 2^31, 2^32 - 1 for numpy) and is kept as a fact. The algorithms ported are
+// CPython's (python/cpython: Modules/_randommodule.c for seeding and the generator, Lib/random.py for randbelow,
+// shuffle, sample, choice, randint, uniform) and numpy's (numpy/numpy: numpy/random/_mt19937.pyx for seeding,
+// numpy/random/mtrand.pyx and numpy/random/_bounded_integers.pyx.in for rand, randint, permutation, shuffle, choice);
+// where the ported environments draw from them is in docs/spec.md §8.
 import { describe, expect, it } from 'vitest';
 import { MT19937, NumpyRandomState, PyRandom } from '../../src/util/mt19937.js';
 
@@ -304,7 +308,9 @@ describe("CPython's random", () => {
     });
   }
 
-  it('the vectors of ENVIRONMENTS.md §2.5', () => {
+  // Calls the ported environments make (docs/spec.md §8: Sokoban's room_utils.py, WebShop's goal shuffle with seed 233),
+  // each recomputed with CPython 3.11.7: e.g. `random.Random(233).shuffle(list(range(10)))`.
+  it('short vectors of the calls the environments make (seeds 42, 233, 0, 1, 2^40 + 7)', () => {
     expect(new PyRandom(42).random()).toBe(0.6394267984578837);
     expect(new PyRandom(233).shuffle(Array.from({ length: 10 }, (_, i) => i))).toEqual([5, 9, 0, 1, 4, 7, 6, 3, 8, 2]);
     const r0 = new PyRandom(0);
@@ -344,7 +350,9 @@ describe("numpy's legacy RandomState", () => {
     });
   }
 
-  it('the vectors of ENVIRONMENTS.md §2.5, and the seed range', () => {
+  // LaMer's MineSweeper layout (`RandomState(seed).rand(rows, cols)`, docs/spec.md §8) and the bounded draws, each
+  // recomputed with numpy 2.4.6: e.g. `np.random.RandomState(4608).randint(0, 2**16 - 1, 4)`.
+  it('short vectors of the calls the environments make (seeds 0, 42, 4608), and the seed range', () => {
     expect(new NumpyRandomState(0).rand()).toBe(0.5488135039273248);
     expect(new NumpyRandomState(42).randints(0, 100, 5)).toEqual([51, 92, 14, 71, 60]);
     const rs = new NumpyRandomState(4608);
