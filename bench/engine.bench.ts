@@ -384,7 +384,7 @@ export const benches = [
       const { policy } = await small();
       const packed = await mixedArrivals(policy, 'packed');
       // The same arrivals with the GPU's layout (rows fixed in their slots, rows and width rounded up to powers of
-      // two): on the CPU its attention reads that width with a mask, as the GPU's did before it read live lengths.
+      // two): on the CPU its attention reads that width with a mask, as a GPU would without live-length attention.
       const fixed = await mixedArrivals(policy, 'fixed');
       const mb = (bytes: number, steps: number): number => bytes / steps / 2 ** 20;
       return [

@@ -7,8 +7,9 @@
 //   policy writes.
 // - `trainer.job`: the default job (configs/default.yaml) from its warm start, i.e. what `npm run train` spends per
 //   iteration. A policy that writes reflections carries them in memory, so LaMer's prompts grow; the token ratio is
-//   printed beside the time ratio. The warm start (up to 410 supervised steps, about 6 to 8 minutes) is made here unless
-//   LAMER_BENCH_WARM_START names one already made (e.g. runs/default/warm-start after `npm run train`).
+//   printed beside the time ratio. The warm start (the default's supervised steps, 900 + 2,100: most of the job's
+//   time) is made here unless LAMER_BENCH_WARM_START names one already made (e.g. runs/default/warm-start after
+//   `npm run train`).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

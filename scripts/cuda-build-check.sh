@@ -8,7 +8,8 @@
 #   LAMER_CUDA_VENV=... LAMER_CUDA_BUILD_DIR=... bash scripts/cuda-build-check.sh
 #
 # Needs nvcc (the CUDA toolkit) for the .cu kernels; without it the build has CUDA graphs and NCCL but not the
-# kernels, and says so. Not part of .ci/run: it takes about 20 minutes on 2 cores (the build alone 5).
+# kernels, and says so. Not part of .ci/run: it took about 20 minutes on 2 cores when last timed (the build alone 5);
+# it prints each part's time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${LAMER_CUDA_VENV:-.cache/cuda-venv}

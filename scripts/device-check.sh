@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# The GPU checks of the engine in one run, for a machine with a CUDA GPU (for the project's lent device machine:
-# `bash .device/run 'bash scripts/device-check.sh'` after ../shared/device/pack): the tests that need a GPU (CUDA graphs
+# The GPU checks of the engine in one run, for a machine with a CUDA GPU: the tests that need a GPU (CUDA graphs
 # against eager decoding, live-length attention against masked, precapture, log-probs against the model, a train step
 # seen by the next replay, with and without a LoRA adapter on a bf16 base; the fused operators' CUDA kernels; the
 # GiGPO kernel), then the GPU engine bench beside
-# transformers. Logs and the bench's JSON go to $OUT (default /tmp/lamer-device-check). Not yet run on a GPU: how long
-# it takes there is unmeasured.
+# transformers. Logs and the bench's JSON go to $OUT (default /tmp/lamer-device-check). Never run on a GPU: how long
+# it takes there is not measured.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/lamer-device-check}

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# One seed of configs/gpu.yaml on a CUDA machine, timed, for the project's lent device machine
-# (`bash .device/run 'bash scripts/device-train.sh'` after ../shared/device/pack). The run stops at LIMIT seconds
-# (default 570, under the machine's 10-minute call limit) with its checkpoints in runs/gpu-check-seed0; calling the
+# One seed of configs/gpu.yaml on a CUDA machine, timed. The run stops at LIMIT seconds (default 570, for machines
+# lent in calls of at most 10 minutes) with its checkpoints in runs/gpu-check-seed0; calling the
 # script again on the same (still warm) machine resumes it. The log, the elapsed seconds and the run's eval.json and
 # compare.json go to $OUT (default /tmp/lamer-device-train).
 set -uo pipefail

@@ -31,8 +31,9 @@ Finish FinishAfter(const Request& r, int64_t token, int64_t generated) {
 }
 
 // On the CPU, a forward smaller than this (tokens x hidden x intermediate multiply-adds in the largest matmul) runs
-// on one thread: waking the other threads for every small op costs more than it saves (batch-16 decode steps of a
-// hidden-256 model: 6.5 -> 4.7 ms; the b32 engine bench's decode steps 4413-4568 -> 4490-4772 tokens/s).
+// on one thread: waking the other threads for every small op costs more than it saves (measured on 2 cores when the
+// threshold was set: batch-16 decode steps of a hidden-256 model 6.5 -> 4.7 ms; `npm run bench -- --filter engine`,
+// batch 32, decode steps 4413-4568 -> 4490-4772 tokens/s).
 constexpr double kSmallForwardMacs = 16e6;
 
 // Sets torch's intra-op threads to 1 for its lifetime when the forward of `tokens` tokens is small (CPU only).
@@ -215,8 +216,8 @@ void Generator::PrefillPending(std::vector<Emitted>& out) {
   for (auto* wave : {&first, &second}) {
     // Prompts with the most tokens to compute first, cut into prefill forwards where padding would cost more than
     // another forward: a prompt that takes most of itself from the cache is not padded to the width of one computed
-    // whole. On a GPU a forward's fixed cost (its kernel launches) outweighs padding within the budget, so there the
-    // forwards are as few as the budget allows.
+    // whole. On a GPU the forwards are as few as the budget allows, on the reasoning that a forward's fixed cost (its
+    // kernel launches) outweighs padding within the budget; not measured (no GPU has run this code).
     std::vector<int64_t> widths;
     for (const Chunk& c : *wave) widths.push_back(c.tokens);
     const double overhead =
