@@ -5,7 +5,7 @@
 // step of a new key runs eagerly on that same stream before its capture, creating what capture must not (the stream's
 // cuBLAS workspace, library handles, the compute-dtype weights). Work before and after is ordered against the caller's
 // stream with events. Without CUDA (a CPU build, or a model on the CPU) nothing is captured and Run says so. No GPU
-// has run this code yet: test/engine/cuda-graphs.test.ts, which checks it against eager decoding, skips without one.
+// has run this code yet: test/native/engine/cuda-graphs.test.ts, which checks it against eager decoding, skips without one.
 #pragma once
 
 #include <ATen/ATen.h>
