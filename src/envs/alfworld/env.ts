@@ -1,6 +1,6 @@
-// The ALFWorld environment (SPEC §8): every task is a `.tw-pddl` game played by the engine of engine/game.ts, whether it
-// comes from the user's ALFWorld download (`source: 'tw-pddl'`) or from lamer's household generator (`source:
-// 'generated'`, the default), which writes its tasks as games with the project's domain and grammar.
+// The ALFWorld environment (docs/spec.md §8): every task is a `.tw-pddl` game played by the engine of engine/game.ts,
+// whether it comes from the user's ALFWorld download (`source: 'tw-pddl'`) or from lamer's household generator
+// (`source: 'generated'`, the default), which writes its tasks as games with the project's domain and grammar.
 //
 // Splits. Training seeds play the training task types (default 1-4), evaluation seeds the evaluation task types
 // (default all six), so the pass@k table reports each type as in-distribution (trained on) or out-of-distribution.
@@ -54,7 +54,7 @@ export interface AlfWorldOptions {
   taskTypes?: Array<TaskType | number>;
   /** Task types of evaluation seeds. Default all six. */
   evalTaskTypes?: Array<TaskType | number>;
-  /** Max turns per episode: 10 in training (SPEC §6), 30 at evaluation. */
+  /** Max turns per episode: 10 in training (docs/spec.md §6), 30 at evaluation. */
   maxTurns?: number;
   /** `tags` (default, LaMer's): both action tags present. `admissible`: the command was also admissible. */
   valid?: 'tags' | 'admissible';

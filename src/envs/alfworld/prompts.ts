@@ -1,6 +1,6 @@
-// ALFWorld prompt texts in the project's styles (SPEC §2, §8): the framing (memory, trial line, windowed trajectory)
-// is common to all environments; this file holds ALFWorld's own part, which names no command form (game files of
-// version 2.1.1 say `put X in/on Y`, later ones `move X to Y`): every observation lists the admissible commands.
+// ALFWorld prompt texts in the project's styles (docs/spec.md §2, §8): the framing (memory, trial line, windowed
+// trajectory) is common to all environments; this file holds ALFWorld's own part, which names no command form (game
+// files of version 2.1.1 say `put X in/on Y`, later ones `move X to Y`): every observation lists the admissible commands.
 // The `paper` style fills LaMer's own ALFWorld templates, read from the user's LaMer checkout.
 
 import { composePlayPrompt, composeReflectPrompt, type CompactObservation } from '../common/framing.js';

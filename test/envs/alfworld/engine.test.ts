@@ -1,7 +1,9 @@
-// The .tw-pddl engine on fixture games written for these tests. Expected texts are derived by hand from TextWorld's
-// and ALFWorld's rules (ENVIRONMENTS.md §5.4); operator counts and applicable operators are facts computed with Fast
-// Downward's translator (aibasel/downward src/translate at 5ea8024, invariant synthesis off, unreachable facts kept)
-// on the same files, simulated step by step (scripts/alfworld-fd-check.ts with scripts/py/alfworld_fd_reference.py).
+// The .tw-pddl engine on fixture games written for these tests. Expected texts are worked out by hand from TextWorld's
+// and ALFWorld's rules as read in their code (microsoft/TextWorld textworld/envs/pddl: pddl.py, logic/__init__.py,
+// textgen/__init__.py; alfworld/alfworld alfworld/agents/utils/misc.py), not taken from a run of TextWorld; operator
+// counts and applicable operators are facts computed with Fast Downward's translator (aibasel/downward src/translate
+// at 5ea8024, invariant synthesis off, unreachable facts kept) on the same files, simulated step by step
+// (scripts/alfworld-fd-check.ts with scripts/py/alfworld_fd_reference.py). docs/alfworld.md lists what was checked.
 import { describe, expect, it } from 'vitest';
 import { demangleNames } from '../../../src/envs/alfworld/engine/demangle.js';
 import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from '../../../src/envs/alfworld/engine/game.js';

@@ -1,7 +1,9 @@
 // ALFWorld's object names (AlfredDemangler over its Demangler, without shuffling): the ids sorted, counted per name
 // (the part before the first `_bar_`, plus `basin` when the id holds `basin`), and each id in sorted order takes the
 // last remaining number of its name, so the smallest id gets the largest number. An id without `_bar_` keeps its
-// whole text and no number, and renders with a trailing space (`agent1 `).
+// whole text and no number, and renders with a trailing space (`agent1 `). Read from alfworld/alfworld
+// (alfworld/agents/utils/misc.py, Demangler; AlfredDemangler in alfworld/agents/environment/alfred_tw_env.py) and
+// compared with that class run on the same ids by scripts/alfworld-upstream-check.ts.
 
 import { LamerError } from '../../../errors.js';
 

@@ -1,5 +1,6 @@
-// One `.tw-pddl` game played as TextWorld's PDDL backend plays it, with ALFWorld's name demangler. Two states are
-// kept, as in TextWorld:
+// One `.tw-pddl` game, played by the rules of TextWorld's PDDL backend as read in its code (microsoft/TextWorld:
+// textworld/envs/pddl/pddl.py and logic/__init__.py; TextWorld itself has not been run against this engine), with
+// ALFWorld's name demangler. Two states are kept, as in TextWorld's code:
 //   * the true state (one bit per fluent atom), on which operators are applicable and the goal is evaluated;
 //   * the fact mirror the grammar reads: `:init`'s atoms, then, for every effect an applied operator lists (its
 //     condition ignored), the literal added and its negation removed, negated literals kept as `not_p` facts. So a

@@ -1,13 +1,14 @@
 // TextWorld's text grammar for PDDL games (`.twl2`): the document of grammar blocks and actions, the production
 // rules (the first rule whose condition holds is used), the symbols of a rule's right-hand side, their stack-based
 // derivation, and the conjunctive queries that conditions and `{expr | query}` symbols run over the fact mirror.
-// Behaviour that decides the text (all of it TextWorld's):
+// Behaviour that decides the text, read from TextWorld's code (textworld/envs/pddl/textgen/__init__.py and
+// textgen.ebnf) and not compared with a run of it:
 //   * action grammar blocks drop lines whose first non-blank character is `#`; blocks merge in document order, a
 //     later key replacing an earlier one;
 //   * `[{...}]` lists read `nothing`, `a`, or `a, b, ..., and z` through the `list_empty`, `list_separator` and
 //     `list_last_separator` rules;
 //   * queries assign placeholders injectively, taking candidate facts in sorted order (by predicate, then arguments
-//     by id and type), which is why ALFWorld lists `cabinet 15, cabinet 14, ..., cabinet 1`;
+//     by id and type), so ALFWorld's ids derive `cabinet 15, cabinet 14, ..., cabinet 1`;
 //   * tabs between symbols are skipped (a tab inside literal text stays), text the symbol syntax cannot read ends the
 //     rule silently, and a right-hand side that starts at a line start loses its leading white space (the parser's
 //     comment rule).

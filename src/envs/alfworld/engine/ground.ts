@@ -1,5 +1,7 @@
 // Grounding a PDDL task as Fast Downward's translator does for TextWorld (invariant synthesis off: one binary
-// variable per fluent atom, no fact filtering), reduced to what decides play:
+// variable per fluent atom, no fact filtering), reduced to what decides play. scripts/alfworld-fd-check.ts compares
+// the result with the translator's (aibasel/downward src/translate) along a walk: operator count, applicable operators,
+// effects and goal. The rules:
 //   * an action's precondition in disjunctive normal form, one operator per disjunct under the action's name, the
 //     variables of `exists` becoming extra parameters that the operator's name leaves out;
 //   * static predicates (in no action's effect) evaluated once on `:init`; fluent atoms are those a relaxed

@@ -1,7 +1,8 @@
 // The domain and grammar that lamer's own generated games carry, written for this project in the languages of
-// ALFWorld's game files (PDDL for Fast Downward, TextWorld's .twl2). They state ALFWorld's rules and produce the
-// texts of its game-file version 2.1.2 and later (`move X to Y`, `You arrive at {receptacle}.`, a `help` command),
-// so generated games play, read and score like the user's ALFWorld files through the same engine. Two things are
+// ALFWorld's game files (PDDL for Fast Downward, TextWorld's .twl2) after ALFWorld's alfworld/data/alfred.pddl and
+// alfred.twl2: texts of game-file version 2.1.2 and later (`move X to Y`, `You arrive at {receptacle}.`, a `help`
+// command). scripts/alfworld-upstream-check.ts plays generated games under both (this pair and ALFWorld's) and
+// compares the intro, admissible commands (but `help`), feedback and goal along a walk. Two things are
 // kept on purpose because ALFWorld's files have them and they decide what is admissible: `examineObject` lists its
 // `exists` variables with a comma (`?l - location, ?r - receptacle`), which the translator reads as the empty type
 // `location,` (an object can only be examined while held), and `GotoLocation` to the current location has no effect.

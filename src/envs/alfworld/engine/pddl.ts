@@ -1,7 +1,8 @@
 // The PDDL subset of ALFWorld's game files, read the way Fast Downward's translator (which TextWorld's PDDL backend
 // runs) reads it: comments start at `;`, everything is lowercased, `(` and `)` are split off and a space goes before
 // every `?`, and tokens are split on whitespace only. The last rule is why `(?l - location, ?r - receptacle)` gives
-// `?l` the type `location,` (a type with no objects), which decides what `examine` offers in ALFWorld.
+// `?l` the type `location,` (a type with no objects), which decides what `examine` offers in ALFWorld. The grounding of
+// what this reads is compared with the translator's (aibasel/downward src/translate) by scripts/alfworld-fd-check.ts.
 
 import { LamerError } from '../../../errors.js';
 

@@ -119,7 +119,7 @@ function splitName(id: string): [string, number] {
   return [id.slice(0, cut), Number(id.slice(cut + 1))];
 }
 
-/** The problem file of a household (its content: a game is its problem, SPEC §11). */
+/** The problem file of a household (its content: a game is its problem, docs/spec.md §11). */
 export function householdProblem(house: Household): string {
   const count = new Map<string, number>();
   for (const x of [...house.receptacles, ...house.things]) count.set(x.type, (count.get(x.type) ?? 0) + 1);
