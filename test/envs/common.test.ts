@@ -19,7 +19,10 @@ import {
   trialLine,
 } from '../../src/envs/common/index.js';
 import { pyFloatRepr, pyStr, pyStrip, pyStrRepr } from '../../src/envs/common/python.js';
-import type { TrajectoryStep } from '../../src/envs/types.js';
+import { ENV_NAMES, PAPER_PROMPT_ENVS, createEnv, createExpert, isEnvName, type EnvOptionsByName } from '../../src/envs/registry.js';
+import type { Environment, TrajectoryStep } from '../../src/envs/types.js';
+import { SokobanEnv } from '../../src/envs/sokoban/env.js';
+import { WebShopEnv } from '../../src/envs/webshop/index.js';
 
 const steps = (n: number): TrajectoryStep[] => Array.from({ length: n }, (_, i) => ({ action: `a${i + 1}`, observation: `o${i + 1}` }));
 
@@ -192,4 +195,39 @@ describe('Python text forms (src/envs/common/python.ts)', () => {
     expect(pyStrip(`\n x${inner}y \n`)).toBe(`x${inner}y`);
     expect(pyStrip(inner)).toBe('');
   }, 10_000);
+});
+
+describe('the environment registry (src/envs/registry.ts)', () => {
+  it('names, environments and experts come from its table', () => {
+    expect(ENV_NAMES).toEqual(['sokoban', 'minesweeper', 'webshop', 'alfworld']);
+    expect(PAPER_PROMPT_ENVS).toEqual(ENV_NAMES);
+    expect([isEnvName('webshop'), isEnvName('custom'), isEnvName('toString'), isEnvName(3)]).toEqual([true, false, false, false]);
+    for (const name of ENV_NAMES) {
+      const env = createEnv(name);
+      expect(env.name, name).toBe(name);
+      env.reset(5);
+      // The expert plays the environment it was made for: its first action is valid there.
+      const expert = createExpert(env, { style: 'compact' });
+      expect(env.step(expert.act()).valid, name).toBe(true);
+    }
+    // The options reach the environment, typed by name (the compiler refuses another environment's options).
+    const webshop: WebShopEnv = createEnv('webshop', { maxTurns: 5 });
+    expect(webshop.maxTurns).toBe(5);
+    const sokoban: SokobanEnv = createEnv('sokoban', { maxTurns: 9 } satisfies EnvOptionsByName['sokoban']);
+    expect(sokoban.maxTurns).toBe(9);
+    // @ts-expect-error webshop has no option `boxes`
+    expect(() => createEnv('webshop', { boxes: 2 })).toThrow(/boxes/);
+  });
+
+  it('refuses an unknown name and a foreign environment with E_ENV naming what it knows', () => {
+    expect(() => createEnv('chess')).toThrow(
+      expect.objectContaining({ code: 'E_ENV', message: expect.stringContaining('expected one of sokoban, minesweeper, webshop, alfworld') }),
+    );
+    expect(() => createEnv('constructor')).toThrow(expect.objectContaining({ code: 'E_ENV' }));
+    // An environment of the same name that is not the registry's class has no expert.
+    const impostor = { ...createEnv('sokoban'), name: 'sokoban' } as unknown as Environment;
+    expect(() => createExpert(impostor)).toThrow(
+      expect.objectContaining({ code: 'E_ENV', message: expect.stringContaining('no expert for environment "sokoban"') }),
+    );
+  });
 });
