@@ -1,6 +1,7 @@
 // Throughput of the text environments (WebShop, ALFWorld): steps per second under a random player that picks among
 // the admissible actions (WebShop searches with the request's words, since a random query string says nothing),
-// with restarts and new tasks whenever an episode ends; plus WebShop searches and ALFWorld task generation.
+// with restarts and new tasks whenever an episode ends; plus WebShop searches and ALFWorld task generation, and the
+// time of one WebShop step on a 100,000-character action of each shape (the action text a model writes is unbounded).
 // bench/run.ts collects `benches`; running this file directly prints the figures.
 
 import { pathToFileURL } from 'node:url';
@@ -71,13 +72,53 @@ function alfWorldResets(): () => Promise<number> {
   });
 }
 
+/** 100,000-character actions: whitespace, brackets and a mix, each whole and inside the brackets of an action. */
+export function longActions(n = 100_000): Record<string, string> {
+  const mix = ' \t[ ]\t\n '.repeat(Math.ceil(n / 8)).slice(0, n - 8);
+  return {
+    spaces: ' '.repeat(n),
+    'search[spaces]': `search[${' '.repeat(n - 8)}]`,
+    'search[a]spaces': `search[a]${' '.repeat(n - 10)}x`,
+    tabs: '\t'.repeat(n),
+    'search[tabs]': `search[${'\t'.repeat(n - 8)}]`,
+    newlines: '\n'.repeat(n),
+    'search[newlines]': `search[${'\n'.repeat(n - 8)}]`,
+    brackets: `${'['.repeat(n / 2)}${']'.repeat(n / 2)}`,
+    'click[brackets]': `click[x${'[]'.repeat(n / 2 - 4)}]`,
+    mixed: `a${mix}bcdefgh`,
+    'search[mixed]': `search[${mix}]`,
+  };
+}
+
+/** Milliseconds of one env.step on each long action: the median of 7, after one unmeasured step. */
+function webShopLongActions(): Promise<Array<{ name: string; value: number; unit: string }>> {
+  const env = createWebShopEnv();
+  env.reset(1);
+  const rows = Object.entries(longActions()).map(([shape, action]) => {
+    const response = `I think so.\n<action>${action}</action>`;
+    const times: number[] = [];
+    for (let i = 0; i <= 7; i++) {
+      env.restart();
+      const start = performance.now();
+      env.step(response);
+      if (i > 0) times.push(performance.now() - start);
+    }
+    return { name: `webshop.step.100k-action.${shape}`, value: times.sort((a, b) => a - b)[3], unit: 'ms (median of 7)' };
+  });
+  return Promise.resolve(rows);
+}
+
 export const benches = [
   { name: 'webshop.step', unit: 'steps/s', run: async () => webShopSteps()() },
   { name: 'webshop.search', unit: 'searches/s', run: async () => webShopSearches()() },
+  { name: 'webshop.step.100k-action', unit: 'ms', run: webShopLongActions },
   { name: 'alfworld.step', unit: 'steps/s', run: async () => alfWorldSteps()() },
   { name: 'alfworld.reset', unit: 'resets/s', run: async () => alfWorldResets()() },
 ];
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  for (const b of benches) console.log(`${b.name}: ${(await b.run()).toFixed(0)} ${b.unit}`);
+  for (const b of benches) {
+    const r = await b.run();
+    for (const row of typeof r === 'number' ? [{ name: b.name, value: r, unit: b.unit }] : r) console.log(`${row.name}: ${row.value.toFixed(1)} ${row.unit}`);
+  }
 }

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { contentSplit, taskSeed } from '../../src/envs/common/seeds.js';
 import { createAlfWorldEnv } from '../../src/envs/alfworld/index.js';
 import { drawGoalSet, goalAt, parsePricing } from '../../src/envs/webshop/data/pipeline.js';
@@ -493,7 +493,7 @@ describe('actions (engine.py parse_action)', () => {
     return m === null ? null : { name: m[1], arg: m[2] };
   };
 
-  it('reads what (.+)\\[(.+)\\] reads on 20,000 random short actions, and in linear time on long ones', () => {
+  it('reads what (.+)\\[(.+)\\] reads on 20,000 random short actions, and long ones as written out here', () => {
     let s = 7;
     const next = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
     const pick = (xs: string[]) => xs[Math.floor(next() * xs.length)];
@@ -504,11 +504,9 @@ describe('actions (engine.py parse_action)', () => {
       if (byRegex(text)) parsed++;
     }
     expect(parsed).toBeGreaterThan(2000);
-    const long = `click[${'] ['.repeat(40000)}]`;
-    const t = performance.now();
-    parseAction(long);
-    parseAction(`search[a]${' '.repeat(100000)}x`);
-    expect(performance.now() - t).toBeLessThan(50);
+    // Long ones (bench/envs-text.bench.ts times these): the expression's backtracking is not needed to read them.
+    expect(parseAction(`click[${'] ['.repeat(40000)}]`)).toEqual({ name: `click[${'] ['.repeat(39998)}] `, arg: '] [' });
+    expect(parseAction(`search[a]${' '.repeat(100000)}x`)).toEqual({ name: 'search', arg: 'a' });
     expect(parseAction('click[buy now] please')).toEqual({ name: 'click', arg: 'buy now' });
     expect(parseAction('search[a [b] c]')).toEqual({ name: 'search[a ', arg: 'b] c' });
   });
@@ -601,13 +599,22 @@ describe('the environment', () => {
     expect(env.view().pageNo).toBe(6);
   });
 
-  it('a search of 100,000 characters takes under 50 ms and searches its first 2,000 characters', () => {
+  it('a search of 100,000 characters hands the index its first 2,000 characters only', () => {
     const env = createWebShopEnv();
     env.reset(2);
     const words = 'black hoodie slim fit organic green tea '.repeat(2500);
-    const t = performance.now();
-    const r = env.step(act(`search[${words}]`));
-    expect(performance.now() - t).toBeLessThan(50);
+    // The index (shared by every env on this data) is watched for this one step: what it is asked to analyse and
+    // score bounds the step's work, whatever the action's length.
+    const search = vi.spyOn(env.data.search, 'search');
+    let r: ReturnType<typeof env.step>;
+    let queried: number[];
+    try {
+      r = env.step(act(`search[${words}]`));
+      queried = search.mock.calls.map(([query]) => query.length);
+    } finally {
+      search.mockRestore();
+    }
+    expect(queried).toEqual([2000]);
     expect(r.valid).toBe(true);
     expect(env.view().hits).toEqual(env.searchResults(words.slice(0, 2000)));
   });
