@@ -126,11 +126,15 @@ function transformersRun(
   if (!existsSync(py)) return null;
   const work = mkdtempSync(join(tmpdir(), 'lamer-bench-hf-'));
   writeFileSync(join(work, 'in.json'), JSON.stringify({ prompts, max_new_tokens: maxNew, mode: 'batch', stop: false, repeats, threads, ...rest }));
-  execFileSync(py, [join(root, 'test', 'parity', 'engine', 'hf_generate.py'), '--model', dir, '--input', join(work, 'in.json'), '--out', join(work, 'out.json')], {
-    env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error', HF_HUB_OFFLINE: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    maxBuffer: 64 * 2 ** 20,
-  });
+  execFileSync(
+    py,
+    [join(root, 'test', 'parity', 'engine', 'hf_generate.py'), '--model', dir, '--input', join(work, 'in.json'), '--out', join(work, 'out.json')],
+    {
+      env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error', HF_HUB_OFFLINE: '1' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 2 ** 20,
+    },
+  );
   const out = JSON.parse(readFileSync(join(work, 'out.json'), 'utf8')) as {
     seconds: number;
     prefill_seconds: number;

@@ -10,6 +10,6 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/lamer-device-check}
 mkdir -p "$out"
 node bin/lamer.js doctor | tee "$out/doctor.txt"
-npx vitest run test/engine/cuda-graphs.test.ts test/model/fused-ops.test.ts test/algo/native.test.ts 2>&1 | tee "$out/cuda-tests.log"
+npx vitest run test/native/engine/cuda-graphs.test.ts test/native/model/fused-ops.test.ts test/native/algo/native.test.ts 2>&1 | tee "$out/cuda-tests.log"
 LAMER_BENCH_GPU_SHAPES=${LAMER_BENCH_GPU_SHAPES:-0.6b-b32,0.6b-b128,4b-b64} \
   npx tsx bench/run.ts --filter "engine: GPU" --json "$out/engine-gpu.json" 2>&1 | tee "$out/engine-gpu.log"

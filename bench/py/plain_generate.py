@@ -1,5 +1,5 @@
 """The plainest transformers generate() of the engine bench's workload, as a check on the bench's own transformers side
-(test/engine/hf_generate.py, which also pads, masks and times steps): the prompts as one batch without an attention
+(test/parity/engine/hf_generate.py, which also pads, masks and times steps): the prompts as one batch without an attention
 mask (they are all the same length), greedy, no end-of-sequence id, under inference_mode.
 
 usage: plain_generate.py MODEL_DIR PROMPTS.json THREADS MAX_NEW_TOKENS REPEATS

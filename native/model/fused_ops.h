@@ -2,7 +2,7 @@
 // lamer::rotary, lamer::swiglu and lamer::kv_write_, with CPU kernels here and CUDA kernels in kernels/fused_ops.cu;
 // a CUDA build without nvcc runs the composite forms on CUDA too), so that a decode step dispatches a few hundred
 // operators rather than thousands. Each equals its composite form (what the training forward runs, with autograd) up
-// to one rounding: test/model/fused-ops.test.ts compares them. And a fourth, lamer::decode_attention, the attention
+// to one rounding: test/native/model/fused-ops.test.ts compares them. And a fourth, lamer::decode_attention, the attention
 // of a decode step over the fixed-slot cache, which on CUDA reads each row's live columns only.
 #pragma once
 

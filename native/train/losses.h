@@ -1,7 +1,7 @@
 // The losses of the train step as pure functions of per-token tensors (SPEC §5), so each reads as its formula and the
 // step only gathers inputs and weights. Every function works per scored token; aggregation over a mini-batch is by
 // per-token weights (AggregationWeights), which is what lets micro-batching leave the loss unchanged.
-// test/train/step-loss.test.ts checks each against SPEC §5 written out in TS, through the train step.
+// test/native/train/step-loss.test.ts checks each against SPEC §5 written out in TS, through the train step.
 #pragma once
 
 #include <ATen/ATen.h>

@@ -1,6 +1,6 @@
 // The config's `loss` and `optim` sections, declared once: config.ts composes them, the Optimizer takes its defaults
 // from them, and the loss section is the native loss options' own type (the compiler holds the two equal below), with
-// the ranges the native step checks (native/train/binding.cpp; test/train/option-ranges.test.ts walks both).
+// the ranges the native step checks (native/train/binding.cpp; test/native/train/option-ranges.test.ts walks both).
 import { z } from 'zod';
 import { AGGREGATIONS, KL_TYPES, type NativeLossOptions } from '../native/types.js';
 

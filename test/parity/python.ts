@@ -1,6 +1,7 @@
-// The project-local Python (torch + transformers) that model tests use as their independent reference.
-// scripts/pyenv.sh creates it; globalSetup (setup-python.ts) runs it once before the workers start, and
-// ensurePython() here runs it too when a file is run on its own.
+// The project-local Python (torch + transformers) that the parity tests (test/parity/) use as their independent
+// reference. scripts/pyenv.sh creates it; globalSetup (setup-python.ts) runs it once before the workers start, and
+// parityPython() here runs it too when a file is run on its own. Where it cannot be created a parity test skips with
+// the reason, except under CI, where the test file fails instead (parityPython), so CI cannot pass without them.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ export interface PythonStatus {
 
 let status: PythonStatus | undefined;
 
-/** Creates .venv if needed; never throws: a failure is returned so tests can skip with the reason. */
+/** Creates .venv if needed; never throws: a failure is returned (parityPython decides between a skip and a failure). */
 export function ensurePython(): PythonStatus {
   if (status) return status;
   const r = spawnSync('bash', [join(root, 'scripts', 'pyenv.sh')], { encoding: 'utf8', timeout: 900_000 });
@@ -30,6 +31,25 @@ export function ensurePython(): PythonStatus {
           reason: `scripts/pyenv.sh could not create the Python reference environment (exit ${r.status}): ${(r.stderr || r.stdout || '').trim().slice(-600)}`,
         };
   return status;
+}
+
+/** Whether `env` is a CI run's: CI set to anything but '', '0' or 'false' (as CI services set it, and .ci/run). */
+export function isCi(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = (env.CI ?? '').trim().toLowerCase();
+  return v !== '' && v !== '0' && v !== 'false';
+}
+
+/**
+ * The reference environment for a parity test file, called at the file's top: `ok`, or the reason it is missing, for
+ * the file's tests to skip with. Under CI (isCi) a missing environment throws instead, failing the file with the
+ * reason and what to do, so a CI run cannot pass with its parity tests skipped.
+ */
+export function parityPython(status: PythonStatus = ensurePython(), env: NodeJS.ProcessEnv = process.env): PythonStatus {
+  if (status.ok || !isCi(env)) return status;
+  throw new Error(
+    `the parity tests (test/parity/) need the Python reference environment (.venv with torch, transformers and peft), and ${status.reason}. ` +
+      `Under CI (CI=${env.CI}) that is a failure, not a skip: give the machine a package index pip can reach, or create .venv with scripts/pyenv.sh before the tests.`,
+  );
 }
 
 const made: string[] = [];

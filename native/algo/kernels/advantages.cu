@@ -7,7 +7,7 @@
 //   3. step level: the same over the 64-bit key (group, step key), writing A_S;
 //   4. A = A_E + omega * A_S.
 // Each segment is reduced sequentially, in row order, with explicitly rounded operations (no fused multiply-add), so
-// that the GPU does the CPU kernel's arithmetic in the CPU kernel's order. Its test (test/algo/cuda_kernel_check.cu)
+// that the GPU does the CPU kernel's arithmetic in the CPU kernel's order. Its test (test/native/algo/cuda_kernel_check.cu)
 // compares the two to 1e-5 and has not yet run on a GPU. Segments are one task group (hundreds of rows) or one state
 // inside it, so the sequential reduction per segment is not the bottleneck.
 #include <cub/cub.cuh>

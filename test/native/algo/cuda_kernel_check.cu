@@ -1,7 +1,7 @@
 // Standalone check of the CUDA advantage kernel against the CPU kernel, for machines with a GPU (no torch, no node):
-//   nvcc -std=c++17 -O2 -o /tmp/adv_check test/algo/cuda_kernel_check.cu native/algo/kernels/advantages.cu \
+//   nvcc -std=c++17 -O2 -o /tmp/adv_check test/native/algo/cuda_kernel_check.cu native/algo/kernels/advantages.cu \
 //        native/algo/advantages.cpp && /tmp/adv_check
-// Random tables like test/algo/random-tables.ts (groups of random size, 1..3 episodes, reflect rows, anchors
+// Random tables like test/native/algo/random-tables.ts (groups of random size, 1..3 episodes, reflect rows, anchors
 // repeated across trials and groups, extreme rewards), every option combination; exits 1 on any gap above 1e-5.
 // (The addon's own test, "CUDA kernel == CPU kernel" in native.test.ts, covers the same through N-API in CUDA builds.)
 #include <cmath>

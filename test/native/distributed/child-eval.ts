@@ -1,4 +1,4 @@
-// One rank (or the single process) of the split-evaluation test (test/distributed/train.test.ts): evaluates the
+// One rank (or the single process) of the split-evaluation test (test/native/distributed/train.test.ts): evaluates the
 // checkpoint argv[3] with method argv[4] on 24 held-out tasks, split over the ranks when torchrun's variables are set;
 // writes pass@k and the transcripts to argv[2].
 import { writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// One rank of the data-parallel step test (test/distributed/step.test.ts): a seeded tiny model, 9 seeded rows of
+// One rank of the data-parallel step test (test/native/distributed/step.test.ts): a seeded tiny model, 9 seeded rows of
 // which this rank takes i mod WORLD_SIZE = RANK (all 9 without WORLD_SIZE), one policy step and one supervised step
 // through the process group; writes the losses and every parameter after the steps to argv[2] (JSON). argv[4] 'lora':
 // the same with a LoRA adapter on the model (only the adapter trains; its tensors are written too).

@@ -1,5 +1,5 @@
-// One rank (or the single process) of the data-parallel training tests (test/distributed/train.test.ts): the tiny
-// native LaMer run of test/train/helpers.ts with a short warm start, up to iteration argv[4], resumed when argv[5] is
+// One rank (or the single process) of the data-parallel training tests (test/native/distributed/train.test.ts): the tiny
+// native LaMer run of test/native/train/helpers.ts with a short warm start, up to iteration argv[4], resumed when argv[5] is
 // 'resume'; writes the run's events to argv[2]/events-<name>-<rank>.json. Joins the process group when torchrun's
 // variables are set. LAMER_TEST_ZERO: the run's optim.zero.
 import { writeFileSync } from 'node:fs';

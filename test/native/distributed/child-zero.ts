@@ -1,4 +1,4 @@
-// One rank of the ZeRO tests (test/distributed/zero.test.ts): a seeded float64 tiny model, 9 seeded rows of which
+// One rank of the ZeRO tests (test/native/distributed/zero.test.ts): a seeded float64 tiny model, 9 seeded rows of which
 // this rank takes i mod WORLD_SIZE = RANK (all 9 without WORLD_SIZE), and optimizer steps at ZeRO stage argv[3]
 // with the GiGPO-style policy loss or PPO's (value head and value loss) per argv[4]. The first step's advantages are
 // 20x larger, so clipping (gradClip 5) acts there and not in the later steps.

@@ -1,4 +1,4 @@
-// Data-parallel training end to end with 2 Gloo processes on localhost (test/distributed/child-*.ts): the same run
+// Data-parallel training end to end with 2 Gloo processes on localhost (test/native/distributed/child-*.ts): the same run
 // as one process (rollouts, losses, evaluations), a split evaluation equal to one process's, a 2-rank run resumed by
 // one process, and a rank killed mid-run stopping the other with E_DIST within the collective timeout.
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';

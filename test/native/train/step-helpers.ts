@@ -3,7 +3,7 @@
 import { parseModelConfig, type ModelConfig } from '../../../src/model/config.js';
 import { Policy, type ComputeDType } from '../../../src/model/policy.js';
 import type { Aggregation, KlType } from '../../../src/train/optimizer.js';
-import type { TrainRow } from '../../../src/train/batch.js';
+import type { SftRow, TrainRow } from '../../../src/train/batch.js';
 
 export function rng(seed: number): () => number {
   let s = seed >>> 0 || 1;
@@ -198,3 +198,20 @@ export async function referenceEntropy(policy: Policy, rows: TrainRow[], tempera
   }
   return out;
 }
+
+/** The six fixed sequences the supervised-step tests memorise (native) and compare with transformers (parity). */
+export function sftRows(vocab: number): SftRow[] {
+  const r = rng(2024);
+  return [
+    [3, 8],
+    [5, 6],
+    [4, 10],
+    [2, 7],
+    [6, 9],
+    [3, 5],
+  ].map(([p, n]) => ({ prompt: randomIds(r, p, vocab), response: randomIds(r, n, vocab) }));
+}
+
+/** The optimizer settings of those runs, and their number of steps. */
+export const SFT_SETTINGS = { lr: 1e-2, weightDecay: 0.01, betas: [0.9, 0.999] as [number, number], eps: 1e-8, gradClip: 1.0 };
+export const SFT_STEPS = 60;

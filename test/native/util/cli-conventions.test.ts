@@ -12,7 +12,7 @@ import { tinyNativeConfig } from '../train/helpers.js';
 const root = join(import.meta.dirname, '..', '..', '..');
 const bin = join(root, 'bin', 'lamer.js');
 
-/** A YAML config of the tiny native GiGPO run (test/train/helpers.ts), with `train` and `maxTurns` the caller's. */
+/** A YAML config of the tiny native GiGPO run (test/native/train/helpers.ts), with `train` and `maxTurns` the caller's. */
 function tinyYaml(dir: string, train: { iterations: number; checkpointEvery: number }, maxTurns = 2): string {
   const path = join(dir, 'tiny.yaml');
   const base = tinyNativeConfig('tiny', dir);

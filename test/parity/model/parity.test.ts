@@ -5,11 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Policy } from '../../../src/model/policy.js';
-import { ensurePython, maxAbsDiff, Oracle, tempDir, removeTempDirs } from '../python.js';
+import { parityPython, maxAbsDiff, Oracle, tempDir, removeTempDirs } from '../python.js';
 
 afterAll(removeTempDirs);
 
-const py = ensurePython();
+const py = parityPython();
 const TOL = 1e-4;
 
 function rng(seed: number): () => number {
