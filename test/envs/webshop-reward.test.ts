@@ -3,7 +3,10 @@
 // rapidfuzz 3.14.6 and under thefuzz 0.19's difflib logic (Python 3.11), spaCy's tokenizer (spacy.blank('en')), and
 // Lucene 8.7.0's analyzer and BM25 (scripts/webshop/LuceneBm25.java). Every expected value is a literal from those runs.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fuzzPairs } from '../../scripts/webshop/fuzz-pairs.js';
 import { analyze, standardTokenize } from '../../src/envs/webshop/search/analyzer.js';
 import type { Goal, Product } from '../../src/envs/webshop/data/pipeline.js';
 import { fuzzProcess, tokenSetRatio, type FuzzBackend } from '../../src/envs/webshop/reward/fuzz.js';
@@ -73,6 +76,22 @@ describe('token_set_ratio (thefuzz)', () => {
       expect(tokenSetRatio(a, b, 'rapidfuzz'), JSON.stringify([a, b])).toBe(rapid);
       expect(tokenSetRatio(a, b, 'difflib'), JSON.stringify([a, b])).toBe(difflib);
     }
+  });
+
+  // The scores thefuzz 0.19.0 (difflib, Debian's python3-thefuzz under CPython 3.11.2) gave for these pairs, written by
+  // `npx tsx scripts/webshop/fuzz-agreement.ts --python /usr/bin/python3 --write test/fixtures/webshop/fuzz-difflib.json`.
+  it('equals thefuzz 0.19 (difflib) on 3,000 random pairs, mostly with non-ASCII characters', () => {
+    const fixture = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'webshop', 'fuzz-difflib.json'), 'utf8')) as {
+      count: number;
+      seed: number;
+      scores: number[];
+    };
+    const pairs = fuzzPairs(fixture.count, fixture.seed);
+    expect(pairs.length).toBe(3000);
+    const differing = pairs.filter(([a, b], i) => tokenSetRatio(a, b, 'difflib') !== fixture.scores[i]);
+    expect(differing).toEqual([]);
+    // The pairs tell the two back ends apart: rapidfuzz's Indel ratio differs from difflib's on a third of them.
+    expect(pairs.filter(([a, b], i) => tokenSetRatio(a, b, 'rapidfuzz') !== fixture.scores[i]).length).toBeGreaterThan(500);
   });
 
   it('processes a tuple as Python prints it and drops code points 128-255 (force_ascii)', () => {

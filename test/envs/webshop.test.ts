@@ -1,8 +1,9 @@
 // The WebShop environment against the original code's outputs (princeton-nlp/WebShop run under Python 3.11 with its
 // templates rendered by jinja2 3.1.6 and parsed by beautifulsoup4 4.15.0, LaMer's seeded SimServer flow, numpy 2.4.6's
 // RandomState), kept here as literals: the load pipeline and goal construction with the original's random draws, the
-// split modes, the seven pages' text and clickables along a played sequence, and the recorded real page of
-// ../shared/ENVIRONMENTS.md §4.6. Fixtures (test/fixtures/webshop) are small files in the original format.
+// split modes, the seven pages' text and clickables along a played sequence, and the recorded real pages of the one-shot
+// example in THUDM/AgentBench's WebShop task (src/server/tasks/webshop/__init__.py at 4aa57c1). Fixtures
+// (test/fixtures/webshop) are small files in the original format.
 
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -430,7 +431,7 @@ describe('pages and navigation (the original SimServer and convert_html_to_text,
     }
   });
 
-  it("renders the recorded real pages of ENVIRONMENTS.md §4.6 (AgentBench's WebShop transcript)", () => {
+  it("renders the recorded real pages of AgentBench's WebShop one-shot example (src/server/tasks/webshop/__init__.py)", () => {
     const data = env.data;
     const ctx = { products: data.products, instruction: "i need a long lasting 6.76 fl oz bottle of l'eau d'issey, and price lower than 100.00 dollars" };
     expect(pageText(startSession(), ctx)).toBe(
