@@ -4,11 +4,11 @@
 // And the parity tests cannot pass quietly under CI without their Python reference: parityPython fails them there.
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCi, parityPython } from '../parity/python.js';
+import { root } from '../helpers/index.js';
 
-const root = resolve(import.meta.dirname, '../..');
 
 /** Test files on disk (repository-relative, sorted). */
 function testFilesOnDisk(): string[] {

@@ -9,7 +9,7 @@ import { ChatTemplate } from '../../src/model/chat.js';
 import { TextTokenizer } from '../../src/model/tokenizer.js';
 import { buildCompactTokenizer } from '../../src/model/compact-tokenizer.js';
 import { qwen3TokenizerFiles, QWEN3_IDS } from '../../src/model/presets.js';
-import { tempDir, removeTempDirs } from '../parity/python.js';
+import { removeTempDirs, tempDir } from '../helpers/index.js';
 
 afterAll(removeTempDirs);
 

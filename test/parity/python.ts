@@ -3,12 +3,10 @@
 // parityPython() here runs it too when a file is run on its own. Where it cannot be created a parity test skips with
 // the reason, except under CI, where the test file fails instead (parityPython), so CI cannot pass without them.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { root, tempDir } from '../helpers/index.js';
 
-export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const python = join(root, '.venv', 'bin', 'python');
 
 export interface PythonStatus {
@@ -50,21 +48,6 @@ export function parityPython(status: PythonStatus = ensurePython(), env: NodeJS.
     `the parity tests (test/parity/) need the Python reference environment (.venv with torch, transformers and peft), and ${status.reason}. ` +
       `Under CI (CI=${env.CI}) that is a failure, not a skip: give the machine a package index pip can reach, or create .venv with scripts/pyenv.sh before the tests.`,
   );
-}
-
-const made: string[] = [];
-
-/** Removes the folders tempDir made (each test file calls it in afterAll); LAMER_KEEP_TMP=1 keeps them. */
-export function removeTempDirs(): void {
-  if (process.env.LAMER_KEEP_TMP === '1') return;
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
-}
-
-/** A fresh temporary folder, removed by removeTempDirs. */
-export function tempDir(prefix: string): string {
-  const d = mkdtempSync(join(tmpdir(), `lamer-${prefix}-`));
-  made.push(d);
-  return d;
 }
 
 /**
@@ -134,17 +117,4 @@ export class Oracle {
 export interface Reference {
   logprobs: number[][];
   logits: number[][][];
-}
-/** Largest |a - b| over ragged arrays of equal shape (throws on a shape difference). */
-export function maxAbsDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
-  if (a.length !== b.length) throw new Error(`${a.length} rows vs ${b.length}`);
-  let m = 0;
-  for (let j = 0; j < a.length; j++) {
-    if (a[j].length !== b[j].length) throw new Error(`row ${j}: ${a[j].length} vs ${b[j].length} values`);
-    for (let i = 0; i < a[j].length; i++) {
-      const d = Math.abs(a[j][i] - b[j][i]);
-      if (!(d <= m)) m = Number.isNaN(d) ? Infinity : d;
-    }
-  }
-  return m;
 }

@@ -4,8 +4,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanInterruptedCheckpoints, latestCheckpoint, listCheckpoints, saveCheckpoint } from '../../src/train/checkpoint.js';
+import { root } from '../helpers/index.js';
 
-const root = join(import.meta.dirname, '..', '..');
 const PAYLOAD = 4 * 1024 * 1024;
 
 // A writer that resumes from the latest checkpoint and keeps writing new ones (4 MB payload + metadata each).

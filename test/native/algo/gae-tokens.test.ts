@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { computeGae, expandToTokens, similarityRatio } from '../../../src/algo/index.js';
 import { addon } from '../../../src/native/addon.js';
 import { hasCode } from '../../../src/errors.js';
+import { rng } from '../../helpers/index.js';
 
 describe('GAE', () => {
   // Row 0: three tokens, values [0.5, 0.25, 0], reward 1 on the last token. Row 1: one token, value 0.5, reward 2.
@@ -44,8 +45,7 @@ describe('GAE', () => {
 
 describe('GAE, native (what the trainer runs) against this TypeScript reference', () => {
   it('gives the same advantages and returns on random batches', () => {
-    let seed = 7;
-    const rand = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+    const rand = rng(7);
     for (let trial = 0; trial < 40; trial++) {
       const rows = 1 + Math.floor(rand() * 12);
       // Some rows without tokens, some of one token, most longer.

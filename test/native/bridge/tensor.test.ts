@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Tensor, liveTensorCount } from '../../../src/tensor.js';
 import { addon, addonCandidates } from '../../../src/native/addon.js';
 import { existsSync } from 'node:fs';
+import { root } from '../../helpers/index.js';
 
 describe('Tensor views share memory with native tensors', () => {
   it('JS writes through the view are seen by native ops', () => {
@@ -96,7 +97,7 @@ describe('dispose', () => {
     // glibc's default policy the freed blocks stay on the heap as holes (1.7 GB resident before the addon trimmed the
     // heap every 64 MiB disposed); with large blocks on mmap they go back at free: see native/bridge/malloc.cpp.
     const script = `
-      import { Tensor } from ${JSON.stringify(join(import.meta.dirname, '..', '..', '..', 'src', 'tensor.ts'))};
+      import { Tensor } from ${JSON.stringify(join(root, 'src', 'tensor.ts'))};
       let sum = 0;
       // Resident memory once the addon and libtorch are loaded (about 130 MB with a CPU libtorch, 400 with a CUDA one).
       Tensor.full([16], 0).dispose();
@@ -262,7 +263,6 @@ describe('build', () => {
       const d = t.data; d[0] = 50; const again = t.data;
       console.log(JSON.stringify({ sum: t.sum(), first: d[0], same: d === again }));
     `;
-    const root = join(import.meta.dirname, '..', '..', '..');
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: root,
       env: { ...process.env, LAMER_NO_EXTERNAL_BUFFERS: '1' },

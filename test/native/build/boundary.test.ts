@@ -3,13 +3,12 @@
 // ways (an export missing from the type is untyped; a typed export the addon lacks fails at run time). The declared
 // keys come from the TypeScript compiler's view of the type, not from a list kept beside it.
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { addon } from '../../../src/native/addon.js';
+import { root } from '../../helpers/index.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 function files(dir: string, pattern: RegExp): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

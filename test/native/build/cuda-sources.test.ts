@@ -6,8 +6,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { root } from '../../helpers/index.js';
 
-const root = join(import.meta.dirname, '..', '..', '..');
 
 function findNvcc(): string | undefined {
   const fromPath = spawnSync('sh', ['-c', 'command -v nvcc'], { encoding: 'utf8' }).stdout.trim();

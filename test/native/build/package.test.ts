@@ -6,13 +6,12 @@
 import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { computeAdvantages, rowTableFromColumns } from '../../../src/algo/index.js';
 import { createEnv } from '../../../src/envs/index.js';
+import { root } from '../../helpers/index.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const consumer = mkdtempSync(join(tmpdir(), 'lamer-consumer-'));
 afterAll(() => rmSync(consumer, { recursive: true, force: true }));
 

@@ -6,7 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { DistContext } from '../../../src/train/distributed.js';
 import { Optimizer } from '../../../src/train/optimizer.js';
 import type { TrainRow } from '../../../src/train/batch.js';
-import { randomIds, rng, snapshot, tinyPolicy } from '../train/step-helpers.js';
+import { snapshot, tinyPolicy } from '../train/step-helpers.js';
+import { randomIds, rng } from '../../helpers/index.js';
 
 const out = process.argv[2];
 const aggregation = (process.argv[3] ?? 'token-mean') as 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DistContext, distSettingsFromEnv } from '../../../src/train/distributed.js';
 import { freePort } from '../../../src/cli/launch.js';
-import { root } from './ranks.js';
+import { root } from '../../helpers/index.js';
 
 const base = { WORLD_SIZE: '2', RANK: '1', LOCAL_RANK: '1', MASTER_ADDR: '10.0.0.1', MASTER_PORT: '29500' };
 

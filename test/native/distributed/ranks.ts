@@ -1,10 +1,7 @@
 // Starts child scripts as the ranks of one process group on localhost, with the variables torchrun sets.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TORCHRUN_VARIABLES, freePort, localRankVariables } from '../../../src/cli/launch.js';
-
-export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+import { root } from '../../helpers/index.js';
 
 export interface RankResult {
   rank: number;

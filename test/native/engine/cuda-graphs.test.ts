@@ -6,7 +6,8 @@ import { Engine, type EngineOptions, type EngineRequest, type EngineResult } fro
 import { Policy } from '../../../src/model/policy.js';
 import { Optimizer } from '../../../src/train/optimizer.js';
 import { gpu, gpuTitle } from '../gpu.js';
-import { randomIds, rng, tinyConfig } from '../train/step-helpers.js';
+import { tinyConfig } from '../train/step-helpers.js';
+import { randomIds, rng } from '../../helpers/index.js';
 
 const V = 64;
 

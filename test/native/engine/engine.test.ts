@@ -9,15 +9,7 @@ import { presetCheckpoint } from '../../../src/model/presets.js';
 import { Engine, EngineClient } from '../../../src/engine/index.js';
 import { addon } from '../../../src/native/addon.js';
 import { Tensor } from '../../../src/tensor.js';
-import { maxAbsDiff, tempDir } from '../../parity/python.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+import { maxAbsDiff, rng, tempDir } from '../../helpers/index.js';
 
 /**
  * The sampling rule written plainly in double precision: temperature, top-k, renormalise, top-p, then the inverse CDF

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { Engine, type EngineRequest } from '../../../src/engine/index.js';
 import { Optimizer } from '../../../src/train/optimizer.js';
 import { Policy } from '../../../src/model/policy.js';
-import { randomIds, rng, tinyConfig, tinyPolicy } from '../train/step-helpers.js';
-import { tempDir } from '../../parity/python.js';
+import { tinyConfig, tinyPolicy } from '../train/step-helpers.js';
 import { greedyByFullForwards } from './full-forwards.js';
+import { randomIds, rng, tempDir } from '../../helpers/index.js';
 
 const V = 50;
 

@@ -3,8 +3,9 @@
 // prefilled in chunks across calls. Checked against greedy decoding by repeated full forwards (no cache of any kind).
 import { describe, expect, it } from 'vitest';
 import { Engine, type EngineResult } from '../../../src/engine/index.js';
-import { randomIds, rng, tinyPolicy } from '../train/step-helpers.js';
+import { tinyPolicy } from '../train/step-helpers.js';
 import { greedyByFullForwards } from './full-forwards.js';
+import { randomIds, rng } from '../../helpers/index.js';
 
 const V = 60;
 

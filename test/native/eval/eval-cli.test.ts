@@ -5,8 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { command as initModel } from '../../../src/cli/commands/init-model.js';
 import { command as evalCommand } from '../../../src/cli/commands/eval.js';
-import { removeTempDirs, tempDir } from '../../parity/python.js';
-import { captured } from '../../capture.js';
+import { captured, removeTempDirs, tempDir } from '../../helpers/index.js';
 
 afterAll(removeTempDirs);
 

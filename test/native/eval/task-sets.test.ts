@@ -15,7 +15,7 @@ import { hasCode } from '../../../src/errors.js';
 import { command as evalCommand } from '../../../src/cli/commands/eval.js';
 import { command as trainCommand } from '../../../src/cli/commands/train.js';
 import { command as compareCommand } from '../../../src/cli/commands/compare.js';
-import { captured } from '../../capture.js';
+import { captured } from '../../helpers/index.js';
 
 const SIZE = { rows: 5, cols: 5, mines: 3 };
 const make = () => new MineSweeperEnv(SIZE);

@@ -9,7 +9,7 @@ import { addon, type NativeSafetensorsContents } from '../../../src/native/addon
 import { Policy } from '../../../src/model/policy.js';
 import { parseModelConfig } from '../../../src/model/config.js';
 import { hasCode } from '../../../src/errors.js';
-import { tempDir, removeTempDirs } from '../../parity/python.js';
+import { removeTempDirs, rng, tempDir } from '../../helpers/index.js';
 
 afterAll(removeTempDirs);
 
@@ -22,14 +22,6 @@ interface Spec {
   /** data_offsets override */
   offsets?: [number, number];
   bytes?: Uint8Array;
-}
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
 }
 
 /** Serialises a safetensors file; `headerText` replaces the generated header; `lengthOverride` the length field. */

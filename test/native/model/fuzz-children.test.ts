@@ -7,9 +7,9 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Policy } from '../../../src/model/policy.js';
-import { rng, tinyConfig } from '../train/step-helpers.js';
+import { tinyConfig } from '../train/step-helpers.js';
+import { rng, root } from '../../helpers/index.js';
 
-const root = join(import.meta.dirname, '..', '..', '..');
 const CASES = 320;
 const CHILDREN = 4;
 const RSS_CAP_MB = 1500;

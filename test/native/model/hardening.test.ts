@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { Policy } from '../../../src/model/policy.js';
 import { presetCheckpoint } from '../../../src/model/presets.js';
 import { tinyConfig } from '../train/step-helpers.js';
-
-const root = join(import.meta.dirname, '..', '..', '..');
+import { root } from '../../helpers/index.js';
 
 /** Runs `body` (an async function's text, with `Policy` and `dir` in scope) in a child process. */
 function child(dir: string, body: string, timeout = 90_000): { status: number | null; signal: NodeJS.Signals | null; out: string; err: string; ms: number } {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Policy } from '../../../src/model/policy.js';
 import { presetCheckpoint } from '../../../src/model/presets.js';
 import { LamerError } from '../../../src/errors.js';
-import { tempDir, removeTempDirs } from '../../parity/python.js';
+import { removeTempDirs, tempDir } from '../../helpers/index.js';
 
 afterAll(removeTempDirs);
 

@@ -10,7 +10,7 @@ import { addon } from '../../../src/native/addon.js';
 import { command as initModel } from '../../../src/cli/commands/init-model.js';
 import { command as score } from '../../../src/cli/commands/score.js';
 import { hasCode } from '../../../src/errors.js';
-import { maxAbsDiff, tempDir, removeTempDirs } from '../../parity/python.js';
+import { maxAbsDiff, removeTempDirs, tempDir } from '../../helpers/index.js';
 
 afterAll(removeTempDirs);
 

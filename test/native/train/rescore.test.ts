@@ -10,8 +10,8 @@ import { command as evalCommand } from '../../../src/cli/commands/eval.js';
 import { compareRuns } from '../../../src/eval/across-runs.js';
 import { readRunEvaluation } from '../../../src/cli/commands/compare.js';
 import { hasCode } from '../../../src/errors.js';
-import { captured } from '../../capture.js';
 import { tinyJobFile } from './helpers.js';
+import { captured } from '../../helpers/index.js';
 
 describe('lamer eval --run', () => {
   it("reproduces a job's evaluation on its own tasks, and records other tasks as other", async () => {

@@ -6,14 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { hasCode } from '../../../src/errors.js';
 import { LOCK_FILE, claimRunFolder } from '../../../src/train/run-lock.js';
 import { tinyNativeConfig } from './helpers.js';
+import { root } from '../../helpers/index.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const lamer = join(root, 'bin', 'lamer.js');
 
 function lockOf(pid: number, host = hostname()): string {

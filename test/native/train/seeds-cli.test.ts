@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { command as trainCommand } from '../../../src/cli/commands/train.js';
 import { command as compareCommand } from '../../../src/cli/commands/compare.js';
 import { parseSeedList } from '../../../src/cli/args.js';
-import { captured } from '../../capture.js';
 import { tinyJobFile } from './helpers.js';
+import { captured } from '../../helpers/index.js';
 
 describe('seed lists', () => {
   it('reads ranges and lists in order without repeats, and refuses anything else', () => {

@@ -4,14 +4,10 @@ import { parseModelConfig, type ModelConfig } from '../../../src/model/config.js
 import { Policy, type ComputeDType } from '../../../src/model/policy.js';
 import type { Aggregation, KlType } from '../../../src/train/optimizer.js';
 import type { SftRow, TrainRow } from '../../../src/train/batch.js';
+import { randomIds, rng } from '../../helpers/index.js';
 
-export function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+// Until every test imports them from test/helpers.
+export { randomIds, rng };
 
 export interface TinyShape {
   arch?: 'qwen3' | 'qwen2' | 'llama';
@@ -52,10 +48,6 @@ export async function tinyPolicy(seed: number, shape: TinyShape = {}, dtype: 'fl
   // float64 is not a public compute dtype; the addon accepts it, which is what gradient checks need.
   const d = dtype as ComputeDType;
   return Policy.init(tinyConfig(shape), { seed, std, dtype: d, paramDtype: d });
-}
-
-export function randomIds(r: () => number, n: number, vocab: number): number[] {
-  return Array.from({ length: n }, () => Math.floor(r() * vocab));
 }
 
 /** Copies of every parameter's values, by name. */

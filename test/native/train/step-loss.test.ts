@@ -8,7 +8,8 @@ import { Optimizer, type Aggregation, type KlType } from '../../../src/train/opt
 import type { TrainRow } from '../../../src/train/batch.js';
 import { hasCode } from '../../../src/errors.js';
 import type { Tensor } from '../../../src/tensor.js';
-import { maxParamDiff, randomIds, referenceEntropy, referenceLoss, rng, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
+import { maxParamDiff, referenceEntropy, referenceLoss, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
+import { randomIds, rng } from '../../helpers/index.js';
 
 /** Largest |a - b| over two gradients of one parameter, and the largest |b| (their scale). */
 function gradDiff(a: Tensor, b: Tensor): { diff: number; scale: number } {

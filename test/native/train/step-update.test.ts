@@ -1,9 +1,8 @@
 // The update half of the train step: micro-batching does not change the result, AdamW with clipping and weight-decay
 // groups against a plain TS reference, exact resume from saved optimizer state, and the learning-rate schedule.
-import { describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { Policy } from '../../../src/model/policy.js';
 import { Optimizer } from '../../../src/train/optimizer.js';
 import { lrAt } from '../../../src/train/schedule.js';
@@ -11,7 +10,10 @@ import { trainBatch, type TrainRow } from '../../../src/train/batch.js';
 import { computeGae } from '../../../src/algo/gae.js';
 import * as lamer from '../../../src/index.js';
 import { hasCode } from '../../../src/errors.js';
-import { maxParamDiff, randomIds, rng, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
+import { maxParamDiff, snapshot, tinyConfig, tinyPolicy } from './step-helpers.js';
+import { randomIds, removeTempDirs, rng, tempDir } from '../../helpers/index.js';
+
+afterAll(removeTempDirs);
 
 /** 8 rows of lengths 20, 19, ..., 13 (prompt 4..7 tokens), mixed-sign advantages, off-policy old log-probs. */
 async function splitRows(policy: Policy, seed: number): Promise<TrainRow[]> {
@@ -28,10 +30,6 @@ async function splitRows(policy: Policy, seed: number): Promise<TrainRow[]> {
     advantage: (i % 3 === 0 ? -1 : 1) * (0.5 + r()),
     oldLogprobs: Array.from(lp[i], (x) => x + 0.4 * (r() - 0.5)),
   }));
-}
-
-function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `lamer-train-${prefix}-`));
 }
 
 describe('micro-batching', () => {

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { tinyNativeConfig } from '../train/helpers.js';
+import { root } from '../../helpers/index.js';
 
-const root = join(import.meta.dirname, '..', '..', '..');
 const bin = join(root, 'bin', 'lamer.js');
 
 /** A YAML config of the tiny native GiGPO run (test/native/train/helpers.ts), with `train` and `maxTurns` the caller's. */

@@ -9,22 +9,14 @@ import { join } from 'node:path';
 import { Policy } from '../../../src/model/policy.js';
 import { Engine, type EngineRequest, type EngineResult } from '../../../src/engine/index.js';
 import { hasCode } from '../../../src/errors.js';
-import { parityPython, maxAbsDiff, Oracle, python, root, tempDir } from '../python.js';
+import { parityPython, Oracle, python } from '../python.js';
 import { greedyByFullForwards } from '../../native/engine/full-forwards.js';
+import { maxAbsDiff, randomIds, rng, root, tempDir } from '../../helpers/index.js';
 
 const py = parityPython();
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-function randomIds(n: number, vocab: number, r: () => number, low = 4): number[] {
-  return Array.from({ length: n }, () => low + Math.floor(r() * (vocab - low)));
-}
+/** Prompt ids above the special ids 0-3. */
+const randomPrompt = (r: () => number, n: number, vocab: number) => randomIds(r, n, vocab, 4);
 
 /** transformers' greedy generate of each prompt alone (test/parity/engine/hf_generate.py). */
 function hfGreedy(model: string, prompts: number[][], maxNew: number): number[][] {
@@ -65,7 +57,7 @@ describe.skipIf(!py.ok)(`greedy decoding with the KV cache${py.ok ? '' : ` (skip
       const dir = await oracle.makeCheckpoint([...arch.args, '--seed', String(a + 3), '--layers', '3']);
       await using policy = await Policy.load(dir);
       const r = rng(100 + a);
-      const prompts = [7, 1, 15, 3, 11].map((n) => randomIds(n, policy.config.vocabSize, r));
+      const prompts = [7, 1, 15, 3, 11].map((n) => randomPrompt(r, n, policy.config.vocabSize));
       const maxNew = 24;
       const stopIds = policy.stopIds;
       await using engine = new Engine(policy, { slots: 4 });
@@ -91,7 +83,7 @@ describe.skipIf(!py.ok)(`greedy decoding with the KV cache${py.ok ? '' : ` (skip
     const r = rng(77);
     const waves = [0, 1, 2, 3].map((w) =>
       Array.from({ length: 5 }, () => ({
-        prompt: randomIds(1 + Math.floor(r() * (40 + 60 * w)), policy.config.vocabSize, r),
+        prompt: randomPrompt(r, 1 + Math.floor(r() * (40 + 60 * w)), policy.config.vocabSize),
         maxNew: 1 + Math.floor(r() * 110),
       })),
     );
@@ -154,7 +146,7 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
   });
 
   it('a fixed seed reproduces the tokens; another seed gives others', async () => {
-    const prompt = randomIds(6, V, rng(1));
+    const prompt = randomPrompt(rng(1), 6, V);
     await using engine = new Engine(policy);
     const a = await engine.generate(base(prompt, 42));
     const b = await engine.generate(base(prompt, 42));
@@ -167,7 +159,7 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
 
   it('a request samples the same tokens alone and in a busy batch that others join and leave', async () => {
     const r = rng(2);
-    const target = base(randomIds(9, V, r), 7, { maxNewTokens: 40, temperature: 0.8, topP: 0.9, topK: 30 });
+    const target = base(randomPrompt(r, 9, V), 7, { maxNewTokens: 40, temperature: 0.8, topP: 0.9, topK: 30 });
     let alone: EngineResult;
     {
       await using engine = new Engine(policy);
@@ -177,15 +169,15 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
       await using engine = new Engine(policy, { slots: 7, stepsPerCall });
       const others: Promise<EngineResult>[] = [];
       for (let i = 0; i < 4; i++) {
-        others.push(engine.generate(base(randomIds(1 + Math.floor(r() * 20), V, r), 100 + i, { maxNewTokens: 5 + i * 7, temperature: 1.2 })));
+        others.push(engine.generate(base(randomPrompt(r, 1 + Math.floor(r() * 20), V), 100 + i, { maxNewTokens: 5 + i * 7, temperature: 1.2 })));
       }
       const mine = engine.generate(target);
       await new Promise((res) => setTimeout(res, 3));
       for (let i = 0; i < 6; i++) {
-        others.push(engine.generate(base(randomIds(1 + Math.floor(r() * 30), V, r), 200 + i, { maxNewTokens: 3 + i * 5, topK: 4 })));
+        others.push(engine.generate(base(randomPrompt(r, 1 + Math.floor(r() * 30), V), 200 + i, { maxNewTokens: 3 + i * 5, topK: 4 })));
       }
       // Greedy rows too: every kind of sampling shares the batch's steps.
-      others.push(engine.generate(base(randomIds(4, V, r), 300, { maxNewTokens: 25, temperature: 0 })));
+      others.push(engine.generate(base(randomPrompt(r, 4, V), 300, { maxNewTokens: 25, temperature: 0 })));
       const got = await mine;
       await Promise.all(others);
       expect(Array.from(got.tokens)).toEqual(Array.from(alone.tokens));
@@ -196,8 +188,8 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
 
   it('a request that arrives mid-decode joins at once and does not disturb the others', async () => {
     const r = rng(3);
-    const reqA = base(randomIds(5, V, r), 11, { maxNewTokens: 60 });
-    const reqB = base(randomIds(12, V, r), 12, { maxNewTokens: 20 });
+    const reqA = base(randomPrompt(r, 5, V), 11, { maxNewTokens: 60 });
+    const reqB = base(randomPrompt(r, 12, V), 12, { maxNewTokens: 20 });
     const alone: EngineResult[] = [];
     {
       await using engine = new Engine(policy);
@@ -227,7 +219,7 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
   });
 
   it('stop ids end a sequence (the stop token is the last one returned)', async () => {
-    const prompt = randomIds(4, V, rng(4));
+    const prompt = randomPrompt(rng(4), 4, V);
     await using engine = new Engine(policy);
     const free = await engine.generate(base(prompt, 5));
     const stopAt = 6;
@@ -251,7 +243,7 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
       { temperature: 1.5, topP: 0.9, topK: 0 },
     ];
     for (const s of settings) {
-      const prompts = [3, 14, 8, 1].map((n) => randomIds(n, V, r));
+      const prompts = [3, 14, 8, 1].map((n) => randomPrompt(r, n, V));
       const results = await Promise.all(prompts.map((p, i) => engine.generate(base(p, 50 + i, { ...s, maxNewTokens: 25 }))));
       const ref = await policy.logprobs({ prompts, completions: results.map((x) => x.tokens) }, { temperature: s.temperature });
       expect(
@@ -266,7 +258,7 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
   it('bounds the batch by slots and by the token budget, and still serves every request', async () => {
     const r = rng(8);
     await using engine = new Engine(policy, { slots: 3, tokenBudget: 100 });
-    const reqs = Array.from({ length: 10 }, (_, i) => base(randomIds(5 + i, V, r), i, { maxNewTokens: 20 }));
+    const reqs = Array.from({ length: 10 }, (_, i) => base(randomPrompt(r, 5 + i, V), i, { maxNewTokens: 20 }));
     const out = await Promise.all(reqs.map((q) => engine.generate(q)));
     expect(out.every((o) => o.tokens.length === 20)).toBe(true);
     expect(engine.stats().peakActive).toBeLessThanOrEqual(3);
@@ -275,7 +267,7 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
       await Promise.all(reqs.slice(0, 6).map((q) => tight.generate(q)));
       // Each request reserves 25..30 tokens: at most 2 fit in 60.
       expect(tight.stats().peakActive).toBe(2);
-      await expect(tight.generate(base(randomIds(50, V, r), 1, { maxNewTokens: 20 }))).rejects.toSatisfy((e: unknown) => hasCode(e, 'E_ARG'));
+      await expect(tight.generate(base(randomPrompt(r, 50, V), 1, { maxNewTokens: 20 }))).rejects.toSatisfy((e: unknown) => hasCode(e, 'E_ARG'));
     } finally {
       tight.dispose();
     }
@@ -283,7 +275,7 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
 
   it('an aborted request rejects and frees its slot; the others finish unchanged', async () => {
     const r = rng(9);
-    const keep = base(randomIds(7, V, r), 1, { maxNewTokens: 30 });
+    const keep = base(randomPrompt(r, 7, V), 1, { maxNewTokens: 30 });
     let alone: EngineResult;
     {
       await using engine = new Engine(policy);
@@ -293,7 +285,7 @@ describe.skipIf(!py.ok)('sampling, batching, stops', () => {
     const controller = new AbortController();
     let n = 0;
     const doomed = engine.generate({
-      ...base(randomIds(4, V, r), 2, { maxNewTokens: 200 }),
+      ...base(randomPrompt(r, 4, V), 2, { maxNewTokens: 200 }),
       signal: controller.signal,
       onTokens: (t) => {
         n += t.length;

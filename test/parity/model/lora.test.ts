@@ -7,23 +7,16 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Policy } from '../../../src/model/policy.js';
 import { Optimizer } from '../../../src/train/optimizer.js';
-import { parityPython, maxAbsDiff, Oracle, tempDir, removeTempDirs } from '../python.js';
+import { parityPython, Oracle } from '../python.js';
+import { maxAbsDiff, randomIds, removeTempDirs, rng, tempDir } from '../../helpers/index.js';
 
 afterAll(removeTempDirs);
 
 const py = parityPython();
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
 function sequences(vocab: number, seed: number, lengths = [9, 3, 14, 6]): number[][] {
   const r = rng(seed);
-  return lengths.map((n) => Array.from({ length: n }, () => Math.floor(r() * vocab)));
+  return lengths.map((n) => randomIds(r, n, vocab));
 }
 
 interface PeftReference {

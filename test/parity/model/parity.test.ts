@@ -5,25 +5,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Policy } from '../../../src/model/policy.js';
-import { parityPython, maxAbsDiff, Oracle, tempDir, removeTempDirs } from '../python.js';
+import { parityPython, Oracle } from '../python.js';
+import { maxAbsDiff, randomIds, removeTempDirs, rng, tempDir } from '../../helpers/index.js';
 
 afterAll(removeTempDirs);
 
 const py = parityPython();
 const TOL = 1e-4;
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
 /** Sequences of different lengths (so batching pads on the left), ids below `vocab`. */
 function sequences(vocab: number, seed: number, lengths = [9, 2, 17, 5, 12]): number[][] {
   const r = rng(seed);
-  return lengths.map((n) => Array.from({ length: n }, () => Math.floor(r() * vocab)));
+  return lengths.map((n) => randomIds(r, n, vocab));
 }
 
 interface Case {

@@ -4,8 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { command as initModel } from '../../../src/cli/commands/init-model.js';
 import { command as score } from '../../../src/cli/commands/score.js';
-import { captured } from '../../capture.js';
-import { parityPython, maxAbsDiff, Oracle, tempDir, removeTempDirs } from '../python.js';
+import { parityPython, Oracle } from '../python.js';
+import { captured, maxAbsDiff, removeTempDirs, tempDir } from '../../helpers/index.js';
 
 afterAll(removeTempDirs);
 

@@ -8,7 +8,8 @@ import { ChatTemplate, type ChatMessage } from '../../../src/model/chat.js';
 import { TextTokenizer } from '../../../src/model/tokenizer.js';
 import { buildCompactTokenizer } from '../../../src/model/compact-tokenizer.js';
 import { qwen3TokenizerFiles } from '../../../src/model/presets.js';
-import { parityPython, Oracle, tempDir, removeTempDirs } from '../python.js';
+import { parityPython, Oracle } from '../python.js';
+import { removeTempDirs, tempDir } from '../../helpers/index.js';
 
 afterAll(removeTempDirs);
 

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Policy } from '../../../src/model/policy.js';
 import { Optimizer } from '../../../src/train/optimizer.js';
-import { parityPython, python, root, tempDir } from '../python.js';
+import { parityPython, python } from '../python.js';
 import { SFT_SETTINGS as SETTINGS, SFT_STEPS as STEPS, sftRows as fixedRows, tinyConfig } from '../../native/train/step-helpers.js';
+import { root, tempDir } from '../../helpers/index.js';
 
 const py = parityPython();
 
