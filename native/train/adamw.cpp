@@ -3,7 +3,9 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/_fused_adamw.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "bridge/errors.h"
 
@@ -15,19 +17,28 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool LowPrecision(const at::Tensor& t) { return t.scalar_type() == at::kBFloat16 || t.scalar_type() == at::kHalf; }
-
 std::string Shape(at::IntArrayRef s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "]";
 }
 
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Elements updated by the separate operators at a time: their temporaries (the denominator) stay this small.
+constexpr int64_t kBlock = 1ll << 22;
+
 }  // namespace
 
 bool DecaysWeight(const std::string& name) { return !(EndsWith(name, "norm.weight") || EndsWith(name, ".bias")); }
 
-void AdamW::Step(std::map<std::string, at::Tensor>& params, double lr) {
+bool LowPrecision(at::ScalarType dtype) { return dtype == at::kBFloat16 || dtype == at::kHalf; }
+
+void AdamWUpdate::Step(const std::vector<Slice>& slices, double lr) {
   at::NoGradGuard no_grad;
   ++step_;
   const double beta1 = options_.beta1, beta2 = options_.beta2;
@@ -35,55 +46,83 @@ void AdamW::Step(std::map<std::string, at::Tensor>& params, double lr) {
   const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step_));
   const double step_size = lr / bias_correction1;
   const double bias_correction2_sqrt = std::sqrt(bias_correction2);
-  // On CUDA the update of every tensor of a group (with or without weight decay) is one fused multi-tensor kernel
-  // (torch's _fused_adamw_, the same update in fp32); on the CPU the separate operators below, whose results the
-  // default job's figures were measured with.
+  // torch.optim.AdamW's single-tensor update, operator for operator.
+  auto update = [&](at::Tensor w, const at::Tensor& g, at::Tensor m, at::Tensor v, double wd) {
+    if (wd != 0) w.mul_(1 - lr * wd);
+    m.lerp_(g, 1 - beta1);
+    v.mul_(beta2).addcmul_(g, g, 1 - beta2);
+    const at::Tensor denom = (v.sqrt() / bias_correction2_sqrt).add_(options_.eps);
+    w.addcdiv_(m, denom, -step_size);
+  };
   struct Group {
     std::vector<at::Tensor> w, g, m, v;
-    std::vector<std::pair<at::Tensor, at::Tensor>> copies;  // low-precision parameter <- its fp32 master
+    std::vector<const Slice*> low;  // slices whose low-precision parameter takes w after the kernel
   };
   Group fused[2];  // [no weight decay, weight decay]
+  for (const Slice& x : slices) {
+    if (x.w.is_cuda() && x.w.scalar_type() == at::kFloat) {
+      Group& group = fused[x.decays ? 1 : 0];
+      group.w.push_back(x.w);
+      group.g.push_back(x.g);
+      group.m.push_back(x.m);
+      group.v.push_back(x.v);
+      if (x.low.defined()) group.low.push_back(&x);
+      continue;
+    }
+    const double wd = x.decays ? options_.weight_decay : 0.0;
+    const int64_t n = x.w.numel();
+    const bool flat = x.w.is_contiguous() && x.g.is_contiguous() && x.m.is_contiguous() && x.v.is_contiguous();
+    if (n <= kBlock || !flat) {
+      update(x.w, x.g, x.m, x.v, wd);
+    } else {
+      const at::Tensor w = x.w.view({-1}), g = x.g.view({-1}), m = x.m.view({-1}), v = x.v.view({-1});
+      for (int64_t o = 0; o < n; o += kBlock) {
+        const int64_t len = std::min(kBlock, n - o);
+        update(w.narrow(0, o, len), g.narrow(0, o, len), m.narrow(0, o, len), v.narrow(0, o, len), wd);
+      }
+    }
+    if (x.low.defined()) x.low.copy_(x.w);
+  }
+  for (int decays = 0; decays < 2; ++decays) {
+    Group& group = fused[decays];
+    if (group.w.empty()) continue;
+    // The step count the kernel's bias corrections read (one tensor for every tensor of the group).
+    const at::Tensor step = at::full({}, static_cast<double>(step_), group.w[0].options());
+    const std::vector<at::Tensor> steps(group.w.size(), step);
+    at::_fused_adamw_(group.w, group.g, group.m, group.v, {}, steps, lr, beta1, beta2, decays ? options_.weight_decay : 0.0, options_.eps,
+                      /*amsgrad=*/false, /*maximize=*/false, std::nullopt, std::nullopt);
+    for (const Slice* x : group.low) x->low.copy_(x->w);
+  }
+}
+
+std::map<std::string, std::string> AdamWUpdate::Metadata() const {
+  return {{"optimizer", "adamw"},         {"step", std::to_string(step_)}, {"beta1", Num(options_.beta1)},
+          {"beta2", Num(options_.beta2)}, {"eps", Num(options_.eps)},      {"weight_decay", Num(options_.weight_decay)}};
+}
+
+void AdamW::Step(std::map<std::string, at::Tensor>& params, AdamWUpdate& update, double lr) {
+  at::NoGradGuard no_grad;
+  std::vector<AdamWUpdate::Slice> slices;
   for (auto& [name, p] : params) {
-    const at::Tensor& g_raw = p.grad();
-    if (!g_raw.defined()) continue;
+    const at::Tensor& g = p.grad();
+    if (!g.defined()) continue;
     State& s = state_[name];
-    const bool low = LowPrecision(p);
+    const bool low = LowPrecision(p.scalar_type());
     if (!s.exp_avg.defined()) {
       const auto opts = p.options().dtype(low ? at::kFloat : p.scalar_type());
       s.exp_avg = at::zeros(p.sizes(), opts);
       s.exp_avg_sq = at::zeros(p.sizes(), opts);
       if (low && !s.master.defined()) s.master = p.detach().to(at::kFloat);
     }
-    at::Tensor w = low ? s.master : p.detach();
-    const at::Tensor g = low ? g_raw.to(at::kFloat) : g_raw;
-    const bool decays = DecaysWeight(name);
-    if (p.is_cuda() && w.scalar_type() == at::kFloat) {
-      Group& group = fused[decays ? 1 : 0];
-      group.w.push_back(w);
-      group.g.push_back(g);
-      group.m.push_back(s.exp_avg);
-      group.v.push_back(s.exp_avg_sq);
-      if (low) group.copies.emplace_back(p.detach(), w);
-      continue;
-    }
-    const double wd = decays ? options_.weight_decay : 0.0;
-    if (wd != 0) w.mul_(1 - lr * wd);
-    s.exp_avg.lerp_(g, 1 - beta1);
-    s.exp_avg_sq.mul_(beta2).addcmul_(g, g, 1 - beta2);
-    const at::Tensor denom = (s.exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(options_.eps);
-    w.addcdiv_(s.exp_avg, denom, -step_size);
-    if (low) p.detach().copy_(w);
+    AdamWUpdate::Slice& x = slices.emplace_back();
+    x.w = low ? s.master : p.detach();
+    x.g = low ? g.to(at::kFloat) : g;
+    x.m = s.exp_avg;
+    x.v = s.exp_avg_sq;
+    x.decays = DecaysWeight(name);
+    if (low) x.low = p.detach();
   }
-  for (int decays = 0; decays < 2; ++decays) {
-    Group& group = fused[decays];
-    if (group.w.empty()) continue;
-    // The step count the kernel's bias corrections read (one tensor for every parameter of the group).
-    const at::Tensor step = at::full({}, static_cast<double>(step_), group.w[0].options());
-    const std::vector<at::Tensor> steps(group.w.size(), step);
-    at::_fused_adamw_(group.w, group.g, group.m, group.v, {}, steps, lr, beta1, beta2, decays ? options_.weight_decay : 0.0, options_.eps,
-                      /*amsgrad=*/false, /*maximize=*/false, std::nullopt, std::nullopt);
-    for (auto& [param, master] : group.copies) param.copy_(master);
-  }
+  update.Step(slices, lr);
 }
 
 std::vector<std::pair<std::string, at::Tensor>> AdamW::StateTensors() const {
@@ -107,16 +146,6 @@ int64_t AdamW::StateBytes() const {
   return n;
 }
 
-std::map<std::string, std::string> AdamW::StateMetadata() const {
-  auto num = [](double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return std::string(buf);
-  };
-  return {{"optimizer", "adamw"},         {"step", std::to_string(step_)}, {"beta1", num(options_.beta1)},
-          {"beta2", num(options_.beta2)}, {"eps", num(options_.eps)},      {"weight_decay", num(options_.weight_decay)}};
-}
-
 int64_t StateFileStep(const std::map<std::string, std::string>& metadata, const std::string& file) {
   auto meta = [&](const char* key) -> std::string {
     auto it = metadata.find(key);
@@ -131,9 +160,7 @@ int64_t StateFileStep(const std::map<std::string, std::string>& metadata, const 
   }
 }
 
-void AdamW::Restore(const std::map<std::string, at::Tensor>& tensors, const std::map<std::string, std::string>& metadata,
-                    std::map<std::string, at::Tensor>& params, const std::string& file) {
-  const int64_t step = StateFileStep(metadata, file);
+void AdamW::Restore(const std::map<std::string, at::Tensor>& tensors, std::map<std::string, at::Tensor>& params, const std::string& file) {
   std::map<std::string, State> state;
   for (const auto& [key, t] : tensors) {
     const size_t dot = key.find('.');
@@ -147,7 +174,7 @@ void AdamW::Restore(const std::map<std::string, at::Tensor>& tensors, const std:
     if (t.sizes() != p->second.sizes()) {
       Fail("E_CHECKPOINT", file + ": tensor '" + key + "': expected shape " + Shape(p->second.sizes()) + ", found " + Shape(t.sizes()));
     }
-    const at::ScalarType want = LowPrecision(p->second) ? at::kFloat : p->second.scalar_type();
+    const at::ScalarType want = LowPrecision(p->second.scalar_type()) ? at::kFloat : p->second.scalar_type();
     at::Tensor copy = t.to(p->second.device(), want, /*non_blocking=*/false, /*copy=*/true);
     State& s = state[name];
     (kind == "exp_avg" ? s.exp_avg : kind == "exp_avg_sq" ? s.exp_avg_sq : s.master) = copy;
@@ -162,7 +189,6 @@ void AdamW::Restore(const std::map<std::string, at::Tensor>& tensors, const std:
     }
   }
   state_ = std::move(state);
-  step_ = step;
 }
 
 double ClipGradNorm(std::map<std::string, at::Tensor>& params, double max_norm) {

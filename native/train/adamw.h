@@ -7,6 +7,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lamer::train {
 
@@ -21,34 +23,64 @@ struct AdamWOptions {
 // Norm weights (every "*norm.weight") and biases get no weight decay; everything else does (embeddings included).
 bool DecaysWeight(const std::string& name);
 
-class AdamW {
+// bf16 and fp16: parameters of these dtypes are updated through an fp32 master copy.
+bool LowPrecision(at::ScalarType dtype);
+
+// AdamW's update and its step count, one object that the replicated optimizer (AdamW below: state per parameter) and
+// the sharded one (ZeroAdamW, train/zero.h: state per slice of a flat shard) both hand their tensors to, so the two
+// update the same way and count their steps in one place (the count seeds LoRA dropout and is what state files record).
+class AdamWUpdate {
  public:
-  explicit AdamW(AdamWOptions options) : options_(options) {}
+  explicit AdamWUpdate(AdamWOptions options) : options_(options) {}
 
   const AdamWOptions& options() const { return options_; }
+  // Updates taken so far; the next one is step() + 1.
   int64_t step() const { return step_; }
 
-  // One update of every parameter in `params` that has a gradient. Parameters kept in a low-precision dtype are
-  // updated through an fp32 master copy that lives here, then written back rounded.
-  void Step(std::map<std::string, at::Tensor>& params, double lr);
+  // One tensor's part of an update. `w` is updated in place: a parameter's own values, or the fp32 master copy of a
+  // low-precision parameter, whose rounded values then go to `low`. `g` is the gradient in w's dtype, `m` and `v` the
+  // moments; `decays` puts it in the weight-decay group.
+  struct Slice {
+    at::Tensor w, g, m, v;
+    bool decays = true;
+    at::Tensor low;
+  };
+  // The next update: the count goes up by one and every slice is updated. On CUDA the fp32 slices of each weight-decay
+  // group go through torch's fused multi-tensor kernel (_fused_adamw_, the same update in fp32); the others through
+  // the separate operators, whose results the default job's figures were measured with, a block of elements at a
+  // time (the operators are elementwise, so blocks change no value).
+  void Step(const std::vector<Slice>& slices, double lr);
 
-  // The state as named tensors (exp_avg.<name>, exp_avg_sq.<name>, master.<name>) and metadata.
+  // The metadata of a state file: "optimizer" (adamw), "step", betas, eps and weight decay.
+  std::map<std::string, std::string> Metadata() const;
+  // Continues the count of a state file (StateFileStep).
+  void Restore(int64_t step) { step_ = step; }
+
+ private:
+  AdamWOptions options_;
+  int64_t step_ = 0;
+};
+
+// The replicated optimizer's state: AdamW's moments (and the fp32 master copy of a low-precision parameter) for every
+// trained parameter, whole.
+class AdamW {
+ public:
+  // One update of every parameter in `params` that has a gradient, by `update` (which counts it).
+  void Step(std::map<std::string, at::Tensor>& params, AdamWUpdate& update, double lr);
+
+  // The state as named tensors (exp_avg.<name>, exp_avg_sq.<name>, master.<name>).
   std::vector<std::pair<std::string, at::Tensor>> StateTensors() const;
-  std::map<std::string, std::string> StateMetadata() const;
   // Bytes of state held: moments and master copies.
   int64_t StateBytes() const;
   // Restores state from tensors read from a file; checks names and shapes against `params` (E_CHECKPOINT naming
   // `file` and the tensor). Master copies are written into the parameters so they continue exactly.
-  void Restore(const std::map<std::string, at::Tensor>& tensors, const std::map<std::string, std::string>& metadata,
-               std::map<std::string, at::Tensor>& params, const std::string& file);
+  void Restore(const std::map<std::string, at::Tensor>& tensors, std::map<std::string, at::Tensor>& params, const std::string& file);
 
  private:
   struct State {
     at::Tensor exp_avg, exp_avg_sq;
     at::Tensor master;  // fp32 copy when the parameter itself is bf16/fp16; undefined otherwise
   };
-  AdamWOptions options_;
-  int64_t step_ = 0;
   std::map<std::string, State> state_;
 };
 

@@ -161,9 +161,9 @@ std::vector<int64_t> TokenBegin(const Batch& batch) {
 }  // namespace
 
 Optimizer::Optimizer(std::shared_ptr<model::Decoder> decoder, AdamWOptions adam, bool value_head, int zero)
-    : decoder_(std::move(decoder)), adam_(adam), value_head_(value_head) {
+    : decoder_(std::move(decoder)), update_(adam), value_head_(value_head) {
   if (zero < 0 || zero > 2) Fail("E_ARG", "optimizer: zero must be 0, 1 or 2, found " + std::to_string(zero));
-  if (zero > 0) zero_ = std::make_unique<ZeroAdamW>(adam, zero);
+  if (zero > 0) zero_ = std::make_unique<ZeroAdamW>(zero);
 }
 
 void Optimizer::EnsureValueHead() {
@@ -395,7 +395,7 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
     const at::Device dev = decoder_->device();
     if (dropout) {
       const uint64_t rank = o.group ? static_cast<uint64_t>(o.group->rank()) : 0;
-      const uint64_t seed = (static_cast<uint64_t>(adam_.step()) * 1000003ull + static_cast<uint64_t>(micro_index)) * 1009ull + rank;
+      const uint64_t seed = (static_cast<uint64_t>(step()) * 1000003ull + static_cast<uint64_t>(micro_index)) * 1009ull + rank;
       at::Generator gen = at::globalContext().defaultGenerator(dev);
       gen.set_current_seed(seed);
     }
@@ -445,7 +445,7 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   AddMetrics(out, sums, plan, counts, micro.size());
   out.logprobs = std::move(logprobs);
   if (o.with_grad) ClipAndUpdate(params, o, out);
-  out.metrics.emplace_back("step", static_cast<double>(adam_.step()));
+  out.metrics.emplace_back("step", static_cast<double>(step()));
   return out;
 }
 
@@ -477,7 +477,8 @@ void Optimizer::ClipAndUpdate(std::map<std::string, at::Tensor>& params, const S
   }
   if (zero_ && o.update) {
     // The sharded update: the global norm, AdamW on this rank's shard, the all-gather of every shard.
-    const double norm = zero_->ClipAndStep(params, o.lr, o.max_grad_norm, o.group && o.group->size() > 1 ? o.group.get() : nullptr);
+    const double norm =
+        zero_->ClipAndStep(params, update_, o.lr, o.max_grad_norm, o.group && o.group->size() > 1 ? o.group.get() : nullptr);
     out.metrics.emplace_back("gradNorm", norm);
     if (!std::isfinite(norm)) {
       Fail("E_TRAIN", "train step: the gradient norm is not finite (" + std::to_string(norm) +
@@ -494,7 +495,7 @@ void Optimizer::ClipAndUpdate(std::map<std::string, at::Tensor>& params, const S
     Fail("E_TRAIN", "train step: the gradient norm is not finite (" + std::to_string(norm) +
                         "); parameters were left unchanged. Lower the learning rate or check the advantages");
   }
-  adam_.Step(params, o.lr);
+  adam_.Step(params, update_, o.lr);
   decoder_->ParametersChanged();
   out.metrics.emplace_back("lr", o.lr);
 }
@@ -559,25 +560,25 @@ MemoryBytes Optimizer::Memory() {
 void Optimizer::Save(const std::string& path, const std::map<std::string, std::string>& extra_metadata, dist::Group* group) {
   at::NoGradGuard no_grad;
   if (value_head_) EnsureValueHead();  // saved even before the first step, so load() finds it
+  std::map<std::string, std::string> metadata = extra_metadata;
+  for (const auto& [k, v] : update_.Metadata()) metadata[k] = v;
+  metadata["value_head"] = value_head_ ? "1" : "0";
   if (zero_) {
     std::vector<std::pair<std::string, at::Tensor>> head(head_.begin(), head_.end());
-    std::map<std::string, std::string> metadata = extra_metadata;
-    metadata["value_head"] = value_head_ ? "1" : "0";
     zero_->Save(path, head, metadata, TrainableParameters(), group && group->size() > 1 ? group : nullptr);
     return;
   }
   if (path.empty()) return;  // a rank other than 0 has nothing to write without ZeRO
   auto items = adam_.StateTensors();
   for (const auto& [name, t] : head_) items.emplace_back(name, t);
-  auto metadata = adam_.StateMetadata();
-  metadata["value_head"] = value_head_ ? "1" : "0";
-  for (const auto& [k, v] : extra_metadata) metadata.emplace(k, v);
   model::WriteSafetensors(path, items, at::ScalarType::Undefined, metadata);
 }
 
 void Optimizer::Load(const std::string& path, dist::Group* group) {
   at::NoGradGuard no_grad;
   const model::SafetensorsFile file = model::SafetensorsFile::Open(path);
+  // An AdamW state file (E_CHECKPOINT otherwise) before anything is read from it.
+  const int64_t step = StateFileStep(file.metadata(), path);
   std::map<std::string, at::Tensor> tensors;
   for (const auto& e : file.entries()) tensors[e.name] = file.Tensor(e);
   const bool has_head = tensors.count(kHeadWeight) > 0;
@@ -601,12 +602,13 @@ void Optimizer::Load(const std::string& path, dist::Group* group) {
     zero_->Restore(path, tensors, file.metadata(), params, group && group->size() > 1 ? group : nullptr);
   } else if (IsShardedState(file.metadata())) {
     // A sharded state continued whole: read every shard into one rank's layout, then as AdamW names it.
-    ZeroAdamW whole(adam_.options(), 1);
+    ZeroAdamW whole(1);
     whole.Restore(path, tensors, file.metadata(), params, nullptr);
-    adam_.Restore(whole.PerParameterState(params), file.metadata(), params, path);
+    adam_.Restore(whole.PerParameterState(params), params, path);
   } else {
-    adam_.Restore(tensors, file.metadata(), params, path);
+    adam_.Restore(tensors, params, path);
   }
+  update_.Restore(step);
   decoder_->ParametersChanged();
 }
 

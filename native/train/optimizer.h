@@ -128,7 +128,8 @@ class Optimizer {
   void Load(const std::string& path, dist::Group* group = nullptr);
   int zero_stage() const { return zero_ ? zero_->stage() : 0; }
 
-  int64_t step() const { return zero_ ? zero_->step() : adam_.step(); }
+  // Updates taken (at every ZeRO stage: the one count of update_).
+  int64_t step() const { return update_.step(); }
   MemoryBytes Memory();
   bool has_value_head() const { return value_head_; }
   const std::shared_ptr<model::Decoder>& decoder() const { return decoder_; }
@@ -146,6 +147,9 @@ class Optimizer {
   void EnsureValueHead();
 
   std::shared_ptr<model::Decoder> decoder_;
+  // The AdamW update and its step count, whichever optimizer holds the state: the replicated one (adam_) or, with
+  // ZeRO, the sharded one (zero_).
+  AdamWUpdate update_;
   AdamW adam_;
   std::unique_ptr<ZeroAdamW> zero_;
   bool value_head_;

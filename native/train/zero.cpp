@@ -1,7 +1,6 @@
 #include "train/zero.h"
 
 #include <ATen/core/grad_mode.h>
-#include <ATen/ops/_fused_adamw.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,8 +17,6 @@ namespace {
 // Elements per rank moved by one collective of the all-gather and the reduce-scatter: bounds the temporary buffers.
 constexpr int64_t kBucketBytes = 64ll << 20;
 
-bool LowPrecision(at::ScalarType t) { return t == at::kBFloat16 || t == at::kHalf; }
-
 uint64_t Fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) {
@@ -32,12 +29,6 @@ uint64_t Fnv1a(const std::string& s) {
 std::string Hex(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 
@@ -189,7 +180,8 @@ void ZeroAdamW::ReduceScatterGradients(std::map<std::string, at::Tensor>& params
   }
 }
 
-double ZeroAdamW::ClipAndStep(std::map<std::string, at::Tensor>& params, double lr, double max_norm, dist::Group* group) {
+double ZeroAdamW::ClipAndStep(std::map<std::string, at::Tensor>& params, AdamWUpdate& update, double lr, double max_norm,
+                              dist::Group* group) {
   at::NoGradGuard no_grad;
   EnsureLayout(params, group);
   EnsureState(params);
@@ -213,73 +205,41 @@ double ZeroAdamW::ClipAndStep(std::map<std::string, at::Tensor>& params, double 
   }
   if (!std::isfinite(norm)) return norm;  // the caller refuses the update
 
-  ++step_;
-  const double beta1 = options_.beta1, beta2 = options_.beta2;
-  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step_));
-  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step_));
-  const double step_size = lr / bias_correction1;
-  const double bias_correction2_sqrt = std::sqrt(bias_correction2);
-  const int world = layout_->world;
-  // Slices of at most this many elements: the update's temporaries (the denominator) stay small.
-  constexpr int64_t kBlock = 1ll << 22;
+  // Per piece of this rank's shard, in every space: the values updated (the fp32 master of a low-precision parameter,
+  // else the parameter's own elements), its gradient (stage 1: the parameter's; stage 2: the shard's) and its moments.
+  std::vector<AdamWUpdate::Slice> slices;
   for (size_t s = 0; s < layout_->spaces.size(); ++s) {
     const ZeroLayout::Space& sp = layout_->spaces[s];
     Shard& sh = shards_[s];
     const auto [base, end] = Range(s);
-    const auto pieces = layout_->Pieces(s, base, end);
     const bool low = LowPrecision(sp.dtype);
-    const at::Tensor any = params.at(sp.names[0]);
-    // Per piece of this rank's shard: the values updated (the fp32 master of a low-precision parameter, else the
-    // parameter's own elements), its gradient (stage 1: the parameter's; stage 2: the shard's) and its moments.
-    struct Slice {
-      at::Tensor w, g, m, v;
-      bool decays;
-    };
-    std::vector<Slice> slices;
-    for (const auto& p : pieces) {
+    const at::Tensor& any = params.at(sp.names[0]);
+    for (const auto& p : layout_->Pieces(s, base, end)) {
       const int64_t at = p.flat - base;
-      at::Tensor w = low ? sh.master.narrow(0, at, p.length) : params.at(p.name).detach().reshape({-1}).narrow(0, p.begin, p.length);
-      at::Tensor g;
+      AdamWUpdate::Slice& x = slices.emplace_back();
+      x.w = low ? sh.master.narrow(0, at, p.length) : params.at(p.name).detach().reshape({-1}).narrow(0, p.begin, p.length);
       if (stage_ == 1) {
         const at::Tensor& full = params.at(p.name).grad();
-        g = full.defined() ? full.reshape({-1}).narrow(0, p.begin, p.length) : at::zeros({p.length}, any.options().dtype(sp.dtype));
+        x.g = full.defined() ? full.reshape({-1}).narrow(0, p.begin, p.length) : at::zeros({p.length}, any.options().dtype(sp.dtype));
       } else {
-        g = sh.grad.narrow(0, at, p.length);
+        x.g = sh.grad.narrow(0, at, p.length);
       }
-      if (low) g = g.to(at::kFloat);
-      slices.push_back({w, g, sh.exp_avg.narrow(0, at, p.length), sh.exp_avg_sq.narrow(0, at, p.length), DecaysWeight(p.name)});
+      if (low) x.g = x.g.to(at::kFloat);
+      x.m = sh.exp_avg.narrow(0, at, p.length);
+      x.v = sh.exp_avg_sq.narrow(0, at, p.length);
+      x.decays = DecaysWeight(p.name);
     }
-    if (any.is_cuda() && (low || sp.dtype == at::kFloat)) {
-      // As AdamW::Step on CUDA: torch's fused kernel, the slices with and without weight decay apart.
-      std::vector<at::Tensor> lw[2], lg[2], lm[2], lv[2];
-      for (const auto& x : slices) {
-        const int d = x.decays ? 1 : 0;
-        lw[d].push_back(x.w);
-        lg[d].push_back(x.g);
-        lm[d].push_back(x.m);
-        lv[d].push_back(x.v);
-      }
-      for (int d = 0; d < 2; ++d) {
-        if (lw[d].empty()) continue;
-        const at::Tensor stepT = at::full({}, static_cast<double>(step_), lw[d][0].options());
-        const std::vector<at::Tensor> steps(lw[d].size(), stepT);
-        at::_fused_adamw_(lw[d], lg[d], lm[d], lv[d], {}, steps, lr, beta1, beta2, d ? options_.weight_decay : 0.0, options_.eps, false,
-                          false, std::nullopt, std::nullopt);
-      }
-    } else {
-      // AdamW::Step's operators, element by element the same, a block at a time.
-      for (const auto& x : slices) {
-        for (int64_t o = 0; o < x.w.numel(); o += kBlock) {
-          const int64_t n = std::min(kBlock, x.w.numel() - o);
-          at::Tensor w = x.w.narrow(0, o, n), g = x.g.narrow(0, o, n), m = x.m.narrow(0, o, n), v = x.v.narrow(0, o, n);
-          if (x.decays && options_.weight_decay != 0) w.mul_(1 - lr * options_.weight_decay);
-          m.lerp_(g, 1 - beta1);
-          v.mul_(beta2).addcmul_(g, g, 1 - beta2);
-          const at::Tensor denom = (v.sqrt() / bias_correction2_sqrt).add_(options_.eps);
-          w.addcdiv_(m, denom, -step_size);
-        }
-      }
-    }
+  }
+  update.Step(slices, lr);
+  slices.clear();
+
+  const int world = layout_->world;
+  for (size_t s = 0; s < layout_->spaces.size(); ++s) {
+    const ZeroLayout::Space& sp = layout_->spaces[s];
+    Shard& sh = shards_[s];
+    const int64_t base = Range(s).first;
+    const bool low = LowPrecision(sp.dtype);
+    const at::Tensor& any = params.at(sp.names[0]);
     // Every rank's updated shard into every rank's parameters, a bucket at a time.
     const int64_t elem = static_cast<int64_t>(c10::elementSize(sp.dtype));
     const int64_t b = std::max<int64_t>(1, std::min(sp.chunk, kBucketBytes / elem / world));
@@ -353,12 +313,6 @@ void ZeroAdamW::Save(const std::string& path, const std::vector<std::pair<std::s
   const int world = layout_->world, rank = layout_->rank;
   if (rank == 0 && path.empty()) Fail("E_ARG", "ZeRO save: rank 0 needs the path to write");
   std::map<std::string, std::string> meta = metadata;
-  meta["optimizer"] = "adamw";
-  meta["step"] = std::to_string(step_);
-  meta["beta1"] = Num(options_.beta1);
-  meta["beta2"] = Num(options_.beta2);
-  meta["eps"] = Num(options_.eps);
-  meta["weight_decay"] = Num(options_.weight_decay);
   meta["zero_stage"] = std::to_string(stage_);
   meta["zero_world"] = std::to_string(world);
   meta["zero_signature"] = layout_->signature;
@@ -400,7 +354,6 @@ void ZeroAdamW::Restore(const std::string& path, const std::map<std::string, at:
   EnsureLayout(params, group);
   shards_.clear();
   EnsureState(params);
-  const int64_t step = StateFileStep(metadata, path);
   auto meta = [&](const char* key) -> std::string {
     auto it = metadata.find(key);
     if (it == metadata.end()) Fail("E_CHECKPOINT", path + ": metadata '" + key + "' missing (not a sharded optimizer state?)");
@@ -462,7 +415,6 @@ void ZeroAdamW::Restore(const std::string& path, const std::map<std::string, at:
       }
     }
   }
-  step_ = step;
   // Low-precision parameters continue from their masters: each rank's shard into every rank's parameters.
   for (size_t s = 0; s < layout_->spaces.size(); ++s) {
     const ZeroLayout::Space& sp = layout_->spaces[s];

@@ -4,8 +4,9 @@
 // all-gathers the updated values, so every rank ends the step with the same parameters. Stage 2 also reduce-scatters
 // the gradients: each rank keeps only its shard's (the full gradients of the backward are released before the update).
 //
-// The update is AdamW's own (train/adamw.h), operation for operation on the shard's slices, so a stage-1 or stage-2
-// step equals a stage-0 step to float rounding (a sum's order in the reductions).
+// The update and its step count are AdamWUpdate's (train/adamw.h), the replicated optimizer's own, applied to the
+// shard's slices, so a stage-1 or stage-2 step equals a stage-0 step to float rounding (a sum's order in the
+// reductions).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -45,17 +46,16 @@ struct ZeroLayout {
 
 class ZeroAdamW {
  public:
-  ZeroAdamW(AdamWOptions options, int stage) : options_(options), stage_(stage) {}
+  explicit ZeroAdamW(int stage) : stage_(stage) {}
 
   int stage() const { return stage_; }
-  int64_t step() const { return step_; }
-  const AdamWOptions& options() const { return options_; }
 
   // Stage 2, after the backward: every parameter's gradient reduce-scattered into this rank's shard, then released.
   void ReduceScatterGradients(std::map<std::string, at::Tensor>& params, dist::Group* group);
-  // The gradient norm over all ranks (clipped when max_norm > 0), AdamW on this rank's shard, and the all-gather of
-  // the updated values into every parameter. Stage 1 reads the full (all-reduced) gradients, stage 2 its shard's.
-  double ClipAndStep(std::map<std::string, at::Tensor>& params, double lr, double max_norm, dist::Group* group);
+  // The gradient norm over all ranks (clipped when max_norm > 0), `update` on this rank's shard (which counts the
+  // step), and the all-gather of the updated values into every parameter. Stage 1 reads the full (all-reduced)
+  // gradients, stage 2 its shard's. A norm that is not finite is returned without an update.
+  double ClipAndStep(std::map<std::string, at::Tensor>& params, AdamWUpdate& update, double lr, double max_norm, dist::Group* group);
   // The state as AdamW::StateTensors names it ("exp_avg.<name>", ...): for an optimizer of one rank (a sharded file
   // read whole, to continue at stage 0).
   std::map<std::string, at::Tensor> PerParameterState(const std::map<std::string, at::Tensor>& params) const;
@@ -64,12 +64,14 @@ class ZeroAdamW {
   int64_t GradientBytes() const;
 
   // Saves every rank's shard: rank r's state goes to rank 0 by a broadcast, one shard at a time, and rank 0 writes
-  // `path` (metadata, rank 0's shard, `extra` tensors) and `path`.shard-<r>-of-<world>.safetensors for the others.
+  // `path` (`metadata`, which carries AdamWUpdate::Metadata, and the layout's; rank 0's shard; `extra` tensors) and
+  // `path`.shard-<r>-of-<world>.safetensors for the others.
   // Collective: every rank calls it (the others with path ""); with one process only `path` is written.
   void Save(const std::string& path, const std::vector<std::pair<std::string, at::Tensor>>& extra,
             const std::map<std::string, std::string>& metadata, const std::map<std::string, at::Tensor>& params, dist::Group* group);
   // Reads this rank's shard of the state from a sharded save at any world size, or from a stage-0 file (per-parameter
-  // tensors), re-sharding as needed; master copies go into the parameters. E_CHECKPOINT naming the file.
+  // tensors), re-sharding as needed; master copies go into the parameters. E_CHECKPOINT naming the file. The step
+  // count is the caller's to restore (AdamWUpdate::Restore).
   void Restore(const std::string& path, const std::map<std::string, at::Tensor>& tensors,
                const std::map<std::string, std::string>& metadata, std::map<std::string, at::Tensor>& params, dist::Group* group);
 
@@ -82,9 +84,7 @@ class ZeroAdamW {
   std::pair<int64_t, int64_t> Range(size_t s) const;
   void EnsureState(const std::map<std::string, at::Tensor>& params);
 
-  AdamWOptions options_;
   int stage_;
-  int64_t step_ = 0;
   std::unique_ptr<ZeroLayout> layout_;
   std::vector<Shard> shards_;  // per space
 };

@@ -8,7 +8,8 @@
 //   child-zero.ts OUT STAGE LOSS resume STEPS DIR       DIR's parameters and state, then steps (k+1)..STEPS
 //
 // OUT (JSON): the metrics of each step taken, every parameter, and the bytes the optimizer holds. LAMER_TEST_LORA=1:
-// a LoRA adapter on the model (its tensors are written among the parameters).
+// a LoRA adapter on the model (its tensors are written among the parameters), with LAMER_TEST_DROPOUT's dropout
+// (default 0).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DistContext } from '../../../src/train/distributed.js';
@@ -24,7 +25,7 @@ const dist = DistContext.fromEnv();
 const policy = await tinyPolicy(11, {}, 'float64');
 const lora = process.env.LAMER_TEST_LORA === '1';
 if (lora) {
-  await policy.addLora({ r: 3, alpha: 6, dropout: 0, targets: 'all-linear', seed: 4 });
+  await policy.addLora({ r: 3, alpha: 6, dropout: Number(process.env.LAMER_TEST_DROPOUT ?? 0), targets: 'all-linear', seed: 4 });
   // B off zero, so that every adapter tensor has a gradient from the first step.
   for (const [name, t] of Object.entries(policy.native.loraParameters())) {
     const data = t.data as Float64Array;
@@ -64,12 +65,12 @@ if (mode === 'resume') {
   await opt.load(join(dir, 'optimizer.safetensors'), group);
   first = opt.stepCount + 1;
 }
-const metrics: { loss: number; gradNorm: number; valueLoss?: number }[] = [];
+const metrics: { loss: number; gradNorm: number; step: number; valueLoss?: number }[] = [];
 for (let step = first; step <= steps; step++) {
   const rows = rowsOf(step);
   const mine = dist ? dist.shard(rows.length).map((i) => rows[i]) : rows;
   const m = await opt.trainStep(mine, { microBatchTokens: 16, group, ...(ppo ? { valueCoef: 1 } : {}) });
-  metrics.push({ loss: m.loss, gradNorm: m.gradNorm, ...(ppo ? { valueLoss: m.valueLoss } : {}) });
+  metrics.push({ loss: m.loss, gradNorm: m.gradNorm, step: m.step, ...(ppo ? { valueLoss: m.valueLoss } : {}) });
 }
 const params = Object.fromEntries([...snapshot(policy)].map(([k, v]) => [k, Array.from(v)]));
 if (lora) {

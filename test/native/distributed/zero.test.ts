@@ -2,7 +2,8 @@
 // (float64 model, 3 optimizer steps, clipping active in the first; GiGPO's policy loss and PPO's with a value head):
 // every parameter within 1e-6 relative, both ranks bit for bit the same. Stage 1 halves the optimizer state per rank,
 // stage 2 the gradients too. A stage-2 run saved after a step and resumed at 2 ranks reproduces the uninterrupted run;
-// at 1 rank (re-sharded) and at stage 0 (the shards read whole) it goes on the same way.
+// at 1 rank (re-sharded) and at stage 0 (the shards read whole) it goes on the same way. With LoRA dropout, stages 1
+// and 2 draw stage 0's masks at every step.
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { runSingle, startRanks, type RankResult } from './ranks.js';
 const script = 'test/native/distributed/child-zero.ts';
 
 interface Out {
-  metrics: { loss: number; gradNorm: number; valueLoss?: number }[];
+  metrics: { loss: number; gradNorm: number; step: number; valueLoss?: number }[];
   params: Record<string, number[]>;
   memory: { parameters: number; trainable: number; gradients: number; optimizerState: number };
   steps: number;
@@ -98,6 +99,25 @@ describe('ZeRO stages 1 and 2 (2 Gloo ranks)', () => {
     expect(r0.memory.optimizerState / single.memory.optimizerState).toBeGreaterThan(0.49);
     expect(r0.memory.optimizerState / single.memory.optimizerState).toBeLessThan(0.51);
     expect(single.memory.optimizerState).toBe((16 * single.memory.trainable) / 8);
+  }, 300_000);
+
+  it('LoRA dropout: stages 1 and 2 draw the masks of stage 0 at every step (the one step counter); the step metric counts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-zero-dropout-'));
+    const env = { LAMER_TEST_LORA: '1', LAMER_TEST_DROPOUT: '0.3' };
+    const [z0] = await twoRanks(dir, 'z0', ['0', 'gigpo', 'run', '3'], env);
+    const nodrop = await oneProcess(dir, 'nodrop', ['0', 'gigpo', 'run', '3'], { LAMER_TEST_LORA: '1' });
+    // Dropout acted: the masks moved the run away from the one without.
+    expect(maxRelDiff(z0.params, nodrop.params)).toBeGreaterThan(1e-3);
+    for (const stage of ['1', '2']) {
+      const [r0, r1] = await twoRanks(dir, `z${stage}`, [stage, 'gigpo', 'run', '3'], env);
+      for (const r of [r0, r1]) {
+        expect(
+          r.metrics.map((m) => m.step),
+          `stage ${stage}`,
+        ).toEqual([1, 2, 3]);
+        expect(maxRelDiff(r.params, z0.params), `stage ${stage} vs stage 0`).toBeLessThan(1e-6);
+      }
+    }
   }, 300_000);
 
   it('a stage-2 run saved after step 1 resumes at 2 ranks as if uninterrupted; at 1 rank and at stage 0 it goes on the same way', async () => {
