@@ -1,13 +1,15 @@
-// One writer per run folder: a run claims its folder before it writes anything in it, with a lock file created
-// atomically (a complete file linked into place, which fails when one is there already) that names its holder: pid,
-// host, start time and command. A second `train` or `--resume` on a claimed folder stops at once with E_LOCKED naming
-// the holder. The lock goes at exit; one left by a process that died (killed, out of memory) names a pid that is no
-// longer running on this host, and the next run takes it over and says so.
+// One writer per run folder, enclosing folders included: a run claims its folder before it writes anything in it,
+// with a lock file created atomically (a complete file linked into place, which fails when one is there already) that
+// names its holder: pid, host, start time and command. A second `train` or `--resume` on a claimed folder stops at once
+// with E_LOCKED naming the holder, and so does one on a folder inside a claimed one (a comparison job holds its folder
+// while its methods' runs write inside it) or on a folder that holds a claimed one. The lock goes at exit; one left by
+// a process that died (killed, out of memory) names a pid that is no longer running on this host: the next run takes
+// it over and says so, and such a lock above or below a folder does not block it.
 import { hostname } from 'node:os';
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { linkSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { LamerError } from '../errors.js';
-import { makeDirs } from '../util/fs.js';
+import { makeDirs, readRegularFile } from '../util/fs.js';
 import { processAlive, processStartTicks } from '../util/process.js';
 
 /** The lock's name inside a run folder. */
@@ -47,9 +49,10 @@ function describeHolder(h: LockHolder): string {
 function readHolder(path: string): LockHolder | 'unreadable' | 'missing' {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    // A regular file of a lock's size only: a named pipe of that name would block the read.
+    text = readRegularFile(path, 'E_LOCKED', 64 * 1024);
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'unreadable';
+    return ((e as Error).cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? 'missing' : 'unreadable';
   }
   try {
     const h = JSON.parse(text) as Partial<LockHolder>;
@@ -81,6 +84,53 @@ function removeIfOurs(dir: string): void {
 
 const inside = (dir: string, parent: string) => dir === parent || dir.startsWith(parent + sep);
 
+/** A lock naming a live holder (a lock file that names none is not a run's: another program's `.lock`). */
+function liveHolder(path: string): LockHolder | undefined {
+  const h = readHolder(path);
+  return typeof h === 'object' && !isStale(h) ? h : undefined;
+}
+
+/** Folders below a claimed one that are looked at for locks (a run folder's own tree is a few levels deep). */
+const MAX_INNER_DEPTH = 8;
+
+/**
+ * Another process's live claim on a folder enclosing `target`, or inside it (folders are walked without following
+ * links, down to MAX_INNER_DEPTH levels): the E_LOCKED refusal naming it, or undefined.
+ */
+function nestedClaim(target: string): LamerError | undefined {
+  const refuse = (relation: string, dir: string, h: LockHolder) =>
+    new LamerError(
+      'E_LOCKED',
+      `${target} ${relation} ${dir}, which is in use by ${describeHolder(h)}: one run writes a run folder and the folders in it at a time. ` +
+        `Wait for it to end or stop it${h.host === hostname() ? '' : `; if it no longer runs on ${h.host}, remove ${join(dir, LOCK_FILE)}`}`,
+    );
+  for (let up = dirname(target); ; up = dirname(up)) {
+    const h = held.has(up) ? undefined : liveHolder(join(up, LOCK_FILE));
+    if (h) return refuse('is inside', up, h);
+    if (dirname(up) === up) break;
+  }
+  const walk = (dir: string, depth: number): LamerError | undefined => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return undefined; // removed meanwhile, or not readable: nothing there to write
+    }
+    for (const e of entries) {
+      if (!e.isDirectory()) continue;
+      const sub = join(dir, e.name);
+      const h = held.has(sub) ? undefined : liveHolder(join(sub, LOCK_FILE));
+      if (h) return refuse('holds', sub, h);
+      if (depth < MAX_INNER_DEPTH) {
+        const found = walk(sub, depth + 1);
+        if (found) return found;
+      }
+    }
+    return undefined;
+  };
+  return walk(target, 1);
+}
+
 /**
  * Claims `dir` for this process (creating it if needed), or throws E_LOCKED naming the process that holds it. A
  * folder at or inside one this process holds already is not claimed again (a comparison job's method runs).
@@ -110,9 +160,17 @@ export function claimRunFolder(dir: string): RunFolderClaim {
     try {
       linkSync(tmp, path);
       held.set(target, me);
+      // Then the folders above and below: two processes claiming a folder and one inside it at the same moment each
+      // place their lock before they look, so at least one of them sees the other's and gives way.
+      const nested = nestedClaim(target);
+      if (nested) {
+        removeIfOurs(target);
+        throw nested;
+      }
       const claim: RunFolderClaim = { dir: target, ...(tookOver ? { tookOver } : {}), release: () => removeIfOurs(target) };
       return claim;
     } catch (e) {
+      if (e instanceof LamerError) throw e;
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new LamerError('E_IO', `cannot create the lock ${path}: ${(e as Error).message}`);
     } finally {
       rmSync(tmp, { force: true });
