@@ -50,6 +50,16 @@ export const advantageConfigSchema = z
   })
   .strict();
 
+export type AdvantageConfig = z.output<typeof advantageConfigSchema>;
+/** The estimator's options as a config sets them. */
+export type EstimatorConfig = { [K in keyof typeof estimatorFields]: AdvantageConfig[K] };
+
+/** Every estimator option of a config's `advantage` section, whole (GAE's two are the update's, not the estimator's). */
+export function estimatorOptions(section: AdvantageConfig): EstimatorConfig {
+  const keys = Object.keys(estimatorFields) as Array<keyof EstimatorConfig>;
+  return Object.fromEntries(keys.map((k) => [k, section[k]])) as EstimatorConfig;
+}
+
 export type AdvantageOptions = z.input<typeof advantageOptionsSchema>;
 export type ResolvedAdvantageOptions = z.output<typeof advantageOptionsSchema>;
 

@@ -23,12 +23,13 @@ export class EngineClient implements PolicyClient {
   /** Uses `engine` when given (shared with other clients), else creates one from `options`. */
   constructor(policy: Policy, options: EngineClientOptions = {}, engine?: Engine) {
     if (!policy.tokenizer) throw new LamerError('E_ARG', 'EngineClient needs a checkpoint with tokenizer.json (prompts are text)');
+    const { chat, enableThinking, ...engineOptions } = options;
     this.#policy = policy;
-    this.#chat = options.chat ?? policy.chatTemplate !== null;
+    this.#chat = chat ?? policy.chatTemplate !== null;
     if (this.#chat && !policy.chatTemplate) throw new LamerError('E_ARG', 'EngineClient: chat requested but the checkpoint has no chat template');
-    this.#enableThinking = options.enableThinking ?? false;
+    this.#enableThinking = enableThinking ?? false;
     this.#ownsEngine = engine === undefined;
-    this.engine = engine ?? new Engine(policy, options);
+    this.engine = engine ?? new Engine(policy, engineOptions);
   }
 
   /** The prompt's token ids as the model sees them (after the chat template). */

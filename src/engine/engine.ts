@@ -12,71 +12,12 @@ import { LamerError } from '../errors.js';
 import type { Policy } from '../model/policy.js';
 import { addon } from '../native/addon.js';
 import type { NativeEngine, NativeEngineRequest, NativeEngineStepResult } from '../native/types.js';
+import { parseOptions } from '../util/options.js';
+import { engineOptionsSchema, precaptureSchema, type EngineOptions, type EnginePrecapture } from './options.js';
 
 export type FinishReason = 'stop' | 'length';
 
-/** The engine's defaults, in one place (the native side has none); stepsPerCall and slotLayout are the device profile's. */
-export const ENGINE_DEFAULTS = Object.freeze({
-  slots: 32,
-  tokenBudget: 131072,
-  prefillTokens: 8192,
-  prefixCacheBytes: 256 * 2 ** 20,
-  cudaGraphs: true,
-  liveAttention: true,
-});
-
-export interface EngineOptions {
-  /** Requests decoded together at most (rows of the batch). Default 32. */
-  slots?: number;
-  /** KV-cache tokens the live requests may reserve together (prompt + maxNewTokens each). Default 131072. */
-  tokenBudget?: number;
-  /**
-   * Decode steps per native call. 1 (the CPU default) lets a new request join at the very next step; on a GPU
-   * (default 8) the tokens are read back once per call, so fewer calls mean fewer host synchronisations.
-   */
-  stepsPerCall?: number;
-  /** Padded prompt tokens per prefill forward. Default 8192. */
-  prefillTokens?: number;
-  /**
-   * Bytes of prompt keys/values the prefix cache may keep (0 turns it off). A prompt that starts like a kept one
-   * (the next turn of a multi-turn agent, another trial of the same task) reuses those keys/values and prefills only
-   * the rest. Dropped whenever the model's parameters change. Default 256 MiB.
-   */
-  prefixCacheBytes?: number;
-  /**
-   * Capture decode steps as CUDA graphs and replay them (one per batch-size and width bucket, captured on first use).
-   * Default on; ignored on the CPU. A capture that fails turns graphs off for this engine and decoding goes on
-   * eagerly (`stats().graphError` says why).
-   */
-  cudaGraphs?: boolean;
-  /**
-   * How decoding rows sit in the KV cache's slots. `packed` (the CPU default): a row moves down into a slot freed below
-   * it, and each step decodes exactly the decoding rows. `fixed` (the GPU default, which CUDA graphs need): rows never
-   * move, and the rows and attended columns of a step are rounded up to powers of two. Both give the same tokens.
-   */
-  slotLayout?: 'packed' | 'fixed';
-  /**
-   * Decode attention reads each row's own live keys/values only (torch's memory-efficient kernel with per-row key
-   * lengths; CUDA, compute capability 8+), not the step's whole width with a mask. Default on; the CPU always masks.
-   */
-  liveAttention?: boolean;
-  /**
-   * Capture the CUDA graphs of every bucket when the engine starts, for rows sampling with these settings and rows of
-   * up to `columns` tokens (prompt + new tokens), so that no capture happens while requests wait. Other sampling
-   * settings, or longer rows, capture their buckets on first use as without it. Ignored on the CPU.
-   */
-  precapture?: EnginePrecapture;
-}
-
-export interface EnginePrecapture {
-  columns: number;
-  /** Default 1. */
-  temperature?: number;
-  /** Default 1. */
-  topP?: number;
-  /** Default 0 (no cut). */
-  topK?: number;
-}
+export type { EngineOptions, EnginePrecapture } from './options.js';
 
 export interface EngineRequest {
   promptIds: ArrayLike<number>;
@@ -210,35 +151,14 @@ export class Engine {
   #ready: Promise<void> = Promise.resolve();
 
   constructor(policy: Policy, options: EngineOptions = {}) {
-    const int = (name: string, v: number | undefined, d: number): number =>
-      v === undefined ? d : checkNumber(`engine option ${name}`, v, (x) => Number.isInteger(x) && x >= 1, 'an integer >= 1');
+    const { tokenBudget, stepsPerCall, precapture, ...native } = parseOptions(engineOptionsSchema, options, 'engine option');
     const profile = deviceProfile(policy.device);
-    this.slots = int('slots', options.slots, ENGINE_DEFAULTS.slots);
-    this.tokenBudget = int('tokenBudget', options.tokenBudget, ENGINE_DEFAULTS.tokenBudget);
-    this.stepsPerCall = int('stepsPerCall', options.stepsPerCall, profile.stepsPerCall);
-    const prefillTokens = int('prefillTokens', options.prefillTokens, ENGINE_DEFAULTS.prefillTokens);
-    const prefixCacheBytes =
-      options.prefixCacheBytes === undefined
-        ? ENGINE_DEFAULTS.prefixCacheBytes
-        : checkNumber('engine option prefixCacheBytes', options.prefixCacheBytes, (x) => Number.isInteger(x) && x >= 0, 'an integer >= 0 (0: no prefix cache)');
-    for (const key of ['cudaGraphs', 'liveAttention'] as const) {
-      if (options[key] !== undefined && typeof options[key] !== 'boolean') {
-        throw new LamerError('E_ARG', `engine option ${key} must be a boolean, found ${JSON.stringify(options[key])}`);
-      }
-    }
+    this.slots = native.slots;
+    this.tokenBudget = tokenBudget;
+    this.stepsPerCall = stepsPerCall ?? profile.stepsPerCall;
     this.#policy = policy;
-    if (options.slotLayout !== undefined && options.slotLayout !== 'packed' && options.slotLayout !== 'fixed') {
-      throw new LamerError('E_ARG', `engine option slotLayout must be 'packed' or 'fixed', found ${JSON.stringify(options.slotLayout)}`);
-    }
-    this.#native = addon().createEngine(policy.native, {
-      prefillTokens,
-      prefixCacheBytes,
-      slots: this.slots,
-      cudaGraphs: options.cudaGraphs ?? ENGINE_DEFAULTS.cudaGraphs,
-      slotLayout: options.slotLayout ?? profile.slotLayout,
-      liveAttention: options.liveAttention ?? ENGINE_DEFAULTS.liveAttention,
-    });
-    if (options.precapture !== undefined) void this.precapture(options.precapture).catch(() => undefined);
+    this.#native = addon().createEngine(policy.native, { ...native, slotLayout: native.slotLayout ?? profile.slotLayout });
+    if (precapture !== undefined) void this.precapture(precapture).catch(() => undefined);
   }
 
   /**
@@ -260,12 +180,7 @@ export class Engine {
   async #precapture(p: EnginePrecapture): Promise<{ graphs: number; ms: number; error?: string }> {
     const native = this.#native;
     if (!native) throw new LamerError('E_DISPOSED', 'this Engine was disposed');
-    const columns = checkNumber('columns', p.columns, (x) => Number.isInteger(x) && x >= 1, 'an integer >= 1', 'engine.precapture');
-    const sampling = {
-      temperature: checkNumber('temperature', p.temperature ?? 1, (x) => Number.isFinite(x) && x >= 0, 'a number >= 0 (0 is greedy)', 'engine.precapture'),
-      topP: checkNumber('topP', p.topP ?? 1, (x) => x > 0 && x <= 1, 'in (0, 1]', 'engine.precapture'),
-      topK: checkNumber('topK', p.topK ?? 0, (x) => Number.isInteger(x), 'an integer (0 or less: no cut)', 'engine.precapture'),
-    };
+    const { columns, ...sampling } = parseOptions(precaptureSchema, p, 'engine.precapture option');
     if (this.#running || this.#live.size > 0 || this.#queue.length > 0) {
       throw new LamerError('E_ARG', 'engine.precapture: the engine is generating; call it before the first generate or once every request has finished');
     }

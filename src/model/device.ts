@@ -4,6 +4,7 @@
 // parameter dtypes, decode steps per engine call, the KV cache's slot layout, and the logit-chunk size of the train
 // step (torch's thread count is the addon's: the machine's cores, or LAMER_THREADS).
 import { addon } from '../native/addon.js';
+import type { SlotLayout } from '../native/types.js';
 import type { DeviceName } from '../tensor.js';
 
 export type DeviceChoice = DeviceName | 'auto';
@@ -36,7 +37,7 @@ export interface DeviceProfile {
    */
   stepsPerCall: number;
   /** KV-cache slots: packed on the CPU (each step decodes exactly the live rows); fixed on CUDA, as CUDA graphs need. */
-  slotLayout: 'packed' | 'fixed';
+  slotLayout: SlotLayout;
   /** Logit bytes per chunk of the train step's log-probs: small on the CPU (cache-friendly), larger on a GPU. */
   logitChunkBytes: number;
 }

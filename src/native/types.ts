@@ -29,6 +29,12 @@ export type ReturnsFormula = (typeof RETURNS_FORMULAS)[number];
 /** Loss aggregations over a mini-batch (native/train/binding.cpp). */
 export const AGGREGATIONS = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
+/** ZeRO stages of the optimizer (native/train/binding.cpp): 0 replicas, 1 AdamW's state sharded, 2 the gradients too. */
+export const ZERO_STAGES = [0, 1, 2] as const;
+export type ZeroStage = (typeof ZERO_STAGES)[number];
+/** KV-cache slot layouts of the generation engine (native/engine/binding.cpp). */
+export const SLOT_LAYOUTS = ['packed', 'fixed'] as const;
+export type SlotLayout = (typeof SLOT_LAYOUTS)[number];
 /** KL penalties to a frozen reference (native/train/binding.cpp). */
 export const KL_TYPES = ['none', 'low_var_kl', 'kl', 'mse'] as const;
 export type KlType = (typeof KL_TYPES)[number];
@@ -331,7 +337,7 @@ export interface NativeEngineOptions {
   prefixCacheBytes: number;
   slots: number;
   cudaGraphs: boolean;
-  slotLayout: 'packed' | 'fixed';
+  slotLayout: SlotLayout;
   liveAttention: boolean;
 }
 
@@ -447,8 +453,8 @@ export interface NativeOptimizerOptions {
   eps: number;
   weightDecay: number;
   valueHead: boolean;
-  /** ZeRO stage (0, 1, 2): AdamW's state (and at 2 the gradients) sharded over the steps' group. */
-  zero: number;
+  /** ZeRO stage: AdamW's state (and at 2 the gradients) sharded over the steps' group. */
+  zero: ZeroStage;
 }
 
 /** The optimizer state (and the PPO value head) of one model. */

@@ -12,6 +12,7 @@ import { METHODS, TRAINED_METHODS } from '../eval/methods.js';
 import { LORA_MODULES } from '../model/lora.js';
 import { lossSchema, optimSchema } from './options.js';
 import { advantageConfigSchema } from '../algo/options.js';
+import { engineOptionsSchema } from '../engine/options.js';
 import { ENV_NAMES, PAPER_PROMPT_ENVS } from '../envs/registry.js';
 import { PROMPT_STYLES, type PromptStyle } from '../envs/types.js';
 import { TASK_BLOCKS, TASK_BLOCK_SIZE } from '../envs/common/seeds.js';
@@ -124,8 +125,8 @@ const rolloutSchema = z
       .nullable()
       .default(null)
       .describe('block of training tasks the iterations draw (null: the run seed); two blocks share no task'),
-    /** Generation slots run together by the engine (continuous batching). */
-    slots: positiveInt.default(64).describe('rows the generation engine decodes together'),
+    /** Generation slots run together by the engine (continuous batching): the engine's own option and default. */
+    slots: engineOptionsSchema.shape.slots,
   })
   .strict();
 

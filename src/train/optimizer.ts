@@ -23,10 +23,20 @@ import type {
   NativeTrainStepOptions,
 } from '../native/types.js';
 import { packRows, type SftRow, type TrainBatch, type TrainRow } from './batch.js';
-import { LOSS_DEFAULTS, OPTIM_DEFAULTS, type LossConfig, type LrSchedule } from './options.js';
+import {
+  LOSS_DEFAULTS,
+  OPTIM_DEFAULTS,
+  nativeOptimizerOptions,
+  optimizerOptionsSchema,
+  type LossConfig,
+  type LrSchedule,
+  type OptimizerOptions,
+  type ResolvedOptimizerOptions,
+} from './options.js';
+import { parseOptions } from '../util/options.js';
 import { lrAt } from './schedule.js';
 
-export type { Aggregation, KlType, LrSchedule };
+export type { Aggregation, KlType, LrSchedule, OptimizerOptions, ResolvedOptimizerOptions };
 
 /**
  * The policy loss of a step: any field of the config's loss section (src/train/options.ts: clipLow, clipHigh,
@@ -64,29 +74,6 @@ export interface StepOptions extends PolicyLossOptions {
   group?: NativeDistGroup;
 }
 
-export interface OptimizerOptions {
-  /** Peak learning rate (default 1e-6). */
-  lr?: number;
-  weightDecay?: number;
-  betas?: [number, number];
-  eps?: number;
-  /** Gradient-norm clipping threshold; 0 disables (default 1.0). */
-  gradClip?: number;
-  schedule?: LrSchedule;
-  warmupSteps?: number;
-  /** Steps of the whole run; the cosine schedule needs it. */
-  totalSteps?: number;
-  /** Cosine: the learning rate decays to lr * minLrRatio (default 0). */
-  minLrRatio?: number;
-  /** Adds a value head (critic) trained by the value loss: PPO. */
-  valueHead?: boolean;
-  /**
-   * ZeRO stage over the data-parallel group of the steps (default 0): 1 shards AdamW's state, 2 the gradients too.
-   * Every step then takes the same `group` (or none, for one process), and save/load are collective over it.
-   */
-  zero?: 0 | 1 | 2;
-}
-
 /** The metrics of an update step (NativeTrainMetrics), which always carry the gradient norm and the learning rate. */
 export type TrainMetrics = NativeTrainMetrics & {
   /** Gradient norm before clipping. */
@@ -94,27 +81,8 @@ export type TrainMetrics = NativeTrainMetrics & {
   lr: number;
 };
 
-// Defaults of the optimizer and the loss are the config schema's, so a library caller who leaves an option out gets
-// what `lamer train` would use; eps and minLrRatio are not config fields.
-const DEFAULTS = {
-  lr: OPTIM_DEFAULTS.lr,
-  weightDecay: OPTIM_DEFAULTS.weightDecay,
-  betas: OPTIM_DEFAULTS.betas as [number, number],
-  eps: 1e-8,
-  gradClip: OPTIM_DEFAULTS.gradClip,
-  schedule: OPTIM_DEFAULTS.schedule,
-  warmupSteps: OPTIM_DEFAULTS.warmupSteps,
-  minLrRatio: 0,
-  microBatchTokens: OPTIM_DEFAULTS.microBatchTokens,
-};
-
-type ResolvedOptimizerOptions = Required<Omit<OptimizerOptions, 'totalSteps'>> & { totalSteps?: number };
-
-function finite(name: string, v: number, min = -Infinity): void {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min) {
-    throw new LamerError('E_ARG', `optimizer option '${name}': expected a finite number${min > -Infinity ? ` >= ${min}` : ''}, found ${v}`);
-  }
-}
+// A step's micro-batch budget, when the caller leaves it out, is the config's.
+const DEFAULT_MICRO_BATCH_TOKENS = OPTIM_DEFAULTS.microBatchTokens;
 
 /** The loss options of a step as the native step takes them: the caller's, else the config schema's defaults. */
 function nativeLoss(o: PolicyLossOptions): NativeLossOptions {
@@ -152,6 +120,7 @@ export interface LossAndGrad {
 
 export class Optimizer {
   readonly policy: Policy;
+  /** The options it was created with, defaults filled in. */
   readonly options: ResolvedOptimizerOptions;
   #native: NativeOptimizer | null;
 
@@ -163,33 +132,9 @@ export class Optimizer {
 
   /** A fresh AdamW state for `policy` (no memory is taken until the first step). */
   static create(policy: Policy, options: OptimizerOptions = {}): Optimizer {
-    const o: ResolvedOptimizerOptions = {
-      lr: options.lr ?? DEFAULTS.lr,
-      weightDecay: options.weightDecay ?? DEFAULTS.weightDecay,
-      betas: options.betas ?? DEFAULTS.betas,
-      eps: options.eps ?? DEFAULTS.eps,
-      gradClip: options.gradClip ?? DEFAULTS.gradClip,
-      schedule: options.schedule ?? DEFAULTS.schedule,
-      warmupSteps: options.warmupSteps ?? DEFAULTS.warmupSteps,
-      totalSteps: options.totalSteps,
-      minLrRatio: options.minLrRatio ?? DEFAULTS.minLrRatio,
-      valueHead: options.valueHead ?? false,
-      zero: options.zero ?? 0,
-    };
-    finite('lr', o.lr, 0);
-    finite('weightDecay', o.weightDecay, 0);
-    finite('eps', o.eps, 0);
-    finite('gradClip', o.gradClip, 0);
-    finite('warmupSteps', o.warmupSteps, 0);
+    const o = parseOptions(optimizerOptionsSchema, options, 'optimizer option');
     if (o.schedule === 'cosine' && o.totalSteps === undefined) throw new LamerError('E_CONFIG', "the cosine schedule needs 'totalSteps'");
-    const native = new (addon().NativeOptimizer)(policy.native, {
-      beta1: o.betas[0],
-      beta2: o.betas[1],
-      eps: o.eps,
-      weightDecay: o.weightDecay,
-      valueHead: o.valueHead,
-      zero: o.zero,
-    });
+    const native = new (addon().NativeOptimizer)(policy.native, nativeOptimizerOptions(o));
     return new Optimizer(policy, native, o);
   }
 
@@ -229,7 +174,7 @@ export class Optimizer {
     return {
       objective,
       loss: nativeLoss(o),
-      microBatchTokens: o.microBatchTokens ?? DEFAULTS.microBatchTokens,
+      microBatchTokens: o.microBatchTokens ?? DEFAULT_MICRO_BATCH_TOKENS,
       chunkBytes: o.chunkBytes ?? deviceProfile(this.policy.device).logitChunkBytes,
       gradientCheckpointing: o.gradientCheckpointing ?? OPTIM_DEFAULTS.gradientCheckpointing,
       maxGradNorm: this.options.gradClip,
@@ -260,7 +205,7 @@ export class Optimizer {
   /** PPO (SPEC §4) over the staged batch: the value head's value of every response token, GAE inside each row with
    * its return on the last token, advantages whitened over the batch. They replace the batch's advantages. */
   async gae(options: { gamma: number; lambda: number; microBatchTokens?: number }): Promise<void> {
-    await this.#handle.gae(options.gamma, options.lambda, options.microBatchTokens ?? DEFAULTS.microBatchTokens);
+    await this.#handle.gae(options.gamma, options.lambda, options.microBatchTokens ?? DEFAULT_MICRO_BATCH_TOKENS);
   }
 
   /** One optimizer step, as trainStep, over the rows `rows` (indices) of the staged batch. */
@@ -301,7 +246,7 @@ export class Optimizer {
 
   /** PPO: the value head's prediction for every response token (rows concatenated; no gradient). */
   async values(rows: readonly SftRow[], options: { microBatchTokens?: number } = {}): Promise<Float32Array[]> {
-    const flat = await this.#handle.values(packRows(rows), options.microBatchTokens ?? DEFAULTS.microBatchTokens);
+    const flat = await this.#handle.values(packRows(rows), options.microBatchTokens ?? DEFAULT_MICRO_BATCH_TOKENS);
     const out: Float32Array[] = [];
     let k = 0;
     for (const r of rows) {

@@ -1,8 +1,11 @@
-// The config's `loss` and `optim` sections, declared once: config.ts composes them, the Optimizer takes its defaults
-// from them, and the loss section is the native loss options' own type (the compiler holds the two equal below), with
-// the ranges the native step checks (native/train/binding.cpp; test/native/train/option-ranges.test.ts walks both).
+// The config's `loss` and `optim` sections and the Optimizer's library options, declared once: config.ts composes the
+// sections, the Optimizer reads its options through `optimizerOptionsSchema` (made of the optim section's fields), the
+// loss section is the native loss options' own type and the AdamW fields the native optimizer's (the compiler holds
+// them equal below), with the ranges the native side checks (native/train/binding.cpp;
+// test/native/train/option-ranges.test.ts walks both).
 import { z } from 'zod';
-import { AGGREGATIONS, KL_TYPES, type NativeLossOptions } from '../native/types.js';
+import { AGGREGATIONS, KL_TYPES, ZERO_STAGES, type NativeLossOptions, type NativeOptimizerOptions } from '../native/types.js';
+import type { Same } from '../util/options.js';
 
 export const LR_SCHEDULES = ['constant', 'warmup', 'cosine'] as const;
 export type LrSchedule = (typeof LR_SCHEDULES)[number];
@@ -32,6 +35,7 @@ export const lossSchema = z
 
 export const optimSchema = z
   .object({
+    /** The peak learning rate; a step's own rate (the schedule's, or StepOptions.lr) may be 0. */
     lr: z.number().positive().default(1e-6).describe('AdamW learning rate of RL updates'),
     weightDecay: z.number().nonnegative().default(0.01).describe('AdamW weight decay'),
     betas: z.tuple([beta, beta]).default([0.9, 0.999]).describe('AdamW betas, each in [0, 1)'),
@@ -49,21 +53,46 @@ export const optimSchema = z
      * the gradients; 0 keeps a whole replica on every rank. One process: the same step as 0.
      */
     zero: z
-      .union([z.literal(0), z.literal(1), z.literal(2)])
+      .union(ZERO_STAGES.map((n) => z.literal(n)))
       .default(0)
       .describe('ZeRO stage over the data-parallel ranks: 0 replicas, 1 optimizer state sharded, 2 gradients too'),
   })
   .strict();
 
+/**
+ * The Optimizer's options (Optimizer.create): the optim section's fields that shape AdamW and the schedule, with the
+ * config's defaults and ranges, and the few a config does not set (a run's method and length decide valueHead and
+ * totalSteps).
+ */
+export const optimizerOptionsSchema = optimSchema
+  .pick({ lr: true, weightDecay: true, betas: true, gradClip: true, schedule: true, warmupSteps: true, zero: true })
+  .extend({
+    eps: z.number().positive().default(1e-8).describe("AdamW's epsilon"),
+    totalSteps: positiveInt.optional().describe('steps of the whole run; the cosine schedule needs it'),
+    minLrRatio: z.number().min(0).max(1).default(0).describe('cosine: the learning rate decays to lr * minLrRatio'),
+    valueHead: z.boolean().default(false).describe('adds a value head (critic) trained by the value loss: PPO'),
+  })
+  .strict();
+
 export type LossConfig = z.output<typeof lossSchema>;
 export type OptimConfig = z.output<typeof optimSchema>;
+export type OptimizerOptions = z.input<typeof optimizerOptionsSchema>;
+export type ResolvedOptimizerOptions = z.output<typeof optimizerOptionsSchema>;
 
 /** The defaults of both sections, for callers of the Optimizer who leave an option out. */
 export const LOSS_DEFAULTS: Readonly<LossConfig> = Object.freeze(lossSchema.parse({}));
 export const OPTIM_DEFAULTS: Readonly<OptimConfig> = Object.freeze(optimSchema.parse({}));
 
-// The loss section is exactly the native loss options less what a method and the rollout decide: a field added to
-// one and not the other does not compile.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** The native optimizer's options: AdamW's fields of the resolved options, the betas as two numbers. */
+export function nativeOptimizerOptions(o: ResolvedOptimizerOptions): NativeOptimizerOptions {
+  const { betas, eps, weightDecay, valueHead, zero } = o;
+  return { beta1: betas[0], beta2: betas[1], eps, weightDecay, valueHead, zero };
+}
+
+// The loss section is exactly the native loss options less what a method and the rollout decide, and the native
+// optimizer's options are the Optimizer's AdamW fields: a field added to one side and not the other does not compile.
 const lossSectionIsNative: Same<LossConfig, Omit<NativeLossOptions, 'valueCoef' | 'temperature'>> = true;
 void lossSectionIsNative;
+type AdamWFields = 'eps' | 'weightDecay' | 'valueHead' | 'zero';
+const adamWFieldsAreNative: Same<Pick<ResolvedOptimizerOptions, AdamWFields>, Omit<NativeOptimizerOptions, 'beta1' | 'beta2'>> = true;
+void adamWFieldsAreNative;

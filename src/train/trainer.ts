@@ -5,6 +5,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import { makeDirs } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { computeAdvantages } from '../algo/index.js';
+import { estimatorOptions } from '../algo/options.js';
 import { createEnv } from '../envs/registry.js';
 import { blockTaskSeed } from '../envs/common/seeds.js';
 import type { Environment } from '../envs/types.js';
@@ -329,17 +330,8 @@ export class Trainer {
     });
     progress.finish();
     const t1 = performance.now();
-    const adv = computeAdvantages(batch.table, {
-      estimator: methodEstimator(c.method, c.advantage.estimator),
-      returns: c.advantage.returns,
-      gammaStep: c.advantage.gammaStep,
-      gammaTraj: c.advantage.gammaTraj,
-      invalidPenalty: c.advantage.invalidPenalty,
-      mode: c.advantage.mode,
-      omega: c.advantage.omega,
-      eps: c.advantage.eps,
-      normByStd: c.advantage.normByStd,
-    });
+    // The config's estimator options whole; a method that forces its estimator overrides the configured one.
+    const adv = computeAdvantages(batch.table, { ...estimatorOptions(c.advantage), estimator: methodEstimator(c.method, c.advantage.estimator) });
     const update: UpdateMetrics = await runtime.update(
       {
         promptIds: batch.promptIds,

@@ -6,10 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { advantageOptionsSchema } from '../../../src/algo/options.js';
 import { hasCode } from '../../../src/errors.js';
 import { addon } from '../../../src/native/addon.js';
-import type { NativeAdvantageParams, NativeLossOptions, NativeOptimizerOptions, NativeTrainStepOptions } from '../../../src/native/types.js';
+import { AGGREGATIONS, KL_TYPES } from '../../../src/native/types.js';
+import type { NativeAdvantageParams, NativeLossOptions, NativeOptimizerOptions, NativeTrainStepOptions, ZeroStage } from '../../../src/native/types.js';
 import { packRows } from '../../../src/train/batch.js';
 import { configSchema, loadConfig } from '../../../src/train/config.js';
-import { LOSS_DEFAULTS, lossSchema, optimSchema } from '../../../src/train/options.js';
+import { Optimizer } from '../../../src/train/optimizer.js';
+import { LOSS_DEFAULTS, lossSchema, optimSchema, optimizerOptionsSchema } from '../../../src/train/options.js';
 import { tinyPolicy } from './step-helpers.js';
 
 const VALUES = [-1e9, -1, -1e-9, 0, 1e-9, 0.5, 1 - 1e-9, 1, 1 + 1e-9, 3, 1e9, Infinity, -Infinity, NaN];
@@ -80,7 +82,8 @@ describe('option ranges: the config schema and the native side agree', () => {
       ['aggregation', (s: string) => ({ ...base, aggregation: s }), (s: string) => lossSchema.safeParse({ aggregation: s }).success],
       ['kl.type', (s: string) => ({ ...base, kl: { type: s, coef: 0.001 } }), (s: string) => lossSchema.safeParse({ kl: { type: s } }).success],
     ] as const) {
-      for (const s of ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'none', 'low_var_kl', 'kl', 'mse', 'k3', '']) {
+      const names = [...AGGREGATIONS, ...KL_TYPES, 'k3', ''];
+      for (const s of names) {
         // A KL type other than none needs a reference; with refLogprobs absent the native step says so with E_ARG,
         // so the KL walk gives the reference policy itself.
         const options = loss(s) as NativeLossOptions;
@@ -93,7 +96,7 @@ describe('option ranges: the config schema and the native side agree', () => {
     expect(disagreements).toEqual([]);
   }, 120_000);
 
-  it("optimizer options: AdamW's betas and weight decay, the gradient clip and micro-batch tokens", async () => {
+  it("optimizer options: AdamW's betas, epsilon and weight decay, the gradient clip and micro-batch tokens", async () => {
     await using policy = await tinyPolicy(1);
     const disagreements: string[] = [];
     const make = (o: Partial<NativeOptimizerOptions>) =>
@@ -106,7 +109,10 @@ describe('option ranges: the config schema and the native side agree', () => {
         ['betas[0]', make({ beta1: v }), schema({ betas: [v, 0.999] })],
         ['betas[1]', make({ beta2: v }), schema({ betas: [0.9, v] })],
         ['weightDecay', make({ weightDecay: v }), schema({ weightDecay: v })],
-        ['zero', make({ zero: v }), schema({ zero: v })],
+        // Any number, to see what the native side refuses.
+        ['zero', make({ zero: v as ZeroStage }), schema({ zero: v })],
+        // Not a config field: the library options' schema has it.
+        ['eps', make({ eps: v }), optimizerOptionsSchema.safeParse({ eps: v }).success],
       ] as const) {
         if (nativeOk !== schemaOk) disagreements.push(`${name}=${v}: schema ${schemaOk}, native ${nativeOk}`);
       }
@@ -124,6 +130,25 @@ describe('option ranges: the config schema and the native side agree', () => {
     trainer.dispose();
     expect(disagreements).toEqual([]);
   }, 120_000);
+
+  it("the Optimizer's library options are the config's: Optimizer.create accepts a value exactly when the optim section does", async () => {
+    await using policy = await tinyPolicy(1);
+    const disagreements: string[] = [];
+    const create = (o: object) => accepted(() => Optimizer.create(policy, o).dispose());
+    for (const v of VALUES) {
+      for (const name of ['lr', 'weightDecay', 'gradClip', 'warmupSteps', 'zero']) {
+        const byLibrary = create({ [name]: v });
+        const byConfig = optimSchema.safeParse({ [name]: v }).success;
+        if (byLibrary !== byConfig) disagreements.push(`${name}=${v}: config ${byConfig}, library ${byLibrary}`);
+      }
+      const betas = [v, 0.999];
+      if (create({ betas }) !== optimSchema.safeParse({ betas }).success) disagreements.push(`betas=[${v}, 0.999]`);
+    }
+    expect(disagreements).toEqual([]);
+    // An unknown option is refused by name (a typo never falls back to a default).
+    expect(() => Optimizer.create(policy, { learningRate: 1e-5 } as object)).toThrow(/unknown optimizer option 'learningRate'/);
+    expect(() => Optimizer.create(policy, { lr: 0 })).toThrow(/optimizer option 'lr'.*found 0/);
+  });
 
   it('advantage options: the schema accepts a value exactly when the native kernel does', () => {
     const n = 4;
