@@ -56,6 +56,13 @@ StepOptions ReadStepOptions(const Napi::Value& value) {
   s.objective = o.Choice<Objective>("objective", {{"policy", Objective::kPolicy}, {"sft", Objective::kSft}});
   const args::Fields l = o.Object("loss");
   LossOptions& L = s.loss;
+  const std::string policy_loss = l.String("policyLoss");
+  L.policy_loss = FindPolicyLoss(policy_loss);
+  if (!L.policy_loss) {
+    std::string names;
+    for (const auto& [n, fn] : PolicyLosses()) names += (names.empty() ? "" : ", ") + n;
+    Fail("E_ARG", l.Label("policyLoss") + " must be one of " + names + ", found '" + policy_loss + "'");
+  }
   L.clip_low = l.NumberIn("clipLow", 0, Bound::kClosed, 1, Bound::kOpen);
   L.clip_high = l.NumberIn("clipHigh", 0, Bound::kClosed, kInf, Bound::kOpen);
   L.dual_clip = l.NumberIn("dualClip", 1, Bound::kOpen, kInf, Bound::kOpen);

@@ -39,6 +39,28 @@ PolicyLossTerms DualClipPolicyLoss(const at::Tensor& logp, const at::Tensor& old
   return {at::where(negative, at::minimum(l3, clip1), clip1), (l2 > l1).detach(), ((clip1 > l3) & negative).detach()};
 }
 
+namespace {
+
+PolicyLossTerms DualClip(const at::Tensor& logp, const at::Tensor& old_logp, const at::Tensor& advantages, const LossOptions& o) {
+  return DualClipPolicyLoss(logp, old_logp, advantages, o.clip_low, o.clip_high, o.dual_clip);
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, PolicyLossFn>>& PolicyLosses() {
+  static const std::vector<std::pair<std::string, PolicyLossFn>> table = {
+      {"dual-clip", DualClip},
+  };
+  return table;
+}
+
+PolicyLossFn FindPolicyLoss(const std::string& name) {
+  for (const auto& [n, fn] : PolicyLosses()) {
+    if (n == name) return fn;
+  }
+  return nullptr;
+}
+
 at::Tensor KlPenalty(const at::Tensor& logp, const at::Tensor& ref_logp, KlType type) {
   switch (type) {
     case KlType::kK1:

@@ -249,6 +249,7 @@ StepPlan CheckStep(const Batch& batch, bool any_rows, const StepOptions& o, cons
   if (plan.use_value && any_rows && (batch.returns.empty() || batch.old_values.empty())) {
     Fail("E_ARG", "train step: the value loss needs 'returns' and 'oldValues'");
   }
+  if (plan.policy && !L.policy_loss) Fail("E_ARG", "train step: the policy objective needs a policy loss");
   if (!(L.temperature > 0)) Fail("E_ARG", "train step: temperature must be > 0");
   if (o.update && !o.with_grad) Fail("E_ARG", "train step: an update needs gradients");
   return plan;
@@ -294,7 +295,8 @@ MicroLoss SftLoss(const at::Tensor& lp, const at::Tensor& w, const at::TensorOpt
   return m;
 }
 
-// The policy-gradient loss (dual clip), minus the entropy bonus, plus the KL penalty and the value loss when asked.
+// The policy-gradient loss (the one the options name), minus the entropy bonus, plus the KL penalty and the value
+// loss when asked.
 MicroLoss PolicyLoss(const Batch& batch, const Micro& m, const TokenScores& s, const at::Tensor& w, const at::Tensor& ref_lp,
                      const at::Tensor& h, const std::map<std::string, at::Tensor>& params, const StepPlan& plan, const LossOptions& L,
                      const at::TensorOptions& sopts) {
@@ -304,7 +306,7 @@ MicroLoss PolicyLoss(const Batch& batch, const Micro& m, const TokenScores& s, c
   auto& parts = out.parts;
   const at::Tensor adv = Column(batch.advantages, m.token, sopts);
   const at::Tensor old = batch.old_logprobs.empty() ? lp.detach() : Column(batch.old_logprobs, m.token, sopts);
-  const PolicyLossTerms pg = DualClipPolicyLoss(lp, old, adv, L.clip_low, L.clip_high, L.dual_clip);
+  const PolicyLossTerms pg = L.policy_loss(lp, old, adv, L);
   const at::Tensor pg_loss = (pg.pg * w).sum();
   const at::Tensor ent_agg = (s.entropy * w).sum();
   out.loss = pg_loss - L.entropy_coef * ent_agg;
@@ -312,8 +314,8 @@ MicroLoss PolicyLoss(const Batch& batch, const Micro& m, const TokenScores& s, c
   parts[kEntAgg] = ent_agg.detach();
   parts[kEntSum] = s.entropy.detach().sum();
   parts[kApproxKlSum] = (old - lp.detach()).sum();
-  parts[kClipSum] = pg.clipped.to(score).sum();
-  parts[kDualSum] = pg.dual.to(score).sum();
+  if (pg.clipped.defined()) parts[kClipSum] = pg.clipped.to(score).sum();
+  if (pg.dual.defined()) parts[kDualSum] = pg.dual.to(score).sum();
   if (plan.use_kl) {
     const at::Tensor ref = ref_lp.defined() ? ref_lp : Column(batch.ref_logprobs, m.token, sopts);
     const at::Tensor kl_agg = (KlPenalty(lp, ref, L.kl) * w).sum();

@@ -44,21 +44,7 @@ struct StagedBatch {
   std::vector<float> row_returns;  // per row: the return G that GAE places on the row's last token (PPO)
 };
 
-// The loss and step settings. No defaults here: the binding requires every one of them, and their defaults live
-// once, in the config schema (src/train/options.ts).
-struct LossOptions {
-  double clip_low = 0;
-  double clip_high = 0;
-  double dual_clip = 0;
-  Aggregation aggregation = Aggregation::kTokenMean;
-  double entropy_coef = 0;
-  KlType kl = KlType::kNone;
-  double kl_coef = 0;
-  double value_clip = 0;
-  double value_coef = 0;  // > 0 trains the value head (PPO); needs returns and old values
-  double temperature = 1;
-};
-
+// The settings of a step (the loss's are LossOptions, train/losses.h).
 struct StepOptions {
   Objective objective = Objective::kPolicy;
   LossOptions loss;

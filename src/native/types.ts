@@ -26,6 +26,9 @@ export type Estimator = (typeof ESTIMATORS)[number];
 /** Cross-episode return forms (native/algo/binding.cpp). */
 export const RETURNS_FORMULAS = ['recursive', 'paper'] as const;
 export type ReturnsFormula = (typeof RETURNS_FORMULAS)[number];
+/** Policy losses by name (native/train/losses.cpp, PolicyLosses: the table a new loss adds a row to). */
+export const POLICY_LOSSES = ['dual-clip'] as const;
+export type PolicyLoss = (typeof POLICY_LOSSES)[number];
 /** Loss aggregations over a mini-batch (native/train/binding.cpp). */
 export const AGGREGATIONS = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
@@ -371,6 +374,7 @@ export interface NativeTrainBatch {
  * the same ranges as the schema.
  */
 export interface NativeLossOptions {
+  policyLoss: PolicyLoss;
   clipLow: number;
   clipHigh: number;
   dualClip: number;

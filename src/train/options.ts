@@ -4,7 +4,7 @@
 // them equal below), with the ranges the native side checks (native/train/binding.cpp;
 // test/native/train/option-ranges.test.ts walks both).
 import { z } from 'zod';
-import { AGGREGATIONS, KL_TYPES, ZERO_STAGES, type NativeLossOptions, type NativeOptimizerOptions } from '../native/types.js';
+import { AGGREGATIONS, KL_TYPES, POLICY_LOSSES, ZERO_STAGES, type NativeLossOptions, type NativeOptimizerOptions } from '../native/types.js';
 import type { Same } from '../util/options.js';
 
 export const LR_SCHEDULES = ['constant', 'warmup', 'cosine'] as const;
@@ -16,6 +16,7 @@ const beta = z.number().min(0).lt(1);
 
 export const lossSchema = z
   .object({
+    policyLoss: z.enum(POLICY_LOSSES).default('dual-clip').describe('the policy-gradient loss, by name (dual-clip: dual-clip PPO)'),
     clipLow: z.number().min(0).lt(1).default(0.2).describe('PPO ratio clip below 1, in [0, 1)'),
     clipHigh: z.number().nonnegative().default(0.2).describe('PPO ratio clip above 1'),
     dualClip: z.number().gt(1).default(3.0).describe('dual-clip bound for negative advantages (> 1)'),

@@ -1,9 +1,9 @@
 // The recipes of docs/extending.md are real: each is a patch (docs/extending/*.patch) that adds a small environment,
-// method, advantage estimator, loss option or architecture. Here every patch applies to a copy of the tree, the number
-// of existing files it changes is the one the document's table states (and within the bound the project holds itself
-// to), the patched tree typechecks, what each addition adds works in TypeScript, and every C++ file the patches touch
-// (or that includes a header they touch) compiles with the addon's own compile commands. A change to one of those
-// places that breaks a recipe fails here, so the document stays true.
+// method, advantage estimator, policy loss, loss option or architecture. Here every patch applies to a copy of the
+// tree, the number of existing files it changes is the one the document's table states (and within the bound the
+// project holds itself to), the patched tree typechecks, what each addition adds works in TypeScript, and every C++
+// file the patches touch (or that includes a header they touch) compiles with the addon's own compile commands. A
+// change to one of those places that breaks a recipe fails here, so the document stays true.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const RECIPES = ['environment', 'method', 'estimator', 'loss', 'architecture'] as const;
+const RECIPES = ['environment', 'method', 'estimator', 'loss', 'loss-option', 'architecture'] as const;
 /** At most this many existing files for each kind of addition. */
-const BOUND: Record<(typeof RECIPES)[number], number> = { environment: 3, method: 3, estimator: 5, loss: 5, architecture: 5 };
+const BOUND: Record<(typeof RECIPES)[number], number> = { environment: 3, method: 3, estimator: 5, loss: 3, 'loss-option': 5, architecture: 5 };
 
 const patchPath = (name: string) => join(root, 'docs', 'extending', `${name}.patch`);
 
@@ -38,7 +38,7 @@ function documentedCount(name: string): number {
 /** A copy of the sources (node_modules linked), to patch. */
 function scratchTree(): string {
   const dir = mkdtempSync(join(tmpdir(), 'lamer-extending-'));
-  for (const entry of ['src', 'native', 'test', 'bench', 'bin', 'configs', 'package.json', 'tsconfig.json', 'vitest.config.ts', 'vitest.unit.config.ts']) {
+  for (const entry of ['src', 'native', 'test', 'bench', 'bin', 'configs', 'scripts', 'package.json', 'tsconfig.json', 'vitest.config.ts', 'vitest.unit.config.ts']) {
     cpSync(join(root, entry), join(dir, entry), { recursive: true });
   }
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
@@ -100,14 +100,14 @@ describe('the extension recipes of docs/extending.md', () => {
       join(dir, 'check.ts'),
       `
 import assert from 'node:assert/strict';
-import { createEnv } from '../../build/src/envs/registry.ts';
-import { validateConfig, loadConfig } from '../../build/src/train/config.ts';
-import { runRollout } from '../../build/src/rollout/runner.ts';
-import { scriptedPolicy } from '../../build/src/rollout/scripted.ts';
-import { methodEstimator, trainRolloutShape } from '../../build/src/eval/methods.ts';
-import { computeAdvantages } from '../../build/src/algo/index.ts';
-import { rowTableFromColumns } from '../../build/src/rollout/rows.ts';
-import { parseModelConfig } from '../../build/src/model/config.ts';
+import { createEnv } from './src/envs/registry.ts';
+import { validateConfig, loadConfig } from './src/train/config.ts';
+import { runRollout } from './src/rollout/runner.ts';
+import { scriptedPolicy } from './src/rollout/scripted.ts';
+import { methodEstimator, trainRolloutShape } from './src/eval/methods.ts';
+import { computeAdvantages } from './src/algo/index.ts';
+import { rowTableFromColumns } from './src/rollout/rows.ts';
+import { parseModelConfig } from './src/model/config.ts';
 
 // environment: the registry makes it, a config names it, the scripted expert wins every trial.
 assert.equal(createEnv('guess').name, 'guess');
@@ -125,6 +125,9 @@ const table = rowTableFromColumns({ group: Int32Array.from([0, 0, 0]), trial: In
   won: new Uint8Array(3), anchor: ['a', 'a', 'a'] });
 assert.deepEqual(Array.from(computeAdvantages(table, { estimator: 'rloo', backend: 'reference' }).advantage), [-3, -1.5, 4.5]);
 assert.equal(validateConfig({ env: { name: 'guess' }, advantage: { estimator: 'rloo' } }).advantage.estimator, 'rloo');
+// policy loss: a config names it, an unknown name is refused.
+assert.equal(validateConfig({ env: { name: 'guess' }, loss: { policyLoss: 'gpg' } }).loss.policyLoss, 'gpg');
+assert.throws(() => loadConfig('default', ['loss.policyLoss=gpgg']), /policyLoss/);
 // loss option: in the config with its default, refused out of range.
 assert.equal(validateConfig({ env: { name: 'guess' } }).loss.advantageClip, 0);
 assert.throws(() => loadConfig('default', ['loss.advantageClip=-1']), /advantageClip/);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { advantageOptionsSchema } from '../../../src/algo/options.js';
 import { hasCode } from '../../../src/errors.js';
 import { addon } from '../../../src/native/addon.js';
-import { AGGREGATIONS, KL_TYPES } from '../../../src/native/types.js';
+import { AGGREGATIONS, KL_TYPES, POLICY_LOSSES } from '../../../src/native/types.js';
 import type { NativeAdvantageParams, NativeLossOptions, NativeOptimizerOptions, NativeTrainStepOptions, ZeroStage } from '../../../src/native/types.js';
 import { packRows } from '../../../src/train/batch.js';
 import { configSchema, loadConfig } from '../../../src/train/config.js';
@@ -81,8 +81,9 @@ describe('option ranges: the config schema and the native side agree', () => {
     for (const [name, loss, schema] of [
       ['aggregation', (s: string) => ({ ...base, aggregation: s }), (s: string) => lossSchema.safeParse({ aggregation: s }).success],
       ['kl.type', (s: string) => ({ ...base, kl: { type: s, coef: 0.001 } }), (s: string) => lossSchema.safeParse({ kl: { type: s } }).success],
+      ['policyLoss', (s: string) => ({ ...base, policyLoss: s }), (s: string) => lossSchema.safeParse({ policyLoss: s }).success],
     ] as const) {
-      const names = [...AGGREGATIONS, ...KL_TYPES, 'k3', ''];
+      const names = [...AGGREGATIONS, ...KL_TYPES, ...POLICY_LOSSES, 'k3', 'vanilla', 'gpg', ''];
       for (const s of names) {
         // A KL type other than none needs a reference; with refLogprobs absent the native step says so with E_ARG,
         // so the KL walk gives the reference policy itself.
