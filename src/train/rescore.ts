@@ -18,7 +18,8 @@ import { evalSummary, existingRun, summarizeEvaluations, type EvalSummary, type 
 import { createNativeRuntime } from './native-runtime.js';
 import { LOCK_FILE, claimRunFolder } from './run-lock.js';
 import type { RuntimeFactory } from './job.js';
-import { STATE_FILE, Trainer, TRANSCRIPTS_FILE } from './trainer.js';
+import { Trainer, TRANSCRIPTS_FILE } from './trainer.js';
+import { readTrainerState } from './trainer-state.js';
 
 export interface RescoreOptions {
   /** The tasks to score (default: the job's own). */
@@ -54,11 +55,9 @@ function finalModel(jobDir: string, method: Method, config: TrainerConfig): stri
   return config.model.path;
 }
 
-/** The iteration a checkpoint holds (its trainer state). */
+/** The iteration a checkpoint holds (its trainer state, read as a resumed run reads it). */
 function checkpointIteration(ckpt: string): number {
-  const state = readJson(join(ckpt, STATE_FILE), 'the checkpoint state') as { iteration?: unknown };
-  if (!Number.isInteger(state.iteration)) throw new LamerError('E_CHECKPOINT', `${ckpt}/${STATE_FILE}: no iteration`);
-  return state.iteration as number;
+  return readTrainerState(ckpt).iteration;
 }
 
 /** Evaluates every method of the finished comparison job in `jobDir` on other tasks and writes the results to `out`. */

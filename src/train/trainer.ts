@@ -22,6 +22,16 @@ import { warmStart } from './warm-start.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import { claimRunFolder } from './run-lock.js';
+import {
+  RUN_CONFIG_FILE,
+  STATE_FILE,
+  checkResumedModel,
+  checkpointFileHashes,
+  modelIdentity,
+  readTrainerState,
+  type ModelIdentity,
+  type TrainerState,
+} from './trainer-state.js';
 import { codeVersion } from './code-version.js';
 import type { DistContext } from './distributed.js';
 import type { PolicyRuntime, UpdateMetrics } from './runtime.js';
@@ -50,14 +60,8 @@ export interface RunOptions {
   untilIteration?: number;
 }
 
-interface TrainerState {
-  iteration: number;
-  method: string;
-  seed: number;
-}
-
-/** The trainer's state in a checkpoint: iteration, method, seed. */
-export const STATE_FILE = 'trainer.json';
+/** The trainer's state in a checkpoint (src/train/trainer-state.ts). */
+export { STATE_FILE };
 /** The latest evaluation's transcripts, one JSON line per trial (method, iteration, task, episodes). */
 export const TRANSCRIPTS_FILE = 'transcripts.jsonl';
 /** Mean undiscounted reward per played episode, share of trials won, share of valid rows. */
@@ -200,22 +204,26 @@ export class Trainer {
     return { code, train: train ?? null, eval: evaluation ?? null };
   }
 
-  /** Keeps only the metrics of iterations up to `iteration` (a resumed run rewrites what came after). */
-  #truncateMetrics(iteration: number): void {
+  /**
+   * Keeps only the metrics of iterations up to `iteration` (a resumed run rewrites what came after), without the
+   * evaluation of `iteration` itself when `evalPending` (the resumed run evaluates it again). Returns what was kept.
+   */
+  #truncateMetrics(iteration: number, evalPending: boolean): TrainerEvent[] {
     const path = join(this.runDir, 'metrics.jsonl');
-    if (!existsSync(path)) return;
-    const kept = readFileSync(path, 'utf8')
-      .split('\n')
-      .filter((line) => {
-        if (!line.trim()) return false;
-        try {
-          const e = JSON.parse(line) as TrainerEvent;
-          return !('iteration' in e) || e.iteration <= iteration;
-        } catch {
-          return false; // a line torn by a kill
-        }
-      });
-    writeFileAtomic(path, kept.length ? kept.join('\n') + '\n' : '');
+    if (!existsSync(path)) return [];
+    const kept: TrainerEvent[] = [];
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      let e: TrainerEvent;
+      try {
+        e = JSON.parse(line) as TrainerEvent;
+      } catch {
+        continue; // a line torn by a kill
+      }
+      if (!('iteration' in e) || e.iteration < iteration || (e.iteration === iteration && !(evalPending && e.type === 'eval'))) kept.push(e);
+    }
+    writeFileAtomic(path, kept.map((e) => JSON.stringify(e) + '\n').join(''));
+    return kept;
   }
 
   /**
@@ -386,18 +394,67 @@ export class Trainer {
     });
   }
 
-  async #checkpoint(runtime: PolicyRuntime, iteration: number): Promise<string> {
-    const state: TrainerState = { iteration, method: this.config.method, seed: this.config.seed };
+  /** The model the config describes (hashes of its base's files), worked out once per trainer. */
+  #identity: Promise<ModelIdentity> | undefined;
+  #modelIdentity(): Promise<ModelIdentity> {
+    this.#identity ??= modelIdentity(this.config);
+    return this.#identity;
+  }
+
+  /**
+   * Saves checkpoint `iteration`: the runtime's files, then the trainer state with the model's identity and a hash of
+   * every file saved. `evalPending`: the iteration's evaluation was cut short (a resumed run runs it first).
+   */
+  async #checkpoint(runtime: PolicyRuntime, iteration: number, evalPending = false): Promise<string> {
     // Every rank holds the same weights: rank 0 writes them. Sharded optimizer state (ZeRO) reaches it from the others.
     if (!this.#main) {
       await runtime.saveFromRank?.();
       return join(this.checkpointsDir, checkpointName(iteration));
     }
+    const identity = await this.#modelIdentity();
     return saveCheckpoint(this.checkpointsDir, iteration, async (dir) => {
       await runtime.save(dir);
+      const model = { ...identity, files: await checkpointFileHashes(dir) };
+      const state: TrainerState = { iteration, method: this.config.method, seed: this.config.seed, evalPending, model };
       writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
-      writeFileSync(join(dir, 'config.json.run'), JSON.stringify(this.config, null, 2) + '\n');
+      writeFileSync(join(dir, RUN_CONFIG_FILE), JSON.stringify(this.config, null, 2) + '\n');
     });
+  }
+
+  /**
+   * The trainer state of checkpoint `latest`, checked before anything is loaded from it: the method, seed and an
+   * iteration within the run (E_CONFIG, E_CHECKPOINT), then (rank 0, the others follow its verdict) the checkpoint's
+   * files and the model the config describes against what was recorded at save (checkResumedModel).
+   */
+  async #resumedState(latest: string): Promise<TrainerState> {
+    const c = this.config;
+    const state = readTrainerState(latest);
+    if (state.method !== c.method || state.seed !== c.seed) {
+      throw new LamerError(
+        'E_CONFIG',
+        `cannot resume ${latest}: it was trained with method ${state.method} seed ${state.seed}, the config says ${c.method} seed ${c.seed}`,
+      );
+    }
+    if (state.iteration > c.train.iterations) {
+      throw new LamerError(
+        'E_CHECKPOINT',
+        `${join(latest, STATE_FILE)}: iteration ${state.iteration} is past the run's end (train.iterations is ${c.train.iterations}); ` +
+          `resume with --set train.iterations=${state.iteration} or more, or start the run over with --force`,
+      );
+    }
+    let refused: { code: string; message: string } | null = null;
+    if (this.#main) {
+      try {
+        await checkResumedModel(latest, state, c, await this.#modelIdentity());
+      } catch (e) {
+        if (!(e instanceof LamerError)) throw e;
+        refused = { code: e.code, message: e.message };
+      }
+    }
+    const dist = this.#options.dist;
+    if (dist && dist.size > 1) refused = (await dist.gather(refused))[0];
+    if (refused) throw new LamerError(refused.code as LamerError['code'], refused.message);
+    return state;
   }
 
   /** Trains (or, for prompting baselines, only evaluates), yielding events as they happen. */
@@ -441,18 +498,24 @@ export class Trainer {
       // all see).
       let latest = options.resume ? latestCheckpoint(this.checkpointsDir) : undefined;
       if (dist && dist.size > 1) latest = (await dist.gather(latest ?? null))[0] ?? undefined;
+      // The evaluation of the resumed iteration: still owed (an interrupt cut it short), or the final one as recorded.
+      let owed = false;
+      let finalEval: EvalEvent | undefined;
       if (latest) {
+        const state = await this.#resumedState(latest);
         if (this.#main) cleanInterruptedCheckpoints(this.checkpointsDir);
         await runtime.restore(latest);
-        const state = JSON.parse(readFileSync(join(latest, STATE_FILE), 'utf8')) as TrainerState;
-        if (state.method !== c.method || state.seed !== c.seed) {
-          throw new LamerError(
-            'E_CONFIG',
-            `cannot resume ${latest}: it was trained with method ${state.method} seed ${state.seed}, the config says ${c.method} seed ${c.seed}`,
-          );
-        }
         start = state.iteration;
-        if (this.#main) this.#truncateMetrics(start);
+        owed = state.evalPending === true;
+        const kept = this.#main ? this.#truncateMetrics(start, owed) : [];
+        if (!owed && start === c.train.iterations) {
+          // The run had ended: its final evaluation is the result (a comparison job resumed after this method ended
+          // reads it here); evaluated again only when the record lost it.
+          let recorded = kept.findLast((e): e is EvalEvent => e.type === 'eval' && e.iteration === start);
+          if (dist && dist.size > 1) recorded = (await dist.gather(recorded ?? null))[0] ?? undefined;
+          if (recorded) finalEval = recorded;
+          else owed = true;
+        }
         yield this.#emit({ type: 'log', level: 'info', message: `resumed from ${latest} at iteration ${start}` });
       } else {
         this.#write('metrics.jsonl', '');
@@ -476,6 +539,11 @@ export class Trainer {
       let completed = start;
       let saved = start;
       try {
+        if (finalEval) yield finalEval;
+        if (owed) {
+          yield this.#emit(await this.#evaluateAndKeep(runtime, start, signal));
+          owed = false;
+        }
         for (let it = start + 1; it <= last; it++) {
           signal?.throwIfAborted();
           const event = await this.iterate(runtime, it, signal);
@@ -488,17 +556,22 @@ export class Trainer {
           );
           yield this.#emit(event);
           const isLast = it === c.train.iterations;
-          if ((c.train.evalEvery > 0 && it % c.train.evalEvery === 0) || isLast) yield this.#emit(await this.#evaluateAndKeep(runtime, it, signal));
+          owed = (c.train.evalEvery > 0 && it % c.train.evalEvery === 0) || isLast;
+          if (owed) {
+            yield this.#emit(await this.#evaluateAndKeep(runtime, it, signal));
+            owed = false;
+          }
           if ((c.train.checkpointEvery > 0 && it % c.train.checkpointEvery === 0) || isLast || it === last) {
             yield this.#emit({ type: 'checkpoint', iteration: it, path: await this.#checkpoint(runtime, it) });
             saved = it;
           }
         }
       } catch (e) {
-        // Interrupted (SIGINT, an abort signal): keep the iterations that completed, so --resume goes on from there.
-        // The last iteration is not kept this way: its final evaluation would be missing from the resumed run.
-        if (signal?.aborted && completed > saved && completed < c.train.iterations) {
-          const path = await this.#checkpoint(runtime, completed);
+        // Interrupted (SIGINT, an abort signal): keep the iterations that completed, so --resume goes on from there,
+        // with the evaluation an interrupt cut short marked as owed (the resumed run runs it first). The last iteration
+        // is kept this way only when its final evaluation is owed.
+        if (signal?.aborted && completed > saved && (completed < c.train.iterations || owed)) {
+          const path = await this.#checkpoint(runtime, completed, owed);
           this.#emit({ type: 'checkpoint', iteration: completed, path });
           this.#log(`[${c.method}] interrupted: checkpoint of iteration ${completed} at ${path}; --resume continues from it`);
         }
