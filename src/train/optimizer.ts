@@ -35,6 +35,7 @@ import {
 } from './options.js';
 import { parseOptions } from '../util/options.js';
 import { lrAt } from './schedule.js';
+import { checkOptimizerStateCounters } from './optimizer-state.js';
 
 export type { Aggregation, KlType, LrSchedule, OptimizerOptions, ResolvedOptimizerOptions };
 
@@ -273,6 +274,7 @@ export class Optimizer {
    * rank's shard over `group`, from a state saved at any world size or at stage 0.
    */
   async load(path: string, group?: NativeDistGroup): Promise<void> {
+    checkOptimizerStateCounters(path);
     await this.#handle.load(path, group);
   }
 
