@@ -1,5 +1,5 @@
 // Compares WebShop's token_set_ratio (src/envs/webshop/reward/fuzz.ts) with thefuzz itself on random pairs
-// (scripts/webshop/fuzz-pairs.ts), for the back end the installed thefuzz uses: thefuzz 0.19 without
+// (test/fixtures/webshop/fuzz-pairs.ts), for the back end the installed thefuzz uses: thefuzz 0.19 without
 // python-Levenshtein runs difflib (Debian's python3-thefuzz), thefuzz >= 0.20 runs rapidfuzz.
 //   npx tsx scripts/webshop/fuzz-agreement.ts [--python /usr/bin/python3] [--count 3000] [--seed 7] [--write FILE]
 // Prints the pairs compared and the differences as JSON; --write saves thefuzz's scores as the fixture the test reads
@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tokenSetRatio, type FuzzBackend } from '../../src/envs/webshop/reward/fuzz.js';
-import { fuzzPairs } from './fuzz-pairs.js';
+import { fuzzPairs } from '../../test/fixtures/webshop/fuzz-pairs.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string) => {

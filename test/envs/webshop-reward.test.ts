@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fuzzPairs } from '../../scripts/webshop/fuzz-pairs.js';
+import { fuzzPairs } from '../fixtures/webshop/fuzz-pairs.js';
 import { analyze, standardTokenize } from '../../src/envs/webshop/search/analyzer.js';
 import type { Goal, Product } from '../../src/envs/webshop/data/pipeline.js';
 import { fuzzProcess, tokenSetRatio, type FuzzBackend } from '../../src/envs/webshop/reward/fuzz.js';
