@@ -14,7 +14,9 @@ const { readRunEvaluation } = await import('../src/cli/commands/compare.ts');
 const { describeTaskSet } = await import('../src/eval/evaluate.ts');
 
 const args = process.argv.slice(2);
+/** @type {string[]} */
 const as = [];
+/** @type {string[]} */
 const dirs = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--a') as.push(args[++i]);
@@ -32,16 +34,19 @@ as.forEach((a, i) => {
   for (const p of compareRuns(runs, { a }).pairs) if (!as.slice(0, i).includes(p.b)) pairs.push(p);
 });
 const n = c.episodes;
-const pct = (x) => (100 * x).toFixed(1);
-const signed = (x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
-const interval = (i) => (i ? `${signed(i.mean)} (${signed(i.low)} to ${signed(i.high)})` : '-');
-const level = (i) => (i ? `${pct(i.mean)} (${pct(i.low)} to ${pct(i.high)})` : '-');
+const pct = (/** @type {number} */ x) => (100 * x).toFixed(1);
+const signed = (/** @type {number} */ x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+const interval = (/** @type {{ mean: number, low: number, high: number } | undefined} */ i) =>
+  i ? `${signed(i.mean)} (${signed(i.low)} to ${signed(i.high)})` : '-';
+const level = (/** @type {{ mean: number, low: number, high: number } | undefined} */ i) => (i ? `${pct(i.mean)} (${pct(i.low)} to ${pct(i.high)})` : '-');
 const seeds = c.runs.map((r) => r.seed ?? r.run).join(', ');
 
-// Reflections right, summed over the seeds, for the methods that reflect.
+// Reflections right, summed over the seeds, for the methods that reflect: eval.json holds the evaluation events
+// (EvalEvent), whose reflectionChecks readRunEvaluation keeps though its type does not name them.
+/** @type {Map<string, import('../src/eval/evaluate.ts').ReflectionChecks>} */
 const checks = new Map();
 for (const r of runs) {
-  for (const m of r.results) {
+  for (const m of /** @type {ReadonlyArray<{ method: string, reflectionChecks?: import('../src/eval/evaluate.ts').ReflectionChecks }>} */ (r.results)) {
     if (!m.reflectionChecks) continue;
     const s = checks.get(m.method) ?? { checked: 0, correct: 0 };
     s.checked += m.reflectionChecks.checked;
@@ -65,6 +70,7 @@ for (const m of c.methods) {
 console.log(`\n| difference | pass@${n} (95% CI over seeds) | gain pass@1->${n} (95% CI over seeds) | per seed pass@${n} | per seed gain |`);
 console.log('|---|---|---|---|---|');
 for (const p of pairs) {
-  const per = (f) => p.perRun.map((r) => signed(f(r.comparison).mean)).join(', ');
+  const per = (/** @type {(c: import('../src/eval/compare.ts').PairedComparison) => { mean: number }} */ f) =>
+    p.perRun.map((r) => signed(f(r.comparison).mean)).join(', ');
   console.log(`| ${p.a} - ${p.b} | ${interval(p.passAtN)} | ${interval(p.gain)} | ${per((x) => x.passAtN)} | ${per((x) => x.gain)} |`);
 }

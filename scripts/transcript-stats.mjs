@@ -16,7 +16,23 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-const COUNTS = ['trials', 'turns', 'wasted', 'episodes', 'won', 'mine', 'outOfTurns', 'afterMine', 'repeatMine', 'reflections', 'checked', 'right'];
+const COUNTS = /** @type {const} */ ([
+  'trials',
+  'turns',
+  'wasted',
+  'episodes',
+  'won',
+  'mine',
+  'outOfTurns',
+  'afterMine',
+  'repeatMine',
+  'reflections',
+  'checked',
+  'right',
+]);
+/** @typedef {Record<(typeof COUNTS)[number], number> & { passAt: number[] }} Counts */
+/** @typedef {import('../src/eval/transcripts.ts').TrialTranscript & { method: string, reflections?: string }} TranscriptLine one line of a transcripts file */
+/** @typedef {{ file: string, sha256: string, trials: number }} Source a transcripts file read: its SHA-256 and trial count */
 const EPISODES = 3;
 
 const usage = () => {
@@ -34,22 +50,33 @@ for (let i = 0; i < args.length; i++) {
 }
 if (inputs.length === 0) usage();
 
-const cellOf = (response) => {
+const cellOf = (/** @type {string} */ response) => {
   const m = /<action>[^<]*?(-?\d+)\D+(-?\d+)/.exec(response);
   return m ? `${m[1]},${m[2]}` : null;
 };
 
 /** Per method key: the counts (see COUNTS) and passAt[k] (trials won by attempt k + 1). */
+/** @type {Map<string, Counts>} */
 const byMethod = new Map();
+/** @type {Source[]} */
 const sources = [];
-const countsOf = (key) => {
-  if (!byMethod.has(key)) byMethod.set(key, { ...Object.fromEntries(COUNTS.map((c) => [c, 0])), passAt: new Array(EPISODES).fill(0) });
-  return byMethod.get(key);
+/** @returns {Counts} */
+const countsOf = (/** @type {string} */ key) => {
+  if (!byMethod.has(key)) {
+    const zero = /** @type {Counts} */ ({ ...Object.fromEntries(COUNTS.map((c) => [c, 0])), passAt: new Array(EPISODES).fill(0) });
+    byMethod.set(key, zero);
+  }
+  return /** @type {Counts} */ (byMethod.get(key));
 };
 
+/**
+ * @param {Counts} s
+ * @param {TranscriptLine} t
+ */
 function addTrial(s, t) {
   s.trials++;
   for (let k = 0; k < EPISODES; k++) if (t.wonEpisode >= 0 && t.wonEpisode <= k) s.passAt[k]++;
+  /** @type {string | null} */
   let lastMine = null;
   for (const e of t.episodes) {
     s.episodes++;
@@ -67,7 +94,7 @@ function addTrial(s, t) {
     if (e.won) s.won++;
     else if (endedOnMine) s.mine++;
     else s.outOfTurns++;
-    lastMine = endedOnMine ? clicks.at(-1) : null;
+    lastMine = endedOnMine ? (clicks.at(-1) ?? null) : null;
     if (e.reflection) {
       s.reflections++;
       if (e.reflection.correct !== undefined) {
@@ -78,25 +105,27 @@ function addTrial(s, t) {
   }
 }
 
+/** @param {string} file */
 function readTranscripts(file) {
   const text = readFileSync(file, 'utf8');
   let trials = 0;
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
-    const t = JSON.parse(line);
+    const t = /** @type {TranscriptLine} */ (JSON.parse(line));
     addTrial(countsOf(t.reflections === 'expert' ? `${t.method} (expert reflections)` : t.method), t);
     trials++;
   }
   sources.push({ file, sha256: createHash('sha256').update(text).digest('hex'), trials });
 }
 
+/** @param {string} file */
 function readCounts(file) {
   const saved = JSON.parse(readFileSync(file, 'utf8'));
   if (!saved || typeof saved.methods !== 'object' || !Array.isArray(saved.sources)) {
     console.error(`${file}: not a counts file of scripts/transcript-stats.mjs (expected "methods" and "sources")`);
     process.exit(2);
   }
-  for (const [key, c] of Object.entries(saved.methods)) {
+  for (const [key, c] of /** @type {[string, Counts][]} */ (Object.entries(saved.methods))) {
     const s = countsOf(key);
     for (const name of COUNTS) s[name] += c[name];
     c.passAt.forEach((w, k) => (s.passAt[k] += w));
@@ -122,7 +151,7 @@ for (const input of inputs) {
   else readTranscripts(input);
 }
 
-const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '-');
+const pct = (/** @type {number} */ a, /** @type {number} */ b) => (b ? ((100 * a) / b).toFixed(1) : '-');
 for (const [method, s] of byMethod) {
   console.log(
     `${method}: ${s.trials} trials; pass@1/2/3 ${s.passAt.map((w) => pct(w, s.trials)).join(' / ')}; ` +
