@@ -258,7 +258,7 @@ describe('build', () => {
 
   it('falls back to a copy, with one warning, where external buffers are refused', () => {
     const script = `
-      import { Tensor } from '../../bridge/src/tensor.ts';
+      import { Tensor } from './src/tensor.ts';
       const t = Tensor.from(new Float32Array([1, 2]));
       const d = t.data; d[0] = 50; const again = t.data;
       console.log(JSON.stringify({ sum: t.sum(), first: d[0], same: d === again }));
