@@ -15,6 +15,8 @@ export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj'
 export type LoraModule = (typeof LORA_MODULES)[number];
 
 export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
+/** peft's LoraConfig default for a missing `lora_alpha` (not `r`): scale 8 / r. */
+export const PEFT_DEFAULT_LORA_ALPHA = 8;
 export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
 
 /** What `model.lora` configures. */
@@ -93,11 +95,13 @@ export function readAdapterConfig(dir: string, names: readonly string[], model: 
   if (raw.peft_type !== undefined && raw.peft_type !== 'LORA') fail(`peft_type ${JSON.stringify(raw.peft_type)}: only LORA adapters are supported`);
   const r = raw.r;
   if (typeof r !== 'number' || !Number.isInteger(r) || r < 1) fail(`field 'r': expected an integer >= 1, found ${JSON.stringify(r)}`);
-  const alpha = raw.lora_alpha ?? r;
-  if (typeof alpha !== 'number' || !(alpha > 0)) fail(`field 'lora_alpha': expected a number > 0, found ${JSON.stringify(alpha)}`);
+  const alpha = raw.lora_alpha ?? PEFT_DEFAULT_LORA_ALPHA;
+  if (typeof alpha !== 'number' || !(alpha > 0) || !Number.isFinite(alpha)) fail(`field 'lora_alpha': expected a number > 0, found ${JSON.stringify(alpha)}`);
   const dropout = raw.lora_dropout ?? 0;
   if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1))
     fail(`field 'lora_dropout': expected a number in [0, 1), found ${JSON.stringify(dropout)}`);
+  const rslora = raw.use_rslora ?? false;
+  if (typeof rslora !== 'boolean') fail(`field 'use_rslora': expected true or false, found ${JSON.stringify(rslora)}`);
   const unsupported: [string, (v: unknown) => boolean][] = [
     ['use_dora', (v) => v === true],
     ['bias', (v) => v !== undefined && v !== null && v !== 'none'],
@@ -144,10 +148,88 @@ export function readAdapterConfig(dir: string, names: readonly string[], model: 
   });
   const base = raw.base_model_name_or_path;
   return {
-    options: { r: r as number, alpha: alpha as number, dropout: dropout as number, rslora: raw.use_rslora === true, modules: paths },
+    options: { r: r as number, alpha: alpha as number, dropout: dropout as number, rslora: rslora as boolean, modules: paths },
     raw,
     baseModel: typeof base === 'string' && base.length > 0 ? base : null,
   };
+}
+
+const FLOAT_DTYPES = new Set(['float32', 'float64', 'float16', 'bfloat16']);
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+/** What checkAdapterTensors reads of a tensor: its dtype, shape and values (NativeTensor has them). */
+export interface AdapterTensor {
+  readonly dtype: string;
+  readonly shape: readonly number[];
+  readonly data: ArrayLike<number> | ArrayLike<bigint>;
+}
+
+/** The largest magnitude of `t`'s values, or NaN when one is NaN or infinite (bf16 and fp16 read by their bits). */
+function largestMagnitude(t: AdapterTensor, adapterDtype: 'float32' | 'float64'): number {
+  let max = 0;
+  if (t.dtype === 'bfloat16' || t.dtype === 'float16') {
+    const bits = t.data as ArrayLike<number>;
+    const [expMask, shift, bias, mant] = t.dtype === 'bfloat16' ? [0x7f80, 7, 127, 128] : [0x7c00, 10, 15, 1024];
+    for (let i = 0; i < bits.length; i++) {
+      const e = bits[i] & expMask;
+      if (e === expMask) return NaN;
+      if (e === 0) continue; // zero or subnormal: below any bound that matters
+      const v = 2 ** ((e >> shift) - bias) * (1 + (bits[i] & (mant - 1)) / mant);
+      if (v > max) max = v;
+    }
+    return max;
+  }
+  const data = t.data as ArrayLike<number>;
+  for (let i = 0; i < data.length; i++) {
+    const v = Math.abs(data[i]);
+    // A float64 value beyond float32's range becomes infinite in a float32 adapter.
+    if (!(v <= (adapterDtype === 'float32' ? FLOAT32_MAX : Number.MAX_VALUE))) return NaN;
+    if (v > max) max = v;
+  }
+  return max;
+}
+
+/**
+ * Checks an adapter's tensors before they are attached (`file` names adapter_model.safetensors): floating point (peft
+ * writes float adapters; an integer tensor is refused, not converted), every value finite in the adapter's dtype, and
+ * each projection's update scale * B A bounded (|scale| * max|B| * max|A| * r) below float32's largest value, so it
+ * cannot overflow to infinity when applied or merged. E_CHECKPOINT naming the file and the tensor.
+ */
+export function checkAdapterTensors(
+  file: string,
+  tensors: Readonly<Record<string, AdapterTensor>>,
+  options: Pick<NativeLoraOptions, 'r' | 'alpha' | 'rslora'>,
+  adapterDtype: 'float32' | 'float64',
+): void {
+  const largest = new Map<string, number>();
+  for (const [name, t] of Object.entries(tensors)) {
+    if (!FLOAT_DTYPES.has(t.dtype)) {
+      throw new LamerError(
+        'E_CHECKPOINT',
+        `${file}: tensor '${name}' is of dtype ${t.dtype}; LoRA weights are floating point (peft writes float32, float16 or bfloat16)`,
+      );
+    }
+    const m = largestMagnitude(t, adapterDtype);
+    if (Number.isNaN(m)) {
+      throw new LamerError(
+        'E_CHECKPOINT',
+        `${file}: tensor '${name}' holds NaN or infinite values (or values beyond ${adapterDtype}'s range); the adapter is corrupt`,
+      );
+    }
+    largest.set(name, m);
+  }
+  const scale = options.rslora ? options.alpha / Math.sqrt(options.r) : options.alpha / options.r;
+  for (const [name, maxA] of largest) {
+    if (!name.endsWith('lora_A.weight')) continue;
+    const b = name.replace(/lora_A\.weight$/, 'lora_B.weight');
+    const bound = scale * (largest.get(b) ?? 0) * maxA * options.r;
+    if (!(bound < FLOAT32_MAX)) {
+      throw new LamerError(
+        'E_CHECKPOINT',
+        `${file}: tensors '${name}' and '${b}' are large enough (|scale B A| up to ${bound.toExponential(2)}) that the update overflows float32`,
+      );
+    }
+  }
 }
 
 /** The adapter_config.json peft writes for these options (fields peft reads; the others take peft's defaults). */

@@ -20,6 +20,7 @@ import {
   loraParameterCount,
   nativeLoraOptions,
   readAdapterConfig,
+  checkAdapterTensors,
   type LoraSettings,
 } from './lora.js';
 
@@ -305,6 +306,7 @@ export class Policy {
       const { options } = readAdapterConfig(root, file.order, this.config);
       const tensors: Record<string, (typeof file.tensors)[string]> = {};
       for (const [name, t] of Object.entries(file.tensors)) tensors[name.replace(/\.default\.weight$/, '.weight')] = t;
+      checkAdapterTensors(weights, tensors, options, this.#adapterDtype());
       await this.native.setLora(options, tensors, 0, this.#adapterDtype());
     } finally {
       for (const t of Object.values(file.tensors)) t.dispose();

@@ -1,5 +1,6 @@
 // `lamer merge`: a LoRA adapter folded into its base, written as a plain Hugging Face checkpoint.
-import { resolve } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { Policy } from '../../model/policy.js';
@@ -15,6 +16,17 @@ transformers loads OUT without peft.
   --adapter  the adapter folder (a LoRA run's checkpoint, or peft's save_pretrained output)
   --out      folder to write (created if missing)
   --dtype    storage dtype of the merged weights (default: the base's, from its config.json)`;
+
+/** The real path `p` has or will have: links resolved in its longest existing prefix, the rest appended. */
+function realPath(p: string): string {
+  let head = resolve(p);
+  const rest: string[] = [];
+  while (!existsSync(head) && dirname(head) !== head) {
+    rest.unshift(basename(head));
+    head = dirname(head);
+  }
+  return join(existsSync(head) ? realpathSync(head) : head, ...rest);
+}
 
 export const command: Command = {
   name: 'merge',
@@ -37,8 +49,11 @@ export const command: Command = {
       console.error(`lamer merge: --dtype must be float32, bfloat16 or float16\n\n${usage}`);
       return 2;
     }
-    if (resolve(values.out) === resolve(values.model) || resolve(values.out) === resolve(values.adapter)) {
-      console.error('lamer merge: --out must be a folder of its own, not the base or the adapter');
+    // By real path: an --out that is a symbolic link to the base (or reaches it through a linked parent) would
+    // overwrite the base's own files.
+    const out = realPath(values.out);
+    if (out === realPath(values.model) || out === realPath(values.adapter)) {
+      console.error(`lamer merge: --out must be a folder of its own, not the base or the adapter (${values.out} is ${out})`);
       return 2;
     }
     await using policy = await Policy.load(values.model, { device: 'cpu', dtype: 'float32', paramDtype: 'float32' });
