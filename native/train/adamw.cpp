@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "bridge/errors.h"
+#include "bridge/tensor.h"
 
 namespace lamer::train {
 
@@ -153,10 +154,30 @@ int64_t StateFileStep(const std::map<std::string, std::string>& metadata, const 
     return it->second;
   };
   if (meta("optimizer") != "adamw") Fail("E_CHECKPOINT", file + ": metadata 'optimizer' is '" + meta("optimizer") + "', expected 'adamw'");
-  try {
-    return std::stoll(meta("step"));
-  } catch (const std::exception&) {
-    Fail("E_CHECKPOINT", file + ": metadata 'step' is not an integer: '" + meta("step") + "'");
+  const std::string step = meta("step");
+  if (step.empty() || step.size() > 15 || step.find_first_not_of("0123456789") != std::string::npos) {
+    Fail("E_CHECKPOINT", file + ": metadata 'step' is '" + step + "', expected a non-negative integer (decimal digits only)");
+  }
+  return std::stoll(step);
+}
+
+void CheckStateTensor(const std::string& file, const std::string& key, const at::Tensor& t) {
+  if (!at::isFloatingType(t.scalar_type())) {
+    Fail("E_CHECKPOINT", file + ": tensor '" + key + "' is of dtype " + DTypeName(t.scalar_type()) +
+                             "; optimizer moments and master copies are floating point");
+  }
+  at::NoGradGuard no_grad;
+  const int64_t bad = t.isfinite().logical_not().sum().item<int64_t>();
+  if (bad > 0) {
+    Fail("E_CHECKPOINT", file + ": tensor '" + key + "' holds " + std::to_string(bad) + " NaN or infinite value(s) of " +
+                             std::to_string(t.numel()) + "; the optimizer state is corrupt");
+  }
+  if (key.compare(0, 11, "exp_avg_sq.") == 0) {
+    const int64_t neg = (t < 0).sum().item<int64_t>();
+    if (neg > 0) {
+      Fail("E_CHECKPOINT", file + ": tensor '" + key + "' holds " + std::to_string(neg) +
+                               " negative value(s); a second moment (a mean of squares) is never negative");
+    }
   }
 }
 
@@ -174,6 +195,7 @@ void AdamW::Restore(const std::map<std::string, at::Tensor>& tensors, std::map<s
     if (t.sizes() != p->second.sizes()) {
       Fail("E_CHECKPOINT", file + ": tensor '" + key + "': expected shape " + Shape(p->second.sizes()) + ", found " + Shape(t.sizes()));
     }
+    CheckStateTensor(file, key, t);
     const at::ScalarType want = LowPrecision(p->second.scalar_type()) ? at::kFloat : p->second.scalar_type();
     at::Tensor copy = t.to(p->second.device(), want, /*non_blocking=*/false, /*copy=*/true);
     State& s = state[name];
@@ -183,6 +205,18 @@ void AdamW::Restore(const std::map<std::string, at::Tensor>& tensors, std::map<s
     if (!s.exp_avg.defined() || !s.exp_avg_sq.defined()) {
       Fail("E_CHECKPOINT", file + ": parameter '" + name + "' has only one of exp_avg / exp_avg_sq");
     }
+  }
+  // The other direction: a file with moments holds them for every trained parameter (each has a gradient at every
+  // update), so a parameter without any is a state of another parameter set.
+  if (!state.empty()) {
+    for (const auto& [name, p] : params) {
+      if (!state.count(name)) {
+        Fail("E_CHECKPOINT",
+             file + ": no optimizer state for parameter '" + name + "' of this model (an optimizer state of other parameters)");
+      }
+    }
+  }
+  for (auto& [name, s] : state) {
     if (s.master.defined()) {
       at::NoGradGuard no_grad;
       params.at(name).detach().copy_(s.master);

@@ -72,8 +72,10 @@ class AdamW {
   std::vector<std::pair<std::string, at::Tensor>> StateTensors() const;
   // Bytes of state held: moments and master copies.
   int64_t StateBytes() const;
-  // Restores state from tensors read from a file; checks names and shapes against `params` (E_CHECKPOINT naming
-  // `file` and the tensor). Master copies are written into the parameters so they continue exactly.
+  // Restores state from tensors read from a file; checks names and shapes against `params` in both directions (a
+  // state for a parameter this model lacks, or, once the file holds any moments, a parameter without them, is
+  // refused), dtypes and values (CheckStateTensor). E_CHECKPOINT naming `file` and the tensor. Master copies are
+  // written into the parameters so they continue exactly.
   void Restore(const std::map<std::string, at::Tensor>& tensors, std::map<std::string, at::Tensor>& params, const std::string& file);
 
  private:
@@ -84,8 +86,13 @@ class AdamW {
   std::map<std::string, State> state_;
 };
 
-// The step count of an AdamW state file's metadata, after checking that it is one (E_CHECKPOINT naming `file`).
+// The step count of an AdamW state file's metadata, after checking that it is one (E_CHECKPOINT naming `file`): a
+// plain non-negative decimal integer ("1e9" and "-1" are refused, not read as 1 or wrapped).
 int64_t StateFileStep(const std::map<std::string, std::string>& metadata, const std::string& file);
+
+// One moment or master tensor `key` ("exp_avg_sq.<name>", "exp_avg.0", ...) read from `file`: floating point, every
+// value finite, and a second moment (exp_avg_sq) never negative. E_CHECKPOINT naming the file and the tensor.
+void CheckStateTensor(const std::string& file, const std::string& key, const at::Tensor& t);
 
 // Global L2 norm of the gradients of `params` (as clip_grad_norm_ computes it: norm of the per-tensor norms), then
 // scales every gradient by min(1, max_norm / (norm + 1e-6)) when max_norm > 0. Returns the norm before clipping.

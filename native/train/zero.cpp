@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <cstdio>
+#include <random>
+#include <set>
 
 #include "bridge/errors.h"
 #include "bridge/tensor.h"
@@ -32,17 +35,39 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-std::vector<int64_t> ParseList(const std::string& s) {
+// A metadata field of `file` as a plain decimal integer in [lo, hi]; E_CHECKPOINT naming the file and the field.
+int64_t MetaInteger(const std::string& file, const std::string& key, const std::string& v, int64_t lo, int64_t hi) {
+  const bool digits = !v.empty() && v.size() <= 15 && v.find_first_not_of("0123456789") == std::string::npos;
+  const int64_t n = digits ? std::stoll(v) : -1;
+  if (!digits || n < lo || n > hi) {
+    Fail("E_CHECKPOINT",
+         file + ": metadata '" + key + "' is '" + v + "', expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return n;
+}
+
+// A comma-separated list of such integers.
+std::vector<int64_t> MetaList(const std::string& file, const std::string& key, const std::string& s) {
   std::vector<int64_t> out;
   size_t i = 0;
-  while (i < s.size()) {
+  while (i <= s.size()) {
     size_t j = s.find(',', i);
     if (j == std::string::npos) j = s.size();
-    out.push_back(std::stoll(s.substr(i, j - i)));
+    out.push_back(MetaInteger(file, key, s.substr(i, j - i), 1, int64_t{1} << 48));
     i = j + 1;
   }
   return out;
 }
+
+// One save's identity, written into its main file and every shard, so that a shard of another save (an earlier
+// checkpoint, another run) is told apart even at the same step and parameter set.
+std::string SaveId() {
+  std::random_device rd;
+  const uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return Hex(v ^ static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+}
+
+constexpr int64_t kMaxWorld = 1 << 20;
 
 std::string ShardPath(const std::string& path, int r, int world) {
   const std::string stem =
@@ -56,7 +81,13 @@ const char* kKinds[] = {"exp_avg", "exp_avg_sq", "master"};
 
 }  // namespace
 
-bool IsShardedState(const std::map<std::string, std::string>& metadata) { return metadata.count("zero_world") > 0; }
+bool IsShardedState(const std::map<std::string, std::string>& metadata) {
+  // Any ZeRO field marks it (a file whose 'zero_world' was removed is a damaged sharded state, not a stage-0 one).
+  for (const auto& [key, value] : metadata) {
+    if (key.compare(0, 5, "zero_") == 0) return true;
+  }
+  return false;
+}
 
 ZeroLayout ZeroLayout::Make(const std::map<std::string, at::Tensor>& params, int world, int rank) {
   ZeroLayout l;
@@ -323,6 +354,8 @@ void ZeroAdamW::Save(const std::string& path, const std::vector<std::pair<std::s
   }
   meta["zero_chunks"] = chunks;
   meta["zero_dtypes"] = dtypes;
+  meta["zero_rank"] = "0";
+  meta["zero_save"] = SaveId();
   for (int r = 0; r < world; ++r) {
     // Rank r's shard reaches rank 0 (every rank receives it: a broadcast), one shard in memory at a time.
     std::vector<std::pair<std::string, at::Tensor>> items;
@@ -341,8 +374,14 @@ void ZeroAdamW::Save(const std::string& path, const std::vector<std::pair<std::s
       for (const auto& e : extra) items.push_back(e);
       model::WriteSafetensors(path, items, at::ScalarType::Undefined, meta);
     } else {
-      std::map<std::string, std::string> shard_meta = {
-          {"zero_rank", std::to_string(r)}, {"zero_world", std::to_string(world)}, {"zero_signature", layout_->signature}};
+      // What the main file says of the save, and this shard's rank: Restore checks each against the main file.
+      std::map<std::string, std::string> shard_meta = {{"zero_rank", std::to_string(r)},
+                                                       {"zero_world", std::to_string(world)},
+                                                       {"zero_signature", layout_->signature},
+                                                       {"zero_chunks", chunks},
+                                                       {"zero_dtypes", dtypes},
+                                                       {"zero_save", meta.at("zero_save")}};
+      if (meta.count("step")) shard_meta["step"] = meta.at("step");
       model::WriteSafetensors(ShardPath(path, r, world), items, at::ScalarType::Undefined, shard_meta);
     }
   }
@@ -369,19 +408,114 @@ void ZeroAdamW::Restore(const std::string& path, const std::map<std::string, at:
     if (meta("zero_signature") != layout_->signature) {
       Fail("E_CHECKPOINT", path + ": this optimizer state is of other parameters (names, sizes or dtypes differ from this model's)");
     }
-    old_world = static_cast<int>(std::stoll(meta("zero_world")));
-    old_chunks = ParseList(meta("zero_chunks"));
-    if (old_chunks.size() != layout_->spaces.size()) Fail("E_CHECKPOINT", path + ": metadata 'zero_chunks' does not match this model");
+    old_world = static_cast<int>(MetaInteger(path, "zero_world", meta("zero_world"), 1, kMaxWorld));
+    if (meta("zero_rank") != "0")
+      Fail("E_CHECKPOINT", path + ": metadata 'zero_rank' is '" + meta("zero_rank") + "', the main file is rank 0's");
+    old_chunks = MetaList(path, "zero_chunks", meta("zero_chunks"));
+    if (old_chunks.size() != layout_->spaces.size()) {
+      Fail("E_CHECKPOINT", path + ": metadata 'zero_chunks' lists " + std::to_string(old_chunks.size()) + " flat spaces, this model has " +
+                               std::to_string(layout_->spaces.size()));
+    }
+    std::string dtypes;
+    for (size_t s = 0; s < layout_->spaces.size(); ++s) {
+      const ZeroLayout::Space& sp = layout_->spaces[s];
+      // The chunking a save over old_world ranks makes (ZeroLayout::Make): anything else reads misaligned ranges.
+      const int64_t want = std::max<int64_t>(1, (sp.total + old_world - 1) / old_world);
+      if (old_chunks[s] != want) {
+        Fail("E_CHECKPOINT", path + ": metadata 'zero_chunks' is '" + meta("zero_chunks") + "': space " + std::to_string(s) + " of " +
+                                 std::to_string(sp.total) + " elements over zero_world " + std::to_string(old_world) +
+                                 " ranks is cut in chunks of " + std::to_string(want));
+      }
+      dtypes += (s ? "," : "") + DTypeName(sp.dtype);
+    }
+    if (meta("zero_dtypes") != dtypes) {
+      Fail("E_CHECKPOINT",
+           path + ": metadata 'zero_dtypes' is '" + meta("zero_dtypes") + "', this model's flat spaces are '" + dtypes + "'");
+    }
+    const std::string save = meta("zero_save");
+    const std::string step = meta("step");
     shard_tensors.push_back(tensors);
     for (int r = 1; r < old_world; ++r) {
       const std::string sp = ShardPath(path, r, old_world);
       files.push_back(model::SafetensorsFile::Open(sp));
       const auto& f = files.back();
-      auto sig = f.metadata().find("zero_signature");
-      if (sig == f.metadata().end() || sig->second != layout_->signature) Fail("E_CHECKPOINT", sp + ": a shard of another optimizer state");
+      auto field = [&](const char* key) -> std::string {
+        auto it = f.metadata().find(key);
+        if (it == f.metadata().end()) Fail("E_CHECKPOINT", sp + ": metadata '" + key + "' missing (not a shard of " + path + ")");
+        return it->second;
+      };
+      if (field("zero_signature") != layout_->signature)
+        Fail("E_CHECKPOINT", sp + ": a shard of another optimizer state (other parameters)");
+      if (field("zero_rank") != std::to_string(r)) {
+        Fail("E_CHECKPOINT", sp + ": metadata 'zero_rank' is '" + field("zero_rank") + "', expected " + std::to_string(r) +
+                                 " (shards swapped or copied over one another)");
+      }
+      if (field("zero_world") != std::to_string(old_world)) {
+        Fail("E_CHECKPOINT",
+             sp + ": metadata 'zero_world' is '" + field("zero_world") + "', " + path + " says " + std::to_string(old_world));
+      }
+      if (field("zero_chunks") != meta("zero_chunks")) {
+        Fail("E_CHECKPOINT",
+             sp + ": metadata 'zero_chunks' is '" + field("zero_chunks") + "', " + path + " says '" + meta("zero_chunks") + "'");
+      }
+      if (field("step") != step) {
+        Fail("E_CHECKPOINT",
+             sp + ": a shard of step " + field("step") + ", " + path + " is of step " + step + " (a shard of another checkpoint)");
+      }
+      if (field("zero_save") != save) {
+        Fail("E_CHECKPOINT",
+             sp + ": metadata 'zero_save' is '" + field("zero_save") + "', " + path + " says '" + save + "' (a shard of another save)");
+      }
       std::map<std::string, at::Tensor> t;
       for (const auto& e : f.entries()) t[e.name] = f.Tensor(e);
       shard_tensors.push_back(std::move(t));
+    }
+    // Every shard's tensors: one per kind and space, of the chunk's length, floating point, finite.
+    for (int r = 0; r < old_world; ++r) {
+      const std::string file = r == 0 ? path : ShardPath(path, r, old_world);
+      for (size_t s = 0; s < layout_->spaces.size(); ++s) {
+        for (int kind = 0; kind < 3; ++kind) {
+          const std::string key = std::string(kKinds[kind]) + "." + std::to_string(s);
+          auto it = shard_tensors[r].find(key);
+          if (it == shard_tensors[r].end()) {
+            if (kind == 2) continue;  // no master saved: the parameters' values are kept
+            Fail("E_CHECKPOINT", file + ": no tensor '" + key + "' (shard " + std::to_string(r) + " of " + std::to_string(old_world) + ")");
+          }
+          if (it->second.dim() != 1 || it->second.numel() != old_chunks[s]) {
+            Fail("E_CHECKPOINT", file + ": tensor '" + key + "' has " + std::to_string(it->second.numel()) + " elements in " +
+                                     std::to_string(it->second.dim()) + " dimension(s), expected one dimension of zero_chunks' " +
+                                     std::to_string(old_chunks[s]));
+          }
+          CheckStateTensor(file, key, it->second);
+        }
+      }
+    }
+  } else {
+    // A stage-0 file (AdamW's per-parameter tensors) at stage 1 or 2: the same checks as AdamW::Restore's, so that a
+    // state of other parameters is refused here as it is at stage 0.
+    std::set<std::string> with_state;
+    for (const auto& [key, t] : tensors) {
+      const size_t dot = key.find('.');
+      const std::string kind = dot == std::string::npos ? key : key.substr(0, dot);
+      if (kind != "exp_avg" && kind != "exp_avg_sq" && kind != "master") continue;  // other sections (value head)
+      const std::string name = key.substr(dot + 1);
+      auto p = params.find(name);
+      if (p == params.end())
+        Fail("E_CHECKPOINT", path + ": tensor '" + key + "' is for a parameter '" + name + "' this model does not have");
+      if (t.sizes() != p->second.sizes())
+        Fail("E_CHECKPOINT", path + ": tensor '" + key + "' has the wrong shape for parameter '" + name + "'");
+      CheckStateTensor(path, key, t);
+      if (kind != "master") with_state.insert(key);
+    }
+    if (!with_state.empty()) {
+      for (const auto& [name, p] : params) {
+        for (const char* kind : {"exp_avg.", "exp_avg_sq."}) {
+          if (!with_state.count(kind + name)) {
+            Fail("E_CHECKPOINT",
+                 path + ": no '" + kind + name + "' for parameter '" + name + "' of this model (an optimizer state of other parameters)");
+          }
+        }
+      }
     }
   }
   for (size_t s = 0; s < layout_->spaces.size(); ++s) {

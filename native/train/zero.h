@@ -70,8 +70,13 @@ class ZeroAdamW {
   void Save(const std::string& path, const std::vector<std::pair<std::string, at::Tensor>>& extra,
             const std::map<std::string, std::string>& metadata, const std::map<std::string, at::Tensor>& params, dist::Group* group);
   // Reads this rank's shard of the state from a sharded save at any world size, or from a stage-0 file (per-parameter
-  // tensors), re-sharding as needed; master copies go into the parameters. E_CHECKPOINT naming the file. The step
-  // count is the caller's to restore (AdamWUpdate::Restore).
+  // tensors), re-sharding as needed; master copies go into the parameters. Checked first, E_CHECKPOINT naming the file
+  // and the field or tensor: the parameter signature and flat-space dtypes; zero_world a plain integer; zero_chunks
+  // the chunking that zero_world makes; each shard's zero_rank, zero_world, zero_chunks, step and zero_save (one id
+  // per save) against the main file's; every moment one-dimensional of its chunk's length, floating point, finite,
+  // second moments non-negative (CheckStateTensor). A stage-0 file is checked as AdamW::Restore checks it: no state of
+  // a parameter this model lacks, and, once it holds any, state for every parameter. The step count is the caller's
+  // to restore (AdamWUpdate::Restore).
   void Restore(const std::string& path, const std::map<std::string, at::Tensor>& tensors,
                const std::map<std::string, std::string>& metadata, std::map<std::string, at::Tensor>& params, dist::Group* group);
 
@@ -89,7 +94,8 @@ class ZeroAdamW {
   std::vector<Shard> shards_;  // per space
 };
 
-// Whether a state file was written by ZeroAdamW::Save.
+// Whether a state file was written by ZeroAdamW::Save: any 'zero_*' metadata field (one with 'zero_world' removed is a
+// damaged sharded state, refused, not a stage-0 state read as all zeros).
 bool IsShardedState(const std::map<std::string, std::string>& metadata);
 
 }  // namespace lamer::train
