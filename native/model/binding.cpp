@@ -165,6 +165,29 @@ Napi::Value FusedOpGapsExport(const Napi::CallbackInfo& info) {
   });
 }
 
+// fusedOpRun(device, dtype, seed) -> { [name]: { shape, data: Float64Array } }: the fused operators' inputs and
+// outputs on seeded random inputs (model/fused_ops.h, RunFusedOps), for the tests' own references.
+Napi::Value FusedOpRunExport(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const at::Device device = ParseDevice(args::String(info, 0, "fusedOpRun(device, dtype, seed): device"));
+    const at::ScalarType dtype = ParseDType(args::String(info, 1, "fusedOpRun: dtype"));
+    const uint64_t seed = static_cast<uint64_t>(args::Number(info, 2, "fusedOpRun: seed"));
+    Napi::Env env = info.Env();
+    Napi::Object out = Napi::Object::New(env);
+    for (const auto& [name, t] : RunFusedOps(device, dtype, seed)) {
+      Napi::Array shape = Napi::Array::New(env, t.dim());
+      for (int64_t d = 0; d < t.dim(); ++d) shape.Set(static_cast<uint32_t>(d), static_cast<double>(t.size(d)));
+      Napi::Float64Array data = Napi::Float64Array::New(env, static_cast<size_t>(t.numel()));
+      std::copy_n(t.data_ptr<double>(), t.numel(), data.Data());
+      Napi::Object entry = Napi::Object::New(env);
+      entry.Set("shape", shape);
+      entry.Set("data", data);
+      out.Set(name, entry);
+    }
+    return out;
+  });
+}
+
 void RegisterModel(Napi::Env env, Napi::Object exports) {
   ModelWrap::Init(env, exports);
   exports.Set("modelLoad", Napi::Function::New(env, ModelLoad));
@@ -172,6 +195,7 @@ void RegisterModel(Napi::Env env, Napi::Object exports) {
   exports.Set("safetensorsRead", Napi::Function::New(env, SafetensorsRead));
   exports.Set("safetensorsWrite", Napi::Function::New(env, SafetensorsWrite));
   exports.Set("fusedOpGaps", Napi::Function::New(env, FusedOpGapsExport));
+  exports.Set("fusedOpRun", Napi::Function::New(env, FusedOpRunExport));
 }
 
 }  // namespace

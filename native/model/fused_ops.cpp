@@ -1,6 +1,7 @@
 #include "model/fused_ops.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <cmath>
 #include <limits>
 #include <torch/library.h>
 
@@ -271,6 +272,57 @@ FusedOpGaps MeasureFusedOpGaps(at::Device device, at::ScalarType dtype, uint64_t
     }
   }
   return g;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> RunFusedOps(at::Device device, at::ScalarType dtype, uint64_t seed) {
+  at::NoGradGuard no_grad;
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  const auto rand = [&](at::IntArrayRef shape) { return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat)).to(device, dtype); };
+  const auto long_opts = at::TensorOptions().dtype(at::kLong);
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  // A copy (never an alias: the caches are written in place after they are kept), float64 on the CPU.
+  const auto keep = [&](const std::string& name, const at::Tensor& t) {
+    out.emplace_back(name, t.to(at::kCPU, at::kDouble, /*non_blocking=*/false, /*copy=*/true).contiguous());
+  };
+  // Rotary on a view of a wider buffer (the decoder passes the q|k part of its q/k/v projection), with cos and sin
+  // shared by the heads and per head.
+  const at::Tensor x = rand({2, 3, 7, 8}).narrow(2, 0, 5);
+  keep("rotary.x", x);
+  for (const bool per_head : {false, true}) {
+    const std::string p = per_head ? "rotary.perHead." : "rotary.shared.";
+    const at::Tensor cos = rand({2, 3, per_head ? 5 : 1, 8}), sin = rand({2, 3, per_head ? 5 : 1, 8});
+    keep(p + "cos", cos);
+    keep(p + "sin", sin);
+    keep(p + "out", Rotary(x, cos, sin));
+  }
+  const at::Tensor gate_up = rand({2, 3, 12});
+  keep("swiglu.gateUp", gate_up);
+  keep("swiglu.out", SwiGlu(gate_up));
+  // kv_write_ of k and v (views of wider tensors) into caches [2, 2, 9, 8] at columns 1.. and 4.. of the two rows.
+  const at::Tensor k = rand({2, 3, 4, 8}).narrow(2, 0, 2), v = rand({2, 3, 4, 8}).narrow(2, 2, 2);
+  const at::Tensor write_at = at::tensor({1, 4}, long_opts).to(device);
+  at::Tensor k_cache = rand({2, 2, 9, 8}), v_cache = rand({2, 2, 9, 8});
+  keep("kvWrite.k", k);
+  keep("kvWrite.v", v);
+  keep("kvWrite.writeAt", write_at);
+  keep("kvWrite.kCache", k_cache);
+  keep("kvWrite.vCache", v_cache);
+  KvWrite_(k_cache, v_cache, k, v, write_at);
+  keep("kvWrite.kCacheAfter", k_cache);
+  keep("kvWrite.vCacheAfter", v_cache);
+  // Decode attention over rows writing at columns 5, 31 (the last of the width) and 0 of caches of 40 columns.
+  const int64_t B = 3, Hk = 2, G = 3, D = 16, capacity = 40, width = 32;
+  const at::Tensor q = rand({B, Hk, G, D}), kc = rand({B, Hk, capacity, D}), vc = rand({B, Hk, capacity, D});
+  const at::Tensor at_column = at::tensor({5, 31, 0}, long_opts).to(device);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const at::Tensor allowed = (at::arange(0, width, at_column.options()).view({1, width}) <= at_column.view({B, 1})).view({B, 1, 1, width});
+  keep("decodeAttention.q", q);
+  keep("decodeAttention.kCache", kc);
+  keep("decodeAttention.vCache", vc);
+  keep("decodeAttention.writeAt", at_column);
+  keep("decodeAttention.scale", at::scalar_tensor(scale, at::TensorOptions().dtype(at::kDouble)));
+  keep("decodeAttention.out", DecodeAttention(q, kc, vc, allowed, width, scale, DecodeAttentionInputs(at_column, Hk, G, capacity)));
+  return out;
 }
 
 }  // namespace lamer::model

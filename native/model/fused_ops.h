@@ -8,6 +8,8 @@
 
 #include <ATen/ATen.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace lamer::model {
@@ -48,6 +50,11 @@ struct FusedOpGaps {
   double rotary = 0, swiglu = 0, kv_write = 0, decode_attention = 0;
 };
 FusedOpGaps MeasureFusedOpGaps(at::Device device, at::ScalarType dtype, uint64_t seed);
+
+// The fused operators (through the dispatcher, as the decoder calls them) run on seeded random inputs of `dtype` on
+// `device`, with every input and output by name ("rotary.x", "rotary.shared.out", "kvWrite.kCacheAfter", ...), each
+// copied to the CPU as float64, so that a test can check them against a reference of its own.
+std::vector<std::pair<std::string, at::Tensor>> RunFusedOps(at::Device device, at::ScalarType dtype, uint64_t seed);
 
 // The same three through their composite ATen forms (what the fused ones are checked against).
 at::Tensor RotaryReference(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);

@@ -257,6 +257,8 @@ interface ModelExports {
   safetensorsWrite(path: string, names: string[], tensors: NativeTensor[], dtype: NativeDType | null, metadata: Record<string, string>): Promise<void>;
   /** The fused decoder operators (native/model/fused_ops.h) against their composite forms on random inputs, for tests. */
   fusedOpGaps(device: string, dtype: NativeDType, seed: number): { rotary: number; swiglu: number; kvWrite: number; decodeAttention: number };
+  /** The fused decoder operators' inputs and outputs on seeded random inputs, by name, as float64, for tests' own references. */
+  fusedOpRun(device: string, dtype: NativeDType, seed: number): Record<string, { shape: number[]; data: Float64Array }>;
 }
 
 // ---- engine (native/engine/binding.cpp) ----------------------------------------------------------------------------
