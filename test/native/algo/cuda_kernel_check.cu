@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "../../native/algo/advantages.h"
-#include "../../native/algo/kernels/advantages_cuda.h"
+#include "../../../native/algo/advantages.h"
+#include "../../../native/algo/kernels/advantages_cuda.h"
 
 using namespace lamer::algo;
 
