@@ -3,8 +3,10 @@
 // wherever it is passed. Readers copy out of JS memory or read it in place for the call only; none keeps a pointer.
 //
 //   const args::Fields f(options, "train options");       // errors read "train options: 'lr' must be a number"
-//   s.lr = f.Number("lr", s.lr);                           // absent (undefined or null): the fallback
+//   s.lr = f.NumberIn("lr", 0, Bound::kClosed, kInf, Bound::kOpen);  // required, in [0, inf)
 //   r.id = f.Integer("id", 0);                             // required integer >= 0
+// An option is required: its default lives once, in the TS schema beside its concern, never here as well. The
+// readers with a fallback are for a call's own switches (whether a step updates, say), not for options.
 #pragma once
 #include <napi.h>
 

@@ -44,11 +44,7 @@ export function nativeAdvantages(columns: KernelColumns, options: ResolvedAdvant
 
 /** True when the addon was built with CUDA (the GPU kernel exists; a GPU may still be absent at run time). */
 export function cudaKernelCompiled(): boolean {
-  try {
-    return typeof addon().computeAdvantagesCuda === 'function';
-  } catch {
-    return false; // no addon at all
-  }
+  return typeof addon().computeAdvantagesCuda === 'function';
 }
 
 /** The CUDA kernel from host arrays (copies to the GPU and back); for checking it against the CPU kernel. */

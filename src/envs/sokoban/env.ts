@@ -69,12 +69,6 @@ export const SOKOBAN_REWARDS = Object.freeze({
   allPlaced: 10,
 });
 
-/**
- * Reward of a turn whose response names no move: as if every move of the turn were wasted. Cheaper than that would
- * make an unparsable answer look better than three wasted moves to the step-level advantage.
- */
-export const SOKOBAN_INVALID_REWARD = SOKOBAN_REWARDS.step * SOKOBAN_DEFAULTS.movesPerTurn;
-
 export function sokobanSettings(options?: SokobanOptions): SokobanSettings {
   const o = options as Record<string, unknown> | undefined;
   rejectUnknownOptions('sokoban', o, Object.keys(SOKOBAN_DEFAULTS));
@@ -302,6 +296,8 @@ export class SokobanEnv implements Environment {
       this.finished = this.turnsTaken >= this.maxTurns;
       return {
         observation: this.observe(),
+        // A turn that names no move costs as if every move of the turn were wasted: cheaper would make an unparsable
+        // answer look better than wasted moves to the step-level advantage.
         reward: round6(SOKOBAN_REWARDS.step * this.settings.movesPerTurn),
         done: this.finished,
         won: false,
