@@ -1,5 +1,19 @@
 // File writes that never leave a half-written file behind: a reader sees the old content or the new, whole.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { LamerError, type ErrorCode } from '../errors.js';
 
@@ -58,30 +72,64 @@ function kindOf(st: Stats): string {
   return 'not a regular file';
 }
 
+/** Opened without waiting: a named pipe opened for reading would block until a writer comes. */
+const OPEN_NOW = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+
 /**
- * The text of a checkpoint's (or config's) file, refusing anything but a regular file first: reading a named pipe
- * would block until something writes to it, a device forever. `maxBytes` bounds what is read into memory.
+ * The bytes of a file, refusing anything but a regular file before reading: a named pipe would block until something
+ * writes to it, a device (/dev/zero) would be read until memory runs out. The check is made on the path and again on
+ * the opened file (so a file swapped in between is caught), and at most `maxBytes` are read: a file past the bound, or
+ * one that grows past it while read, is refused with `code` naming the file and the bound. A missing file is `code`
+ * too; other failures to read are E_IO.
  */
-export function readRegularFile(path: string, code: ErrorCode = 'E_CHECKPOINT', maxBytes = 512 * 2 ** 20): string {
-  let st: Stats;
-  try {
-    st = statSync(path);
-  } catch (e) {
+export function readRegularBytes(path: string, code: ErrorCode = 'E_CHECKPOINT', maxBytes = 512 * 2 ** 20): Buffer {
+  const cannot = (e: unknown): LamerError => {
     const err = e as NodeJS.ErrnoException;
-    throw new LamerError(err.code === 'ENOENT' ? code : 'E_IO', `${path}: cannot read: ${err.code ?? err.message}`, { cause: e });
-  }
-  if (!st.isFile()) throw new LamerError(code, `${path}: expected a regular file, found ${kindOf(st)}`);
-  if (st.size > maxBytes) throw new LamerError(code, `${path}: ${st.size} bytes, more than the ${maxBytes} this file may have`);
+    return new LamerError(err.code === 'ENOENT' ? code : 'E_IO', `${path}: cannot read: ${err.code ?? err.message}`, { cause: e });
+  };
+  const check = (st: Stats): void => {
+    if (!st.isFile()) throw new LamerError(code, `${path}: expected a regular file, found ${kindOf(st)}`);
+    if (st.size > maxBytes) throw new LamerError(code, `${path}: ${st.size} bytes, more than the ${maxBytes} this file may have`);
+  };
+  let fd: number;
   try {
-    return readFileSync(path, 'utf8');
+    check(statSync(path));
+    fd = openSync(path, OPEN_NOW);
   } catch (e) {
-    throw new LamerError('E_IO', `${path}: cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
+    throw e instanceof LamerError ? e : cannot(e);
+  }
+  try {
+    const st = fstatSync(fd);
+    check(st);
+    let buf = Buffer.allocUnsafe(st.size + 1);
+    let n = 0;
+    for (;;) {
+      if (n === buf.length) {
+        if (n > maxBytes) throw new LamerError(code, `${path}: grew past the ${maxBytes} bytes this file may have while it was read`);
+        const bigger = Buffer.allocUnsafe(Math.min(2 * buf.length, maxBytes + 1));
+        buf.copy(bigger, 0, 0, n);
+        buf = bigger;
+      }
+      const got = readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+    }
+    return buf.subarray(0, n);
+  } catch (e) {
+    throw e instanceof LamerError ? e : cannot(e);
+  } finally {
+    closeSync(fd);
   }
 }
 
+/** The text (UTF-8) of a checkpoint's, config's or run's file, read as readRegularBytes reads it. */
+export function readRegularFile(path: string, code: ErrorCode = 'E_CHECKPOINT', maxBytes = 512 * 2 ** 20): string {
+  return readRegularBytes(path, code, maxBytes).toString('utf8');
+}
+
 /** A JSON file of a checkpoint, parsed (E_CHECKPOINT naming the file when it is not a regular file or not JSON). */
-export function readJsonFile(path: string, code: ErrorCode = 'E_CHECKPOINT'): unknown {
-  const text = readRegularFile(path, code);
+export function readJsonFile(path: string, code: ErrorCode = 'E_CHECKPOINT', maxBytes = 512 * 2 ** 20): unknown {
+  const text = readRegularFile(path, code, maxBytes);
   try {
     return JSON.parse(text);
   } catch (e) {
