@@ -17,6 +17,7 @@ import { LamerError } from '../../../errors.js';
 import { demangleNames } from './demangle.js';
 import { Grammar, compareFacts, type ActionText, type Bound, type DeriveContext, type Entity, type FactView } from './grammar.js';
 import { goalHolds, groundTask, literalsHold, successor, type GroundTask, type Operator } from './ground.js';
+import { MAX_DERIVATION_STEPS, WorkBudget } from './limits.js';
 import { parseDomain, parseProblem } from './pddl.js';
 
 export const NOTHING_HAPPENS = 'Nothing happens.';
@@ -266,6 +267,8 @@ export class TwPddlGame {
 
   private validCommands(): Array<{ command: string; op: Operator }> {
     if (this.valid !== null) return this.valid;
+    // One budget for every command of the state: each template is small, but a game may have many operators.
+    const budget = new WorkBudget(MAX_DERIVATION_STEPS, this.logic.grammar.where, 'deriving the admissible commands of one state');
     const seen = new Set<string>();
     const out: Array<{ command: string; op: Operator }> = [];
     for (const op of this.logic.task.operators) {
@@ -273,7 +276,8 @@ export class TwPddlGame {
       seen.add(op.name);
       // Stripped as step strips what it receives, so that a command whose last name is demangled with a trailing
       // space (`go to desk ` for the id `Desk`) is listed as the text that executes it.
-      const command = this.logic.grammar.derive(this.logic.actionText(op).template, this.logic.context(op), this.mirror).trim();
+      budget.spend(1 + op.pre.length);
+      const command = this.logic.grammar.derive(this.logic.actionText(op).template, this.logic.context(op), this.mirror, budget).trim();
       out.push({ command, op });
     }
     return (this.valid = out);

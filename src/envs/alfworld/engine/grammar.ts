@@ -12,8 +12,13 @@
 //   * tabs between symbols are skipped (a tab inside literal text stays), text the symbol syntax cannot read ends the
 //     rule silently, and a right-hand side that starts at a line start loses its leading white space (the parser's
 //     comment rule).
+// A derivation, its queries included, spends from a WorkBudget (limits.ts: MAX_DERIVATION_STEPS, and
+// MAX_DERIVED_CHARS of text), so a rule that derives itself, a text that grows forever or a query joining many facts
+// stops with E_ENV naming the game and the limit; a query has at most MAX_QUERY_PREDICATES predicates, as its search
+// recurses once per predicate.
 
 import { LamerError } from '../../../errors.js';
+import { HELD, MAX_DERIVATION_STEPS, MAX_DERIVED_CHARS, MAX_QUERY_PREDICATES, WorkBudget } from './limits.js';
 
 /** What a symbol evaluates against: the entities bound to placeholders, and the mapping queries start from. */
 export interface Entity {
@@ -291,7 +296,14 @@ const queryCache = new Map<string, QueryPredicate[]>();
 export function parseQuery(expr: string, where: string): QueryPredicate[] {
   let parsed = queryCache.get(expr);
   if (parsed === undefined) {
-    parsed = expr.split('&').map((part) => {
+    const parts = expr.split('&');
+    if (parts.length > MAX_QUERY_PREDICATES) {
+      throw grammarError(
+        where,
+        `a query of ${parts.length} predicates, more than the engine's limit of ${MAX_QUERY_PREDICATES}: ${JSON.stringify(expr.slice(0, 80))}...`,
+      );
+    }
+    parsed = parts.map((part) => {
       const m = /^\s*([\w-]+)\s*\(([^)]*)\)\s*$/.exec(part);
       if (!m) throw grammarError(where, `cannot read the query ${JSON.stringify(expr)} (expected p(x:type) & q(...))`);
       const params =
@@ -311,12 +323,16 @@ export function parseQuery(expr: string, where: string): QueryPredicate[] {
 
 const key = (p: { name: string; type: string }) => `${p.name}:${p.type}`;
 
-/** Type tuples a query signature reaches (itself, then its descendants breadth first), as TextWorld orders them. */
-function signatures(view: FactView, types: readonly string[]): string[][] {
+/**
+ * Type tuples a query signature reaches (itself, then its descendants breadth first), as TextWorld orders them. Each
+ * tuple made costs its length, held.
+ */
+function signatures(view: FactView, types: readonly string[], budget: WorkBudget): string[][] {
   const expand = (ts: readonly string[]): string[][] => {
     const out: string[][] = [];
     for (let i = 0; i < ts.length; i++) {
       for (const child of view.children(ts[i])) {
+        budget.spend(HELD * (1 + ts.length));
         const next = ts.slice();
         next[i] = child;
         out.push(next);
@@ -327,8 +343,8 @@ function signatures(view: FactView, types: readonly string[]): string[][] {
   const result: string[][] = [types.slice()];
   const seen = new Set<string>();
   const queue = expand(types);
-  while (queue.length > 0) {
-    const item = queue.shift()!;
+  for (let head = 0; head < queue.length; head++) {
+    const item = queue[head];
     result.push(item);
     for (const e of expand(item)) {
       const k = e.join('\u0000');
@@ -352,11 +368,27 @@ export function compareFacts(view: FactView, a: readonly string[], b: readonly s
   return a.length - b.length;
 }
 
+export interface QueryOptions {
+  /** What the search spends from (default: a budget of MAX_DERIVATION_STEPS of its own). */
+  budget?: WorkBudget;
+  /** Stop after this many assignments (a rule's condition needs one). */
+  limit?: number;
+}
+
 /**
  * Every assignment of a query's placeholders (`name:type` to object) that the facts satisfy, extending `mapping`,
- * injective over all assigned objects, in TextWorld's order.
+ * injective over all assigned objects, in TextWorld's order (the first `limit` of them). One budget unit per fact
+ * tried, and an assignment found costs its size, held.
  */
-export function queryAssignments(view: FactView, expr: string, mapping: ReadonlyMap<string, Bound>, where: string): Array<Map<string, Bound>> {
+export function queryAssignments(
+  view: FactView,
+  expr: string,
+  mapping: ReadonlyMap<string, Bound>,
+  where: string,
+  options: QueryOptions = {},
+): Array<Map<string, Bound>> {
+  const budget = options.budget ?? new WorkBudget(MAX_DERIVATION_STEPS, where, `the query ${JSON.stringify(expr.slice(0, 80))}`);
+  const limit = options.limit ?? Infinity;
   const preds = parseQuery(expr, where);
   const current = new Map(mapping);
   const used = new Set([...mapping.values()].map((b) => `${b.name}:${b.type}`));
@@ -373,18 +405,28 @@ export function queryAssignments(view: FactView, expr: string, mapping: Readonly
     return fresh;
   });
   const out: Array<Map<string, Bound>> = [];
+  // The type tuples of each predicate, made when the search first reaches it.
+  const sigsByDepth: Array<string[][] | undefined> = [];
   const rec = (depth: number): void => {
     if (depth === preds.length) {
+      budget.spend(HELD * (1 + current.size));
       out.push(new Map(current));
       return;
     }
     const pred = preds[depth];
-    for (const t of pred.params) if (!view.hasType(t.type)) throw grammarError(where, `the query ${JSON.stringify(expr)} names the unknown type ${t.type}`);
-    for (const sig of signatures(
-      view,
-      pred.params.map((p) => p.type),
-    )) {
+    let sigs = sigsByDepth[depth];
+    if (sigs === undefined) {
+      for (const t of pred.params) if (!view.hasType(t.type)) throw grammarError(where, `the query ${JSON.stringify(expr)} names the unknown type ${t.type}`);
+      sigs = sigsByDepth[depth] = signatures(
+        view,
+        pred.params.map((p) => p.type),
+        budget,
+      );
+    }
+    for (const sig of sigs) {
       for (const fact of view.facts(pred.name)) {
+        if (out.length >= limit) return;
+        budget.spend(1 + fact.length);
         if (fact.length !== sig.length || !fact.every((arg, k) => view.typeOf(arg) === sig[k])) continue;
         let ok = true;
         for (let k = 0; k < pred.params.length; k++) {
@@ -433,12 +475,22 @@ export class Grammar {
   }
 
   /** The text a start string (a template, a feedback rule such as `#look.feedback#`, `#intro#`) derives to. */
-  derive(start: string, context: DeriveContext, view: FactView): string {
+  /**
+   * `budget` is what the derivation spends from (default: MAX_DERIVATION_STEPS of its own); the text may have at most
+   * MAX_DERIVED_CHARS characters.
+   */
+  derive(start: string, context: DeriveContext, view: FactView, budget?: WorkBudget): string {
+    const what = () => `deriving ${JSON.stringify(start.length > 60 ? `${start.slice(0, 60)}...` : start)}`;
+    budget ??= new WorkBudget(MAX_DERIVATION_STEPS, this.where, what());
     let symbols = this.parsed.get(start);
     if (symbols === undefined) this.parsed.set(start, (symbols = parseSymbols(start)));
     const stack: Array<{ sym: Sym; ctx: DeriveContext }> = symbols.map((sym) => ({ sym, ctx: context })).reverse();
     let out = '';
     while (stack.length > 0) {
+      budget.spend();
+      if (out.length > MAX_DERIVED_CHARS) {
+        throw grammarError(this.where, `${what()} makes a text of more than ${MAX_DERIVED_CHARS} characters (the engine's limit)`);
+      }
       const { sym, ctx } = stack.pop()!;
       switch (sym.kind) {
         case 'terminal':
@@ -447,19 +499,22 @@ export class Grammar {
         case 'nonterminal': {
           const rules = this.rules.get(sym.name);
           if (!rules || rules.length === 0) throw grammarError(this.where, `no rule for the symbol #${sym.name}#`);
-          const rule = rules.find((r) => r.condition.trim().length === 0 || queryAssignments(view, r.condition, ctx.mapping, this.where).length > 0);
+          const rule = rules.find(
+            (r) => r.condition.trim().length === 0 || queryAssignments(view, r.condition, ctx.mapping, this.where, { budget, limit: 1 }).length > 0,
+          );
           if (!rule) throw grammarError(this.where, `no rule of #${sym.name}# applies (every rule has a condition and none holds)`);
+          budget.spend(HELD * rule.rhs.length);
           for (let k = rule.rhs.length - 1; k >= 0; k--) stack.push({ sym: rule.rhs[k], ctx });
           break;
         }
         case 'eval':
-          out += this.evaluate(sym.expr, ctx);
+          out += this.evaluate(sym.expr, ctx, budget);
           break;
         case 'conditional':
-          for (const item of this.expand(sym, ctx, view).reverse()) stack.push(item);
+          for (const item of this.expand(sym, ctx, view, budget).reverse()) stack.push(item);
           break;
         case 'list': {
-          const items = this.expand(sym.cond, ctx, view);
+          const items = this.expand(sym.cond, ctx, view, budget);
           const display: Array<{ sym: Sym; ctx: DeriveContext }> = [];
           if (items.length === 0) display.push({ sym: { kind: 'nonterminal', name: 'list_empty' }, ctx });
           else {
@@ -468,6 +523,7 @@ export class Grammar {
               display.push(item);
             });
           }
+          budget.spend(HELD * display.length);
           for (let k = display.length - 1; k >= 0; k--) stack.push(display[k]);
           break;
         }
@@ -477,9 +533,10 @@ export class Grammar {
   }
 
   /** One copy of the symbol's expression per result of its query (one, without a query). */
-  private expand(sym: Extract<Sym, { kind: 'conditional' }>, ctx: DeriveContext, view: FactView): Array<{ sym: Sym; ctx: DeriveContext }> {
+  private expand(sym: Extract<Sym, { kind: 'conditional' }>, ctx: DeriveContext, view: FactView, budget: WorkBudget): Array<{ sym: Sym; ctx: DeriveContext }> {
     if (sym.given === null) return [{ sym: sym.expr, ctx }];
-    return queryAssignments(view, sym.given, ctx.mapping, this.where).map((mapping) => {
+    return queryAssignments(view, sym.given, ctx.mapping, this.where, { budget }).map((mapping) => {
+      budget.spend(HELD * (1 + ctx.variables.size + mapping.size));
       const variables = new Map(ctx.variables);
       for (const [ph, bound] of mapping) variables.set(ph.slice(0, ph.indexOf(':')), view.entity(bound.name));
       return { sym: sym.expr, ctx: { variables, mapping } };
@@ -487,8 +544,8 @@ export class Grammar {
   }
 
   /** `{...}` expressions: `x.name`, `x.id`, `x.indefinite`, string literals, `+` and `or` (Python's). */
-  private evaluate(expr: string, ctx: DeriveContext): string {
-    const value = evalExpression(expr, ctx, this.where);
+  private evaluate(expr: string, ctx: DeriveContext, budget: WorkBudget): string {
+    const value = evalExpression(expr, ctx, this.where, budget);
     if (value === null) throw grammarError(this.where, `{${expr}} evaluates to None`);
     return typeof value === 'string' ? value : (value.name ?? '');
   }
@@ -497,8 +554,9 @@ export class Grammar {
 type Value = string | Entity | null;
 
 /** A small evaluator for the expressions of grammar symbols (Python semantics for the operators used). */
-function evalExpression(expr: string, ctx: DeriveContext, where: string): Value {
+function evalExpression(expr: string, ctx: DeriveContext, where: string, budget: WorkBudget): Value {
   const tokens = expr.match(/'[^']*'|"[^"]*"|[A-Za-z_]\w*|\.|\+|\S/g) ?? [];
+  budget.spend(1 + tokens.length);
   let i = 0;
   const fail = (why: string): never => {
     throw grammarError(where, `cannot evaluate {${expr}}: ${why}`);
@@ -523,6 +581,7 @@ function evalExpression(expr: string, ctx: DeriveContext, where: string): Value 
       i++;
       const w = atom();
       if (typeof v !== 'string' || typeof w !== 'string') return fail("'+' joins strings only");
+      if (v.length + w.length > MAX_DERIVED_CHARS) return fail(`it makes a text of more than ${MAX_DERIVED_CHARS} characters (the engine's limit)`);
       v = v + w;
     }
     return v;

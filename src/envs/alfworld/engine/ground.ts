@@ -15,9 +15,13 @@
 // groundTask runs the stages in order: each action's precondition in DNF (Grounder.dnf), effect conditions
 // (EffectGrounder), relaxed exploration (exploreRelaxed), operators (instantiateOperators, simplifyEffects), the goal
 // (groundGoal) and the initial state; fluent atoms are numbered as these stages first name them (FluentAtoms).
+// Every stage spends from one WorkBudget per game (limits.ts: MAX_GROUNDING_STEPS), roughly one unit per item made
+// or tried, so a file that asks for an exponential or unbounded grounding stops with E_ENV naming the game and the
+// limit; a disjunct's literals and an action's variables are bounded too (the binding search recurses over them).
 
 import { LamerError } from '../../../errors.js';
-import type { Domain, EffectLiteral, Formula, Problem, TypedName } from './pddl.js';
+import { HELD, MAX_ACTION_VARIABLES, MAX_CONDITION_LITERALS, MAX_GROUNDING_STEPS, WorkBudget } from './limits.js';
+import { checkProblem, type Domain, type EffectLiteral, type Formula, type Problem, type TypedName } from './pddl.js';
 
 /** A literal of a grounded operator: a fluent atom id, true or false. */
 export interface GroundLiteral {
@@ -48,7 +52,7 @@ export interface GroundTask {
   objects: TypedName[];
   /** Object name to its declared type. */
   typeOf: Map<string, string>;
-  /** Type to its parent (undeclared types hang under `object`). */
+  /** Type to its parent (the domain's declared types; the parser refuses objects of any other type, and cycles). */
   parents: Map<string, string | null>;
   /** Type names in declaration order, the root first. */
   typeOrder: string[];
@@ -66,6 +70,8 @@ export interface GroundTask {
   goal: Formula;
   /** The goal as ground disjuncts of fluent literals (static parts evaluated): it holds when one of them does. */
   goalDisjuncts: GroundLiteral[][];
+  /** Work units grounding took (of MAX_GROUNDING_STEPS). */
+  steps: number;
 }
 
 export const atomKey = (pred: string, args: readonly string[]): string => `${pred}(${args.join(',')})`;
@@ -78,13 +84,9 @@ interface Conj {
   lits: Lit[];
 }
 
-/** Is `type` the same as `ancestor` or below it? */
-export function isSubtype(parents: ReadonlyMap<string, string | null>, type: string, ancestor: string): boolean {
-  for (let t: string | null | undefined = type, guard = 0; t && guard < 64; t = parents.get(t), guard++) if (t === ancestor) return true;
-  return false;
-}
-
-function substitute(f: Formula, map: ReadonlyMap<string, string>): Formula {
+/** A formula with variables replaced (one budget unit per node made). */
+function substitute(f: Formula, map: ReadonlyMap<string, string>, budget: WorkBudget): Formula {
+  budget.spend(HELD);
   const sub = (a: string) => map.get(a) ?? a;
   switch (f.kind) {
     case 'true':
@@ -94,15 +96,15 @@ function substitute(f: Formula, map: ReadonlyMap<string, string>): Formula {
     case 'eq':
       return { kind: 'eq', args: [sub(f.args[0]), sub(f.args[1])] };
     case 'not':
-      return { kind: 'not', body: substitute(f.body, map) };
+      return { kind: 'not', body: substitute(f.body, map, budget) };
     case 'and':
     case 'or':
-      return { kind: f.kind, parts: f.parts.map((p) => substitute(p, map)) };
+      return { kind: f.kind, parts: f.parts.map((p) => substitute(p, map, budget)) };
     case 'exists':
     case 'forall': {
       const inner = new Map(map);
       for (const v of f.vars) inner.delete(v.name);
-      return { kind: f.kind, vars: f.vars, body: substitute(f.body, inner) };
+      return { kind: f.kind, vars: f.vars, body: substitute(f.body, inner, budget) };
     }
   }
 }
@@ -116,19 +118,26 @@ class Grounder {
   constructor(
     readonly domain: Domain,
     readonly objects: TypedName[],
+    readonly budget: WorkBudget,
   ) {
     this.parents = new Map(domain.types);
-    for (const o of objects) {
-      this.typeOf.set(o.name, o.type);
-      if (!this.parents.has(o.type)) this.parents.set(o.type, 'object');
+    for (const o of objects) this.typeOf.set(o.name, o.type);
+  }
+
+  /** Is `type` the same as `ancestor` or below it? One budget unit per level walked (the parser refuses cycles). */
+  isSubtype(type: string, ancestor: string): boolean {
+    for (let t: string | null | undefined = type; t; t = this.parents.get(t)) {
+      this.budget.spend();
+      if (t === ancestor) return true;
     }
+    return false;
   }
 
   /** Objects of a type or below it, in declaration order (none for an undeclared type such as `location,`). */
   ofType(type: string): string[] {
     let list = this.objectsByType.get(type);
     if (list === undefined) {
-      list = this.objects.filter((o) => isSubtype(this.parents, o.type, type)).map((o) => o.name);
+      list = this.objects.filter((o) => this.isSubtype(o.type, type)).map((o) => o.name);
       this.objectsByType.set(type, list);
     }
     return list;
@@ -149,11 +158,30 @@ class Grounder {
       case 'or': {
         const conjunctive = (f.kind === 'and') !== negated;
         const parts = f.parts.map((p) => this.dnf(p, negated));
-        if (!conjunctive) return parts.flat();
+        if (!conjunctive) {
+          this.budget.spend(parts.length);
+          return parts.flat();
+        }
+        // The disjuncts of `acc` are made here, so a part of one disjunct (the common case) extends them in place.
         let acc: Conj[] = [{ vars: [], lits: [] }];
         for (const part of parts) {
+          if (part.length === 1) {
+            const b = part[0];
+            for (const a of acc) {
+              this.budget.spend(1 + b.vars.length + b.lits.length);
+              for (const v of b.vars) a.vars.push(v);
+              for (const l of b.lits) a.lits.push(l);
+            }
+            continue;
+          }
           const next: Conj[] = [];
-          for (const a of acc) for (const b of part) next.push({ vars: [...a.vars, ...b.vars], lits: [...a.lits, ...b.lits] });
+          for (const a of acc) {
+            for (const b of part) {
+              // Each disjunct made costs its size: the budget bounds the memory of an exponential expansion too.
+              this.budget.spend(HELD * (1 + a.vars.length + b.vars.length + a.lits.length + b.lits.length));
+              next.push({ vars: [...a.vars, ...b.vars], lits: [...a.lits, ...b.lits] });
+            }
+          }
           acc = next;
         }
         return acc;
@@ -168,16 +196,24 @@ class Grounder {
             map.set(v.name, name);
             return { name, type: v.type };
           });
-          return this.dnf(substitute(f.body, map), negated).map((c) => ({ vars: [...vars, ...c.vars], lits: c.lits }));
+          return this.dnf(substitute(f.body, map, this.budget), negated).map((c) => {
+            this.budget.spend(HELD * (1 + vars.length + c.vars.length));
+            return { vars: [...vars, ...c.vars], lits: c.lits };
+          });
         }
         // A universal condition is the conjunction of its instances over the objects of its types.
         let assignments: Array<Map<string, string>> = [new Map()];
         for (const v of f.vars) {
           const next: Array<Map<string, string>> = [];
-          for (const a of assignments) for (const o of this.ofType(v.type)) next.push(new Map([...a, [v.name, o]]));
+          for (const a of assignments) {
+            for (const o of this.ofType(v.type)) {
+              this.budget.spend(HELD * (1 + a.size));
+              next.push(new Map([...a, [v.name, o]]));
+            }
+          }
           assignments = next;
         }
-        const grounded = assignments.map((a) => substitute(f.body, a));
+        const grounded = assignments.map((a) => substitute(f.body, a, this.budget));
         return this.dnf({ kind: 'and', parts: grounded }, negated);
       }
     }
@@ -188,11 +224,26 @@ interface Binding {
   [variable: string]: string;
 }
 
+/** Refuses a disjunct too large for the binding search, which recurses once per positive literal and variable. */
+function checkConjSize(conj: Conj, where: string, what: string): void {
+  if (conj.lits.length > MAX_CONDITION_LITERALS) {
+    throw new LamerError(
+      'E_ENV',
+      `${where}: ${what} has a disjunct of ${conj.lits.length} literals, more than the engine's limit of ${MAX_CONDITION_LITERALS}`,
+    );
+  }
+  if (conj.vars.length > MAX_ACTION_VARIABLES) {
+    throw new LamerError('E_ENV', `${where}: ${what} has ${conj.vars.length} variables, more than the engine's limit of ${MAX_ACTION_VARIABLES}`);
+  }
+}
+
 /**
  * Every binding of `vars` (typed) that makes the positive atom literals true in `holds`, with equalities respected;
- * variables left unbound by the atoms range over their type's objects.
+ * variables left unbound by the atoms range over their type's objects. One budget unit per candidate tried, and a
+ * binding found costs its size.
  */
 function bindings(g: Grounder, vars: readonly TypedName[], lits: readonly Lit[], index: AtomIndex, fixed: Binding): Binding[] {
+  const budget = g.budget;
   const varType = new Map(vars.map((v) => [v.name, v.type]));
   const positive = lits.filter((l): l is Extract<Lit, { kind: 'atom' }> => l.kind === 'atom' && !l.negated);
   const out: Binding[] = [];
@@ -204,10 +255,12 @@ function bindings(g: Grounder, vars: readonly TypedName[], lits: readonly Lit[],
       const unbound = vars.filter((v) => binding[v.name] === undefined);
       const fill = (i: number): void => {
         if (i === unbound.length) {
+          budget.spend(HELD * (1 + vars.length));
           out.push({ ...binding });
           return;
         }
         for (const o of g.ofType(unbound[i].type)) {
+          budget.spend();
           binding[unbound[i].name] = o;
           fill(i + 1);
         }
@@ -217,6 +270,7 @@ function bindings(g: Grounder, vars: readonly TypedName[], lits: readonly Lit[],
       return;
     }
     // The literal with the most arguments already known narrows the search most.
+    budget.spend(remaining.length);
     let best = 0;
     let bestKnown = -1;
     for (let i = 0; i < remaining.length; i++) {
@@ -228,6 +282,7 @@ function bindings(g: Grounder, vars: readonly TypedName[], lits: readonly Lit[],
     }
     const lit = remaining.splice(best, 1)[0];
     for (const tuple of index.candidates(lit.pred, lit.args.map(valueOf))) {
+      budget.spend();
       const assigned: string[] = [];
       let ok = true;
       for (let k = 0; k < lit.args.length && ok; k++) {
@@ -239,7 +294,7 @@ function bindings(g: Grounder, vars: readonly TypedName[], lits: readonly Lit[],
         } else {
           const type = varType.get(term)!;
           const objectType = g.typeOf.get(value);
-          if (objectType === undefined || !isSubtype(g.parents, objectType, type)) ok = false;
+          if (objectType === undefined || !g.isSubtype(objectType, type)) ok = false;
           else {
             binding[term] = value;
             assigned.push(term);
@@ -315,18 +370,23 @@ interface EffectInstance {
   args: string[];
 }
 
-/** Grounds a domain and problem (see the file comment). `where` names the game in errors. */
-export function groundTask(domain: Domain, problem: Problem, where: string): GroundTask {
-  const objects = [...domain.constants, ...problem.objects.filter((o) => !domain.constants.some((c) => c.name === o.name))];
-  const g = new Grounder(domain, objects);
+/**
+ * Grounds a domain and problem (see the file comment) after checking the problem's declarations against the domain
+ * (checkProblem). `where` names the game in errors; `limit` is the work budget (MAX_GROUNDING_STEPS).
+ */
+export function groundTask(domain: Domain, problem: Problem, where: string, limit = MAX_GROUNDING_STEPS): GroundTask {
+  checkProblem(domain, problem, `${where} pddl_problem`);
+  const objects = [...domain.constants, ...problem.objects];
+  const g = new Grounder(domain, objects, new WorkBudget(limit, where, 'grounding the PDDL task'));
   const fluentPredicates = new Set<string>();
   for (const a of domain.actions) for (const e of a.effects) fluentPredicates.add(e.pred);
   const ctx: TaskContext = { g, fluentPredicates, initKeys: new Set(problem.init.map((f) => atomKey(f.pred, f.args))), where };
 
-  const schemas = domain.actions.map((a): Schema => ({
-    action: a,
-    conjs: g.dnf(a.precondition).map((c) => ({ vars: [...a.parameters, ...c.vars], lits: c.lits })),
-  }));
+  const schemas = domain.actions.map((a): Schema => {
+    const conjs = g.dnf(a.precondition).map((c) => ({ vars: [...a.parameters, ...c.vars], lits: c.lits }));
+    for (const c of conjs) checkConjSize(c, where, `the precondition of ${a.name}`);
+    return { action: a, conjs };
+  });
   const effects = new EffectGrounder(ctx, domain);
   const { reachable, lastBindings } = exploreRelaxed(ctx, problem, schemas, effects);
   // Fluent atoms get their ids in the order the stages below first name them: operators, goal, `:init`.
@@ -335,9 +395,13 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
   const goalDisjuncts = groundGoal(ctx, problem.goal, reachable, atoms);
 
   const initial: number[] = [];
+  const initialSeen = new Set<number>();
   for (const f of problem.init) {
     const id = atoms.id(f.pred, f.args);
-    if (id !== undefined && !initial.includes(id)) initial.push(id);
+    if (id !== undefined && !initialSeen.has(id)) {
+      initialSeen.add(id);
+      initial.push(id);
+    }
   }
   const staticTrue = new Set<string>();
   for (const f of problem.init) if (!fluentPredicates.has(f.pred)) staticTrue.add(atomKey(f.pred, f.args));
@@ -346,7 +410,7 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
     objects,
     typeOf: g.typeOf,
     parents: g.parents,
-    typeOrder: [...domain.typeOrder, ...[...g.parents.keys()].filter((t) => !domain.typeOrder.includes(t))],
+    typeOrder: domain.typeOrder,
     atomIds: atoms.ids,
     atoms: atoms.list,
     staticTrue,
@@ -356,6 +420,7 @@ export function groundTask(domain: Domain, problem: Problem, where: string): Gro
     init: problem.init,
     goal: problem.goal,
     goalDisjuncts,
+    steps: g.budget.spent,
   };
 }
 
@@ -392,6 +457,13 @@ class EffectGrounder {
       for (const e of a.effects) {
         const conds = ctx.g.dnf(e.condition);
         if (conds.some((c) => c.vars.length > 0)) throw new LamerError('E_ENV', `${ctx.where}: an 'exists' inside a 'when' condition is not supported`);
+        for (const c of conds) checkConjSize(c, ctx.where, `an effect condition of ${a.name}`);
+        if (e.vars.length > MAX_ACTION_VARIABLES) {
+          throw new LamerError(
+            'E_ENV',
+            `${ctx.where}: an effect of ${a.name} has ${e.vars.length} forall variables, more than the engine's limit of ${MAX_ACTION_VARIABLES}`,
+          );
+        }
         this.dnf.set(e, conds);
       }
     }
@@ -399,19 +471,27 @@ class EffectGrounder {
 
   /** The instances of an effect under a binding: one per value of its `forall` variables and disjunct of its condition. */
   instances(effect: EffectLiteral, b: Binding): EffectInstance[] {
+    const budget = this.ctx.g.budget;
     const conds = this.dnf.get(effect)!;
+    budget.spend(1 + effect.args.length);
     if (effect.vars.length === 0 && conds.length === 1 && conds[0].lits.length === 0) {
       return [{ cond: conds[0], pred: effect.pred, args: effect.args.map((t) => evalTerm(t, b)) }];
     }
     let assignments: Binding[] = [b];
     for (const v of effect.vars) {
       const next: Binding[] = [];
-      for (const a of assignments) for (const o of this.ctx.g.ofType(v.type)) next.push({ ...a, [v.name]: o });
+      for (const a of assignments) {
+        for (const o of this.ctx.g.ofType(v.type)) {
+          budget.spend(HELD * (1 + effect.vars.length));
+          next.push({ ...a, [v.name]: o });
+        }
+      }
       assignments = next;
     }
     const out: EffectInstance[] = [];
     for (const a of assignments) {
       for (const cond of conds) {
+        budget.spend(HELD * (1 + cond.lits.length + effect.args.length));
         const lits = cond.lits.map((l) =>
           l.kind === 'eq'
             ? { ...l, args: [evalTerm(l.args[0], a), evalTerm(l.args[1], a)] as [string, string] }
@@ -447,12 +527,16 @@ function exploreRelaxed(
     for (const { action, conjs } of schemas) {
       for (const conj of conjs) {
         if (grown !== null && ![...positivePreds.get(conj)!].some((p) => grown!.has(p))) continue;
-        const found = bindings(ctx.g, conj.vars, conj.lits, reachable, {}).filter((b) => staticOk(ctx, conj.lits, b));
+        const found = bindings(ctx.g, conj.vars, conj.lits, reachable, {}).filter((b) => {
+          ctx.g.budget.spend(conj.lits.length);
+          return staticOk(ctx, conj.lits, b);
+        });
         lastBindings.set(conj, found);
         for (const b of found) {
           for (const effect of action.effects) {
             if (effect.negated) continue;
             for (const inst of effects.instances(effect, b)) {
+              ctx.g.budget.spend(inst.cond.lits.length);
               const condOk = inst.cond.lits.every((l) =>
                 l.kind === 'eq' ? (l.args[0] === l.args[1]) !== l.negated : l.negated || reachable.has(l.pred, l.args),
               );
@@ -477,6 +561,10 @@ class FluentAtoms {
     private readonly reachable: AtomIndex,
   ) {}
 
+  get budget(): WorkBudget {
+    return this.ctx.g.budget;
+  }
+
   /** The id of a fluent atom; undefined for a static or unreachable one. */
   id(pred: string, args: string[]): number | undefined {
     if (!this.ctx.fluentPredicates.has(pred) || !this.reachable.has(pred, args)) return undefined;
@@ -492,7 +580,12 @@ class FluentAtoms {
 
   /** Fluent literals of a condition, or null when a static or unreachable part makes it impossible. */
   condition(lits: readonly Lit[], b: Binding): GroundLiteral[] | null {
+    this.ctx.g.budget.spend(1 + lits.length);
     const out: GroundLiteral[] = [];
+    // Atom id to the polarity asked for: a repeat is dropped, and asking for an atom and its negation can never hold
+    // (found only after every literal is read, as the atoms they name are numbered in that order).
+    const asked = new Map<number, boolean>();
+    let contradiction = false;
     for (const l of lits) {
       if (l.kind === 'eq') {
         if ((evalTerm(l.args[0], b) === evalTerm(l.args[1], b)) === l.negated) return null;
@@ -508,11 +601,15 @@ class FluentAtoms {
         if (!l.negated) return null; // can never hold
         continue; // can never hold, so its negation always does
       }
-      if (!out.some((x) => x.atom === id && x.negated === l.negated)) out.push({ atom: id, negated: l.negated });
+      const before = asked.get(id);
+      if (before === undefined) {
+        asked.set(id, l.negated);
+        out.push({ atom: id, negated: l.negated });
+      } else if (before !== l.negated) {
+        contradiction = true;
+      }
     }
-    // A condition that asks for an atom and its negation can never hold.
-    for (const x of out) if (out.some((y) => y.atom === x.atom && y.negated !== x.negated)) return null;
-    return out;
+    return contradiction ? null : out;
   }
 }
 
@@ -543,6 +640,8 @@ function instantiateOperators(schemas: readonly Schema[], lastBindings: Readonly
             (effect.negated ? dels : adds).push({ condition, atom: id, negated: effect.negated });
           }
         }
+        // simplifyEffects compares every effect with every other.
+        atoms.budget.spend((1 + adds.length + dels.length) * (1 + pre.length + adds.length + dels.length));
         const kept = simplifyEffects(pre, adds, dels);
         if (kept.length === 0) continue; // an operator without effect is removed
         const name = [action.name, ...args].join(' ');
@@ -585,6 +684,7 @@ function groundGoal(ctx: TaskContext, goal: Formula, reachable: AtomIndex, atoms
   const goalDisjuncts: GroundLiteral[][] = [];
   const goalSeen = new Set<string>();
   for (const conj of ctx.g.dnf(goal)) {
+    checkConjSize(conj, ctx.where, 'the goal');
     for (const b of bindings(ctx.g, conj.vars, conj.lits, reachable, {})) {
       const lits = atoms.condition(conj.lits, b);
       if (lits === null) continue;

@@ -5,6 +5,7 @@
 // what this reads is compared with the translator's (aibasel/downward src/translate) by scripts/alfworld-fd-check.ts.
 
 import { LamerError } from '../../../errors.js';
+import { MAX_PDDL_DEPTH } from './limits.js';
 
 /** A parsed s-expression: a token or a list. */
 export type SExpr = string | SExpr[];
@@ -47,6 +48,8 @@ export interface Domain {
   /** Type names in declaration order (the root first). */
   typeOrder: string[];
   constants: TypedName[];
+  /** Predicate name to its number of arguments (with `=` when the domain has a :predicates section); null without one. */
+  predicates: Map<string, number> | null;
   actions: ActionSchema[];
 }
 
@@ -58,31 +61,55 @@ export interface Problem {
   goal: Formula;
 }
 
-/** Fast Downward's tokenizer (see the file comment). */
-export function tokenize(text: string): string[] {
+/**
+ * Fast Downward's tokenizer (see the file comment). Lines end at `\n`, `\r\n` or `\r` (Python's universal newlines) and
+ * white space is Python's (ASCII's, with \x1c-\x1f); like the translator, it refuses characters outside ASCII anywhere
+ * but in comments.
+ */
+export function tokenize(text: string, where = 'PDDL'): string[] {
   const tokens: string[] = [];
-  for (const raw of text.split('\n')) {
-    const line = raw.split(';', 1)[0].replace(/\(/g, ' ( ').replace(/\)/g, ' ) ').replace(/\?/g, ' ?');
-    for (const token of line.split(/\s+/)) if (token.length > 0) tokens.push(token.toLowerCase());
+  let lineNo = 0;
+  for (const raw of text.split(/\r\n|\r|\n/)) {
+    lineNo++;
+    const code = raw.split(';', 1)[0];
+    const bad = /[\u0080-\uffff]/.exec(code);
+    if (bad) throw pddlError(where, `line ${lineNo}: the character ${JSON.stringify(bad[0])} is not ASCII (only comments may hold other characters)`);
+    const line = code.replace(/\(/g, ' ( ').replace(/\)/g, ' ) ').replace(/\?/g, ' ?');
+    // eslint-disable-next-line no-control-regex -- Python's str.split() also splits on the separators \x1c-\x1f
+    for (const token of line.split(/[\s\x1c-\x1f]+/)) if (token.length > 0) tokens.push(token.toLowerCase());
   }
   return tokens;
 }
 
-/** The first complete s-expression of a text (the `(define ...)`). */
+/**
+ * The s-expression of a text (the `(define ...)`), read without recursion: nesting deeper than MAX_PDDL_DEPTH and
+ * anything after the closing `)` but comments are refused, as Fast Downward's parser refuses the latter.
+ */
 export function parseSExpr(text: string, where: string): SExpr[] {
-  const tokens = tokenize(text);
+  const tokens = tokenize(text, where);
   if (tokens[0] !== '(') throw pddlError(where, `expected '(' at the start, found ${JSON.stringify(tokens[0] ?? 'the end')}`);
-  let i = 1;
-  const list = (): SExpr[] => {
-    const out: SExpr[] = [];
-    for (;;) {
-      if (i >= tokens.length) throw pddlError(where, "missing ')': the text ends inside a list");
-      const t = tokens[i++];
-      if (t === ')') return out;
-      out.push(t === '(' ? list() : t);
+  const open: SExpr[][] = [[]];
+  for (let i = 1; ;) {
+    if (i >= tokens.length) throw pddlError(where, "missing ')': the text ends inside a list");
+    const t = tokens[i++];
+    if (t === '(') {
+      if (open.length >= MAX_PDDL_DEPTH) throw pddlError(where, `lists nested more than ${MAX_PDDL_DEPTH} deep (the engine's limit)`);
+      const list: SExpr[] = [];
+      open[open.length - 1].push(list);
+      open.push(list);
+    } else if (t === ')') {
+      const done = open.pop()!;
+      if (open.length === 0) {
+        if (i < tokens.length) {
+          const rest = tokens.slice(i, i + 8).join(' ');
+          throw pddlError(where, `text after the closing ')' of the definition: ${JSON.stringify(rest.length > 60 ? `${rest.slice(0, 60)}...` : rest)}`);
+        }
+        return done;
+      }
+    } else {
+      open[open.length - 1].push(t);
     }
-  };
-  return list();
+  }
 }
 
 function pddlError(where: string, message: string): LamerError {
@@ -209,6 +236,7 @@ export function parseDomain(text: string, where = 'pddl_domain'): Domain {
     types: new Map([['object', null]]),
     typeOrder: ['object'],
     constants: [],
+    predicates: null,
     actions: [],
   };
   for (const section of top.slice(2)) {
@@ -223,6 +251,12 @@ export function parseDomain(text: string, where = 'pddl_domain'): Domain {
       }
     } else if (key === ':constants') {
       domain.constants.push(...parseTypedList(section.slice(1), `${where} :constants`));
+    } else if (key === ':predicates') {
+      domain.predicates ??= new Map([['=', 2]]);
+      for (const entry of section.slice(1)) {
+        if (!isList(entry) || entry.length === 0) throw pddlError(where, ':predicates holds declarations such as (atLocation ?a - agent ?l - location)');
+        domain.predicates.set(asToken(entry[0], where, 'a predicate name'), arityOf(entry.slice(1)));
+      }
     } else if (key === ':action') {
       const name = asToken(section[1], where, 'an action name');
       const at = `${where} action ${name}`;
@@ -238,8 +272,10 @@ export function parseDomain(text: string, where = 'pddl_domain'): Domain {
         effects,
       });
     }
-    // :requirements, :predicates and :functions declare nothing the game needs.
+    // :requirements and :functions declare nothing the game needs.
   }
+  checkTypes(domain, where);
+  checkDomainNames(domain, where);
   return domain;
 }
 
@@ -268,4 +304,124 @@ export function parseProblem(text: string, where = 'pddl_problem'): Problem {
   }
   if (!hasGoal) throw pddlError(where, 'no :goal section');
   return problem;
+}
+
+// Declarations, checked as Fast Downward's translator checks them (src/translate/pddl_parser/parsing_functions.py and
+// pddl_to_prolog.py at aibasel/downward 5ea8024), so a file the translator refuses is refused here instead of played:
+// every predicate of a condition, an effect, :init or the goal declared in :predicates, with its number of arguments;
+// every term a declared variable in scope or a declared object; every object of a declared type, and no object
+// declared twice. An action may name the problem's objects (ALFWorld's name `SinkBasinType`, declared in each problem):
+// TextWorld's fork of the translator takes a domain's constants from the problem, so the objects an action names are
+// checked against the domain's constants and the problem's objects together. Type cycles are refused too (the
+// translator would make every type of a cycle a supertype of itself). Parameter types are not checked: ALFWorld's
+// `?l - location,` is a type with no objects, which the translator accepts.
+
+/** The number of arguments of a predicate declaration's typed list (`?a - agent ?l - location` has 2). */
+function arityOf(items: readonly SExpr[]): number {
+  let n = 0;
+  for (let i = 0; i < items.length; i++) {
+    if (items[i] === '-') i++;
+    else n++;
+  }
+  return n;
+}
+
+/** Refuses a type that is its own ancestor (`object` declared under itself is the root). */
+function checkTypes(domain: Domain, where: string): void {
+  for (const start of domain.types.keys()) {
+    const chain = [start];
+    for (let t = domain.types.get(start); t !== null && t !== undefined; t = domain.types.get(t)) {
+      if (chain.includes(t)) throw pddlError(where, `type cycle: ${[...chain.slice(chain.indexOf(t)), t].join(' - ')} (each type's parent follows it)`);
+      chain.push(t);
+    }
+  }
+  for (const c of domain.constants) {
+    if (!domain.types.has(c.type)) throw pddlError(where, `the constant ${c.name} is of the undeclared type ${c.type}`);
+  }
+  checkUnique(domain.constants, where);
+}
+
+function checkUnique(objects: readonly TypedName[], where: string): void {
+  const seen = new Set<string>();
+  for (const o of objects) {
+    if (seen.has(o.name)) throw pddlError(where, `${o.name} is declared twice (among the domain's constants and the problem's objects)`);
+    seen.add(o.name);
+  }
+}
+
+/** Names a condition may use: its variables in scope, and objects (null: objects are checked with the problem). */
+interface Scope {
+  vars: ReadonlySet<string>;
+  objects: ReadonlySet<string> | null;
+}
+
+function checkAtom(domain: Domain, pred: string, args: readonly string[], scope: Scope, where: string): void {
+  const arity = domain.predicates?.get(pred);
+  if (arity === undefined) {
+    throw pddlError(where, `undeclared predicate ${pred}${domain.predicates === null ? ' (the domain has no :predicates section)' : ''}`);
+  }
+  if (arity !== args.length) {
+    throw pddlError(where, `${pred} takes ${arity} argument${arity === 1 ? '' : 's'}, found ${args.length}: (${[pred, ...args].join(' ')})`);
+  }
+  for (const a of args) {
+    const variable = a.startsWith('?');
+    if (variable ? !scope.vars.has(a) : scope.objects !== null && !scope.objects.has(a)) {
+      throw pddlError(where, `undeclared ${variable ? 'variable' : 'object'} ${a} in (${[pred, ...args].join(' ')})`);
+    }
+  }
+}
+
+/** Every atom and equality of a condition declared, over the names of `scope` and the variables it quantifies. */
+function checkFormula(domain: Domain, f: Formula, scope: Scope, where: string): void {
+  switch (f.kind) {
+    case 'true':
+      return;
+    case 'atom':
+      return checkAtom(domain, f.pred, f.args, scope, where);
+    case 'eq':
+      return checkAtom(domain, '=', f.args, scope, where);
+    case 'not':
+      return checkFormula(domain, f.body, scope, where);
+    case 'and':
+    case 'or':
+      for (const p of f.parts) checkFormula(domain, p, scope, where);
+      return;
+    case 'exists':
+    case 'forall':
+      return checkFormula(domain, f.body, { vars: new Set([...scope.vars, ...f.vars.map((v) => v.name)]), objects: scope.objects }, where);
+  }
+}
+
+/**
+ * The actions' conditions and effects: declared predicates over parameters and quantified variables, and over the
+ * given objects (null: not yet known, checked again with the problem's).
+ */
+function checkDomainNames(domain: Domain, where: string, objects: ReadonlySet<string> | null = null): void {
+  for (const a of domain.actions) {
+    const at = `${where} action ${a.name}`;
+    const scope: Scope = { vars: new Set(a.parameters.map((p) => p.name)), objects };
+    checkFormula(domain, a.precondition, scope, at);
+    for (const e of a.effects) {
+      const inner = e.vars.length === 0 ? scope : { vars: new Set([...scope.vars, ...e.vars.map((v) => v.name)]), objects };
+      checkFormula(domain, e.condition, inner, at);
+      checkAtom(domain, e.pred, e.args, inner, at);
+    }
+  }
+}
+
+/**
+ * The problem's declarations against its domain (see above): objects of declared types, declared once; :init, the
+ * goal and the objects the domain's actions name, over declared predicates and objects. `where` names the problem in
+ * errors (and the domain, for an object an action names that neither declares).
+ */
+export function checkProblem(domain: Domain, problem: Problem, where: string): void {
+  for (const o of problem.objects) {
+    if (!domain.types.has(o.type)) throw pddlError(where, `the object ${o.name} is of the undeclared type ${o.type}`);
+  }
+  checkUnique([...domain.constants, ...problem.objects], where);
+  const objects = new Set([...domain.constants, ...problem.objects].map((o) => o.name));
+  const scope: Scope = { vars: new Set(), objects };
+  for (const f of problem.init) checkAtom(domain, f.pred, f.args, scope, `${where} :init`);
+  checkFormula(domain, problem.goal, scope, `${where} :goal`);
+  checkDomainNames(domain, `${where}, with the domain`, objects);
 }

@@ -2,12 +2,24 @@
 // of reaching the goal's atoms one by one in the relaxed task, where nothing is ever deleted). It is not optimal (h_add
 // overestimates), but on ALFWorld's tasks it finds short plans in a few hundred expansions. It serves the expert
 // wherever a game's walkthrough does not apply: a state other than the initial one, or a generated game.
+// The search is bounded in expansions and in work (operators looked at, by the search and the heuristic together), so
+// a game with many operators gives up (no plan) instead of holding the event loop.
 
 import type { GroundTask, Operator } from './ground.js';
 import { goalHolds, literalsHold, successor } from './ground.js';
 
-/** h_add of a state: the relaxed cost of the cheapest goal disjunct (Infinity when the relaxed task cannot reach it). */
-export function additiveHeuristic(task: GroundTask, state: Uint8Array): number {
+/** Work done (operators looked at, and atoms of states copied or keyed) and its limit. */
+interface Work {
+  steps: number;
+  limit: number;
+}
+
+/**
+ * h_add of a state: the relaxed cost of the cheapest goal disjunct (Infinity when the relaxed task cannot reach it).
+ * `work` counts the operators looked at; the fixpoint stops early (Infinity) once it passes its limit.
+ */
+export function additiveHeuristic(task: GroundTask, state: Uint8Array, work: Work = { steps: 0, limit: Infinity }): number {
+  work.steps += task.atoms.length;
   const cost = new Float64Array(task.atoms.length).fill(Infinity);
   for (let i = 0; i < state.length; i++) if (state[i] === 1) cost[i] = 0;
   const preCost = (op: Operator): number => {
@@ -19,9 +31,12 @@ export function additiveHeuristic(task: GroundTask, state: Uint8Array): number {
     }
     return sum;
   };
+  const ops = relevantOperators(task);
   for (let changed = true; changed;) {
     changed = false;
-    for (const op of relevantOperators(task)) {
+    work.steps += ops.length;
+    if (work.steps > work.limit) return Infinity;
+    for (const op of ops) {
       const base = preCost(op);
       if (base === Infinity) continue;
       for (const e of op.effects) {
@@ -53,7 +68,14 @@ export function additiveHeuristic(task: GroundTask, state: Uint8Array): number {
 export interface PlanOptions {
   /** States expanded before giving up (default 20,000). */
   maxExpansions?: number;
+  /** Work (operators looked at by the search and the heuristic, atoms of states copied) before giving up (default MAX_PLAN_STEPS). */
+  maxSteps?: number;
+  /** Filled with the work done (operators looked at). */
+  stats?: { steps: number };
 }
+
+/** The default bound on a search's work (see PlanOptions.maxSteps). */
+export const MAX_PLAN_STEPS = 50_000_000;
 
 interface Node {
   state: Uint8Array;
@@ -121,18 +143,32 @@ const relevantCache = new WeakMap<GroundTask, Operator[]>();
 export function relevantOperators(task: GroundTask): Operator[] {
   let ops = relevantCache.get(task);
   if (ops !== undefined) return ops;
+  // A worklist over atoms: each atom made relevant once, each operator chosen once (linear in the task's size).
+  const byEffect = new Map<number, number[]>();
+  task.operators.forEach((op, i) => {
+    for (const e of op.effects) {
+      let list = byEffect.get(e.atom);
+      if (!list) byEffect.set(e.atom, (list = []));
+      list.push(i);
+    }
+  });
   const relevant = new Uint8Array(task.atoms.length);
-  for (const d of task.goalDisjuncts) for (const l of d) relevant[l.atom] = 1;
+  const pending: number[] = [];
+  const mark = (atom: number) => {
+    if (relevant[atom] === 1) return;
+    relevant[atom] = 1;
+    pending.push(atom);
+  };
+  for (const d of task.goalDisjuncts) for (const l of d) mark(l.atom);
   const chosen = new Uint8Array(task.operators.length);
-  for (let changed = true; changed;) {
-    changed = false;
-    task.operators.forEach((op, i) => {
-      if (chosen[i] === 1 || !op.effects.some((e) => relevant[e.atom] === 1)) return;
+  while (pending.length > 0) {
+    for (const i of byEffect.get(pending.pop()!) ?? []) {
+      if (chosen[i] === 1) continue;
       chosen[i] = 1;
-      changed = true;
-      for (const l of op.pre) relevant[l.atom] = 1;
-      for (const e of op.effects) for (const l of e.condition) relevant[l.atom] = 1;
-    });
+      const op = task.operators[i];
+      for (const l of op.pre) mark(l.atom);
+      for (const e of op.effects) for (const l of e.condition) mark(l.atom);
+    }
   }
   ops = task.operators.filter((_, i) => chosen[i] === 1);
   relevantCache.set(task, ops);
@@ -149,12 +185,21 @@ const stateKey = (s: Uint8Array): string => {
 export function planOperators(task: GroundTask, start: Uint8Array, options: PlanOptions = {}): Operator[] | null {
   if (goalHolds(task, start)) return [];
   const maxExpansions = options.maxExpansions ?? 20_000;
+  const work: Work = { steps: 0, limit: options.maxSteps ?? MAX_PLAN_STEPS };
+  try {
+    return search(task, start, maxExpansions, work);
+  } finally {
+    if (options.stats) options.stats.steps = work.steps;
+  }
+}
+
+function search(task: GroundTask, start: Uint8Array, maxExpansions: number, work: Work): Operator[] | null {
   const open = new OpenList();
   const bestG = new Map<string, number>();
-  open.push({ state: start, g: 0, h: additiveHeuristic(task, start), parent: null, op: null });
+  open.push({ state: start, g: 0, h: additiveHeuristic(task, start, work), parent: null, op: null });
   bestG.set(stateKey(start), 0);
   let expansions = 0;
-  while (open.size > 0 && expansions < maxExpansions) {
+  while (open.size > 0 && expansions < maxExpansions && work.steps <= work.limit) {
     const node = open.pop();
     if (node.g > (bestG.get(stateKey(node.state)) ?? Infinity)) continue;
     if (goalHolds(task, node.state)) {
@@ -164,15 +209,18 @@ export function planOperators(task: GroundTask, start: Uint8Array, options: Plan
     }
     expansions++;
     const seenNames = new Set<string>();
-    for (const op of relevantOperators(task)) {
+    const ops = relevantOperators(task);
+    work.steps += ops.length;
+    for (const op of ops) {
       if (seenNames.has(op.name) || !literalsHold(op.pre, node.state)) continue;
       seenNames.add(op.name);
+      work.steps += node.state.length;
       const next = successor(op, node.state);
       const key = stateKey(next);
       const g = node.g + 1;
       if (g >= (bestG.get(key) ?? Infinity)) continue;
       bestG.set(key, g);
-      const h = additiveHeuristic(task, next);
+      const h = additiveHeuristic(task, next, work);
       if (h === Infinity) continue;
       open.push({ state: next, g, h, parent: node, op });
     }

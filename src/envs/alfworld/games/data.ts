@@ -4,11 +4,13 @@
 // takes os.walk's file-system order), games are ordered by sorted path, so a list is the same on every machine.
 // Each game is named by content: the SHA-256 of its problem (what makes two games the same task) and of its file.
 
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LamerError } from '../../../errors.js';
+import { readRegularBytes, readRegularFile } from '../../../util/fs.js';
 import { sha256 } from '../../../util/hash.js';
 import { readGameFile, type GameFile } from '../engine/game.js';
+import { MAX_GAME_FILE_BYTES, MAX_TRAJ_DATA_BYTES } from '../engine/limits.js';
 import { isTaskType, type TaskType } from './tasks.js';
 
 export interface GameEntry {
@@ -60,28 +62,24 @@ export function foldersWith(root: string, marker: string): string[] {
   return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-function readJson(path: string): unknown {
-  return JSON.parse(readFileSync(path, 'utf8')) as unknown;
-}
-
-/** The task type of a game folder from its traj_data.json, or an error text. */
+/** The task type of a game folder from its traj_data.json (a regular file of at most MAX_TRAJ_DATA_BYTES), or an error text. */
 export function trajTaskType(folder: string): TaskType | string {
   try {
-    const t = (readJson(join(folder, 'traj_data.json')) as { task_type?: unknown }).task_type;
+    const text = readRegularFile(join(folder, 'traj_data.json'), 'E_ENV', MAX_TRAJ_DATA_BYTES);
+    const t = (JSON.parse(text) as { task_type?: unknown } | null)?.task_type;
     return isTaskType(t) ? t : `traj_data.json task_type ${JSON.stringify(t)} is none of the six`;
   } catch (e) {
     return `traj_data.json unreadable (${(e as Error).message.split('\n')[0]})`;
   }
 }
 
-/** Reads a game file, checked (E_ENV naming the file when it is not one). */
+/**
+ * Reads a game file, checked (E_ENV naming the file when it is not one): a regular file of at most
+ * MAX_GAME_FILE_BYTES, read only then (a named pipe or a device is refused before reading; E_IO when it cannot be
+ * read).
+ */
 export function loadGameFile(file: string): { game: GameFile; bytes: Buffer } {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(file);
-  } catch (e) {
-    throw new LamerError('E_ENV', `cannot read ${file}: ${(e as Error).message}`);
-  }
+  const bytes = readRegularBytes(file, 'E_ENV', MAX_GAME_FILE_BYTES);
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString('utf8')) as unknown;
@@ -102,7 +100,10 @@ export function collectGames(dataDir: string, splits: readonly string[], taskTyp
   const skip = (why: string) => (skipped[why] = (skipped[why] ?? 0) + 1);
   for (const split of splits) {
     const dir = resolve(root, split);
-    if (!dir.startsWith(root) || !existsSync(dir) || !statSync(dir).isDirectory()) {
+    // Inside by whole path segments: `../d1x/train` under `.../d1` starts with the text of `.../d1` but is not in it.
+    const rel = relative(root, dir);
+    const inside = rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+    if (!inside || !existsSync(dir) || !statSync(dir).isDirectory()) {
       throw new LamerError('E_ENV', `alfworld: the split folder ${JSON.stringify(split)} is not a folder under ${root} (e.g. train, valid_seen, valid_unseen)`);
     }
     for (const folder of foldersWith(dir, 'traj_data.json')) {
