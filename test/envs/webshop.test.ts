@@ -19,6 +19,7 @@ import { parseAction } from '../../src/envs/webshop/parse.js';
 import { flaskToJson, pyFloatRepr } from '../../src/envs/common/python.js';
 import { goalKey } from '../../src/envs/webshop/splits.js';
 import { Trainer } from '../../src/train/trainer.js';
+import { codeOf, rng } from '../helpers/index.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'webshop');
 const files = (dir: string) => ({
@@ -29,15 +30,6 @@ const files = (dir: string) => ({
 const act = (a: string) => `I think this is right.\n<action>${a}</action>`;
 
 const createHashHex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-
-function codeOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    return (e as { code?: string }).code ?? String(e);
-  }
-  return 'no error';
-}
 
 describe('load pipeline (engine.py load_products) on the four-product fixture', () => {
   const data = webShopData({ source: 'original', goals: 'synthetic', files: files(FIXTURES), catalogSize: 0, catalogSeed: 0 });
@@ -495,8 +487,7 @@ describe('actions (engine.py parse_action)', () => {
   };
 
   it('reads what (.+)\\[(.+)\\] reads on 20,000 random short actions, and long ones as written out here', () => {
-    let s = 7;
-    const next = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+    const next = rng(7);
     const pick = (xs: string[]) => xs[Math.floor(next() * xs.length)];
     let parsed = 0;
     for (let i = 0; i < 20000; i++) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { command } from '../../../src/cli/commands/env.js';
 import { foldersWith } from '../../../src/envs/alfworld/games/data.js';
-import { captured } from '../../capture.js';
+import { captured } from '../../helpers/index.js';
 
 describe('lamer env (alfworld)', () => {
   it('generates games as ALFWorld lays them out, checks them all, and fails a game whose walkthrough is wrong', async () => {

@@ -2,7 +2,6 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hasCode } from '../../../src/errors.js';
 import { contentSplit, taskSeed } from '../../../src/envs/common/seeds.js';
 import { Rng } from '../../../src/util/rng.js';
 import {
@@ -19,17 +18,9 @@ import {
 } from '../../../src/envs/alfworld/index.js';
 import { sha256 } from '../../../src/util/hash.js';
 import { KITCHEN_PROBLEM, bedroomFile, kitchenFile } from './fixtures.js';
+import { codeOf } from '../../helpers/index.js';
 
 const act = (a: string) => `Let me think.\n<action>${a}</action>`;
-
-function codeOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    return hasCode(e, 'E_ENV') ? 'E_ENV' : String(e);
-  }
-  return 'no error';
-}
 
 function kitchenEnv(options = {}): AlfWorldEnv {
   const env = createAlfWorldEnv(options);

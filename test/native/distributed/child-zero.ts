@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { DistContext } from '../../../src/train/distributed.js';
 import { Optimizer } from '../../../src/train/optimizer.js';
 import type { TrainRow } from '../../../src/train/batch.js';
-import { randomIds, rng, snapshot, tinyPolicy } from '../train/step-helpers.js';
+import { snapshot, tinyPolicy } from '../train/step-helpers.js';
+import { randomIds, rng } from '../../helpers/index.js';
 
 const [out, stageArg, loss, mode, stepsArg, dir] = process.argv.slice(2);
 const stage = Number(stageArg) as 0 | 1 | 2;

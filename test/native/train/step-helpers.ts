@@ -6,9 +6,6 @@ import type { Aggregation, KlType } from '../../../src/train/optimizer.js';
 import type { SftRow, TrainRow } from '../../../src/train/batch.js';
 import { randomIds, rng } from '../../helpers/index.js';
 
-// Until every test imports them from test/helpers.
-export { randomIds, rng };
-
 export interface TinyShape {
   arch?: 'qwen3' | 'qwen2' | 'llama';
   vocab?: number;

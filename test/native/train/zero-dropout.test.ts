@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { Optimizer } from '../../../src/train/optimizer.js';
 import type { TrainRow } from '../../../src/train/batch.js';
-import { randomIds, rng, tinyPolicy } from './step-helpers.js';
+import { tinyPolicy } from './step-helpers.js';
+import { randomIds, rng } from '../../helpers/index.js';
 
 const STEPS = 3;
 

@@ -10,7 +10,8 @@ import { Optimizer } from '../../../src/train/optimizer.js';
 import type { TrainRow } from '../../../src/train/batch.js';
 import { LamerError } from '../../../src/errors.js';
 import { removeTempDirs, tempDir } from '../../helpers/index.js';
-import { maxParamDiff, randomIds, rng, snapshot, tinyPolicy } from './step-helpers.js';
+import { maxParamDiff, snapshot, tinyPolicy } from './step-helpers.js';
+import { randomIds, rng } from '../../helpers/index.js';
 
 afterAll(removeTempDirs);
 

@@ -1,1 +1,0 @@
-export { captured } from './helpers/index.js';
