@@ -8,6 +8,7 @@ export default defineConfig({
   test: {
     pool: 'forks',
     include: [
+      'test/bench/python.test.ts',
       'test/build/layers.test.ts',
       'test/docs/*.test.ts',
       'test/envs/**/*.test.ts',
