@@ -11,6 +11,7 @@
 #include "bridge/executor.h"
 #include "bridge/registry.h"
 #include "bridge/tensor.h"
+#include "model/attention.h"
 #include "model/checkpoint.h"
 #include "model/decoder.h"
 #include "model/fused_ops.h"
@@ -165,6 +166,30 @@ Napi::Value FusedOpGapsExport(const Napi::CallbackInfo& info) {
   });
 }
 
+// attentionCheck(device, dtype, seed) -> { gap, masked: { heads, backend }, causal: { heads, backend } }: the two ways
+// of passing grouped key/value heads to sdpa against each other (outputs and gradients), and what the decoder's
+// sequence attention picks on that device (model/attention.h), for the tests.
+Napi::Value AttentionCheckExport(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const at::Device device = ParseDevice(args::String(info, 0, "attentionCheck(device, dtype, seed): device"));
+    const at::ScalarType dtype = ParseDType(args::String(info, 1, "attentionCheck: dtype"));
+    const uint64_t seed = static_cast<uint64_t>(args::Number(info, 2, "attentionCheck: seed"));
+    const AttentionCheck c = CheckSequenceAttention(device, dtype, seed);
+    Napi::Env env = info.Env();
+    const auto plan = [&](const std::string& heads, const std::string& backend) {
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("heads", heads);
+      o.Set("backend", backend);
+      return o;
+    };
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("gap", c.gap);
+    out.Set("masked", plan(c.masked_heads, c.masked_backend));
+    out.Set("causal", plan(c.causal_heads, c.causal_backend));
+    return out;
+  });
+}
+
 void RegisterModel(Napi::Env env, Napi::Object exports) {
   ModelWrap::Init(env, exports);
   exports.Set("modelLoad", Napi::Function::New(env, ModelLoad));
@@ -172,6 +197,7 @@ void RegisterModel(Napi::Env env, Napi::Object exports) {
   exports.Set("safetensorsRead", Napi::Function::New(env, SafetensorsRead));
   exports.Set("safetensorsWrite", Napi::Function::New(env, SafetensorsWrite));
   exports.Set("fusedOpGaps", Napi::Function::New(env, FusedOpGapsExport));
+  exports.Set("attentionCheck", Napi::Function::New(env, AttentionCheckExport));
 }
 
 }  // namespace

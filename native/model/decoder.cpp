@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "bridge/errors.h"
+#include "model/attention.h"
 #include "model/fused_ops.h"
 #include "model/lora.h"
 
@@ -468,12 +469,11 @@ at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
     // plain multi-head over the kv heads (no GQA expansion of the cache); the row mask [B, 1, 1, S] applies to every
     // query row alike, and on CUDA the kernel stops at each row's length instead.
     attn = DecodeAttention(q.reshape({B, Hk, groups, D}), cache->k[i], cache->v[i], f.allowed, S, f.scale, f.live).reshape({B, Hq, 1, D});
-  } else if (f.causal_only) {
-    // No padding and no past: plain causal attention, which lets sdpa pick its fused kernel (sharing key/value heads
-    // among their query heads itself, as transformers does).
-    attn = at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true, f.scale, groups > 1);
   } else {
-    attn = at::scaled_dot_product_attention(q, k, v, f.allowed, 0.0, false, f.scale, /*enable_gqa=*/groups > 1);
+    // A prompt, a scored sequence, the train step: causal attention when there is no padding and no past (sdpa's
+    // flash kernel), else with the mask; the key/value heads passed as model/attention.h chooses, so that masked
+    // grouped-query attention stays on a fused kernel on every torch this builds against.
+    attn = SequenceAttention(q, k, v, f.causal_only ? at::Tensor() : f.allowed, f.causal_only, f.scale, groups);
   }
   attn = attn.transpose(1, 2).reshape({B, T, Hq * D});
   x = ResidualLinear(x, attn, a + "o_proj", c.o_bias);

@@ -248,6 +248,15 @@ interface ModelExports {
   safetensorsWrite(path: string, names: string[], tensors: NativeTensor[], dtype: NativeDType | null, metadata: Record<string, string>): Promise<void>;
   /** The fused decoder operators (native/model/fused_ops.h) against their composite forms on random inputs, for tests. */
   fusedOpGaps(device: string, dtype: NativeDType, seed: number): { rotary: number; swiglu: number; kvWrite: number; decodeAttention: number };
+  /** Grouped key/value heads passed to sdpa shared against repeated (largest gap over outputs and gradients), and what
+   * the decoder's sequence attention picks on `device` (native/model/attention.h); for the tests. */
+  attentionCheck(device: string, dtype: NativeDType, seed: number): { gap: number; masked: NativeAttentionPlan; causal: NativeAttentionPlan };
+}
+
+export interface NativeAttentionPlan {
+  heads: 'shared' | 'expanded';
+  /** sdpa's backend for that call: 'flash_attention', 'efficient_attention', 'math', ... */
+  backend: string;
 }
 
 // ---- engine (native/engine/binding.cpp) ----------------------------------------------------------------------------
