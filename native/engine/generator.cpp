@@ -301,8 +301,8 @@ void Generator::PrefillChunks(const std::vector<Chunk>& chunks, std::vector<Emit
       cache.v.push_back(at::zeros({N, c.num_key_value_heads, most_past + T, c.head_dim}, opts));
       for (int64_t r = 0; r < N; ++r) {
         if (past[r] == 0) continue;
-        const at::Tensor& k = own[r] ? store_.k[i][slots[r]] : match[r].entry->k[i];
-        const at::Tensor& v = own[r] ? store_.v[i][slots[r]] : match[r].entry->v[i];
+        const at::Tensor k = own[r] ? store_.k[i][slots[r]] : match[r].entry->k(i);
+        const at::Tensor v = own[r] ? store_.v[i][slots[r]] : match[r].entry->v(i);
         cache.k[i][r].narrow(1, 0, past[r]).copy_(k.narrow(1, 0, past[r]));
         cache.v[i][r].narrow(1, 0, past[r]).copy_(v.narrow(1, 0, past[r]));
       }
