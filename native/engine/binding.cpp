@@ -142,7 +142,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       auto out = std::make_shared<std::vector<Emitted>>();
       struct After {
         StepStats last;
-        int64_t active = 0, columns = 0, prefix_entries = 0, prefix_tokens = 0, graphs = 0, capacity = 0;
+        int64_t active = 0, columns = 0, prefix_entries = 0, prefix_tokens = 0, graphs = 0, capacity = 0, graph_nodes = 0;
         bool graphs_enabled = false;
         std::string graph_error;
       };
@@ -156,9 +156,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
           } release{busy};
           c10::InferenceMode guard;
           *out = generator->Step(std::move(add), cancel, max_steps, clear_prefixes);
-          *after = {generator->last(),           generator->active(),         generator->columns(),
-                    generator->prefix_entries(), generator->prefix_tokens(),  generator->graphs(),
-                    generator->capacity(),       generator->graphs_enabled(), generator->graph_error()};
+          *after = {generator->last(),           generator->active(),     generator->columns(),  generator->prefix_entries(),
+                    generator->prefix_tokens(),  generator->graphs(),     generator->capacity(), generator->graph_nodes(),
+                    generator->graphs_enabled(), generator->graph_error()};
           return [out, after](Napi::Env env) -> Napi::Value {
             Napi::Array results = Napi::Array::New(env, out->size());
             for (size_t i = 0; i < out->size(); ++i) {
@@ -193,6 +193,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
             num("graphs", static_cast<double>(after->graphs));
             r.Set("graphsEnabled", Napi::Boolean::New(env, after->graphs_enabled));
             num("capacity", static_cast<double>(after->capacity));
+            num("graphNodes", static_cast<double>(after->graph_nodes));
             num("kvBytesRead", l.kv_bytes_read);
             num("kvBytesLive", l.kv_bytes_live);
             if (!after->graph_error.empty()) r.Set("graphError", Napi::String::New(env, after->graph_error));

@@ -126,6 +126,7 @@ class Generator {
   const StepStats& last() const { return last_; }
   // CUDA graphs captured and held now; why capture was turned off (empty while graphs work or are not used).
   int64_t graphs() const { return graphs_.size(); }
+  int64_t graph_nodes() const { return graphs_.nodes(); }
   const std::string& graph_error() const { return graphs_.error(); }
   // Whether decode steps are captured as graphs on this engine (CUDA, option on, no failed capture).
   bool graphs_enabled() const { return graphs_.enabled(); }

@@ -137,6 +137,9 @@ export interface EngineStats {
   graphSteps: number;
   /** CUDA graphs held after the last call. */
   graphs: number;
+  /** Nodes of the largest CUDA graph captured so far: the kernels, copies and memsets one decode step of the biggest
+   * bucket launches on the GPU (0 without graphs). */
+  graphNodes: number;
   /** Why CUDA graph capture was turned off, once it has been. */
   graphError?: string;
   /**
@@ -203,6 +206,7 @@ export class Engine {
     slotCapacity: 0,
     graphSteps: 0,
     graphs: 0,
+    graphNodes: 0,
     kvBytesRead: 0,
     kvBytesLive: 0,
   };
@@ -425,6 +429,7 @@ export class Engine {
         this.#stats.slotCapacity = out.capacity;
         this.#stats.graphSteps += out.graphSteps;
         this.#stats.graphs = out.graphs;
+        this.#stats.graphNodes = out.graphNodes;
         this.#stats.kvBytesRead += out.kvBytesRead;
         this.#stats.kvBytesLive += out.kvBytesLive;
         if (out.graphError !== undefined) this.#stats.graphError = out.graphError;

@@ -315,6 +315,9 @@ export interface NativeEngineStepResult {
   graphSteps: number;
   /** CUDA graphs the engine holds now. */
   graphs: number;
+  /** Nodes of the largest graph captured (kernels, copies, memsets of one decode step of the biggest bucket); 0 when
+   * none is held. */
+  graphNodes: number;
   /** Whether decode steps are captured as CUDA graphs (CUDA, option on, no failed capture). */
   graphsEnabled: boolean;
   /** Why CUDA graph capture was turned off, once it has been. */
