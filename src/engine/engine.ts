@@ -281,6 +281,25 @@ export class Engine {
   }
 
   /**
+   * Frees what an idle engine holds on its device: the KV cache, the CUDA graphs and their memory pool, the prefix
+   * cache (on CUDA the freed memory goes back to the device). The next request allocates them again (and captures
+   * its graphs again). A trainer calls it between a rollout and its update, so that the train step has that memory.
+   */
+  async release(): Promise<void> {
+    await this.#ready;
+    const native = this.#native;
+    if (!native) throw new LamerError('E_DISPOSED', 'this Engine was disposed');
+    if (this.#running || this.#live.size > 0 || this.#queue.length > 0) {
+      throw new LamerError('E_ARG', 'engine.release: the engine is generating; call it once every request has finished');
+    }
+    await native.release();
+    this.#stats.graphs = 0;
+    this.#stats.graphNodes = 0;
+    this.#stats.slotCapacity = 0;
+    this.#stats.cachedPrefixTokens = 0;
+  }
+
+  /**
    * Empties the prefix cache before the next step. A trainer calls it at the start of each rollout and evaluation,
    * so that what a phase computes does not depend on prompts an earlier phase happened to leave behind (a resumed
    * run then reproduces an uninterrupted one bit for bit).

@@ -334,6 +334,9 @@ export interface NativeEngine extends Handle<'NativeEngine'> {
   step(add: NativeEngineRequest[], cancel: number[], maxSteps: number, clearPrefixCache?: boolean): Promise<NativeEngineStepResult>;
   /** Captures the CUDA graphs of every bucket for rows sampling so, up to `columns` (an idle engine only). */
   capture(sampling: NativeSamplingParams, columns: number): Promise<{ graphs: number; error?: string }>;
+  /** Frees the KV cache, the step buffers, the CUDA graphs (their pool) and the prefix cache (an idle engine only);
+   * the next request allocates them again. */
+  release(): Promise<void>;
   dispose(): void;
 }
 

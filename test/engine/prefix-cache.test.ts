@@ -178,4 +178,22 @@ describe('prefix cache', () => {
     expect(extra('aten::clone')).toBe(0);
     expect(extra('aten::stack')).toBe(prompts.length);
   });
+
+  it('release() frees an idle engine, which then generates as a fresh one; it refuses while requests run', async () => {
+    await using policy = await tinyPolicy(25, { vocab: V, layers: 2 });
+    await using engine = new Engine(policy, { slots: 4 });
+    const prompts = [randomIds(rng(3), 12, V), randomIds(rng(4), 30, V)];
+    const before = await Promise.all(prompts.map((p) => engine.generate(greedy(p))));
+    expect(engine.stats().slotCapacity).toBeGreaterThan(0);
+    expect(engine.stats().cachedPrefixTokens).toBeGreaterThan(0);
+    await engine.release();
+    expect(engine.stats().slotCapacity).toBe(0);
+    expect(engine.stats().cachedPrefixTokens).toBe(0);
+    const after = await Promise.all(prompts.map((p) => engine.generate(greedy(p))));
+    expect(after.map((x) => Array.from(x.tokens))).toEqual(before.map((x) => Array.from(x.tokens)));
+    expect(engine.stats().reusedPromptTokens).toBe(0); // nothing was kept across the release
+    const running = engine.generate(greedy(prompts[0]));
+    await expect(engine.release()).rejects.toMatchObject({ code: 'E_ARG' });
+    await running;
+  });
 });
