@@ -190,6 +190,30 @@ Napi::Value AttentionCheckExport(const Napi::CallbackInfo& info) {
   });
 }
 
+// timeDecodeAttention(device, dtype, { kvHeads, groups, headDim, capacity, lengths, iters }) -> seconds per call of
+// decode attention alone (model/fused_ops.h), for the GPU bench.
+Napi::Value TimeDecodeAttentionExport(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const at::Device device = ParseDevice(args::String(info, 0, "timeDecodeAttention(device, dtype, shape): device"));
+    const at::ScalarType dtype = ParseDType(args::String(info, 1, "timeDecodeAttention: dtype"));
+    if (info.Length() < 3 || !info[2].IsObject()) Fail("E_ARG", "timeDecodeAttention: shape must be an object");
+    const Napi::Object o = info[2].As<Napi::Object>();
+    const auto integer = [&](const char* key) {
+      const Napi::Value v = o.Get(key);
+      if (!v.IsNumber()) Fail("E_ARG", std::string("timeDecodeAttention: ") + key + " must be a number");
+      return static_cast<int64_t>(v.As<Napi::Number>().Int64Value());
+    };
+    const Napi::Value lv = o.Get("lengths");
+    if (!lv.IsArray()) Fail("E_ARG", "timeDecodeAttention: lengths must be an array of numbers");
+    const Napi::Array la = lv.As<Napi::Array>();
+    std::vector<int64_t> lengths;
+    for (uint32_t i = 0; i < la.Length(); ++i) lengths.push_back(static_cast<int64_t>(la.Get(i).As<Napi::Number>().Int64Value()));
+    const double seconds = TimeDecodeAttention(device, dtype, integer("kvHeads"), integer("groups"), integer("headDim"),
+                                               integer("capacity"), lengths, integer("iters"));
+    return Napi::Number::New(info.Env(), seconds);
+  });
+}
+
 void RegisterModel(Napi::Env env, Napi::Object exports) {
   ModelWrap::Init(env, exports);
   exports.Set("modelLoad", Napi::Function::New(env, ModelLoad));
@@ -198,6 +222,7 @@ void RegisterModel(Napi::Env env, Napi::Object exports) {
   exports.Set("safetensorsWrite", Napi::Function::New(env, SafetensorsWrite));
   exports.Set("fusedOpGaps", Napi::Function::New(env, FusedOpGapsExport));
   exports.Set("attentionCheck", Napi::Function::New(env, AttentionCheckExport));
+  exports.Set("timeDecodeAttention", Napi::Function::New(env, TimeDecodeAttentionExport));
 }
 
 }  // namespace

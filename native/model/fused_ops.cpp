@@ -1,6 +1,7 @@
 #include "model/fused_ops.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <chrono>
 #include <limits>
 #include <torch/library.h>
 
@@ -8,6 +9,7 @@
 
 #ifdef LAMER_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #endif
 #ifdef LAMER_WITH_CUDA_KERNELS
@@ -236,6 +238,41 @@ void KvWrite_(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, con
                              .findSchemaOrThrow("lamer::kv_write_", "")
                              .typed<void(at::Tensor&, at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
   op.call(k_cache, v_cache, k, v, write_at);
+}
+
+double TimeDecodeAttention(at::Device device, at::ScalarType dtype, int64_t kv_heads, int64_t groups, int64_t head_dim, int64_t capacity,
+                           const std::vector<int64_t>& lengths, int64_t iters) {
+  if (lengths.empty() || iters < 1) Fail("E_ARG", "timeDecodeAttention: needs rows and iters >= 1");
+  int64_t longest = 0;
+  for (const int64_t n : lengths) {
+    if (n < 1 || n > capacity) Fail("E_ARG", "timeDecodeAttention: every length must be in [1, capacity]");
+    longest = std::max(longest, n);
+  }
+  at::NoGradGuard no_grad;
+  const int64_t B = static_cast<int64_t>(lengths.size());
+  const auto opts = at::TensorOptions().dtype(dtype).device(device);
+  const at::Tensor q = at::randn({B, kv_heads, groups, head_dim}, opts);
+  const at::Tensor kc = at::randn({B, kv_heads, capacity, head_dim}, opts), vc = at::randn({B, kv_heads, capacity, head_dim}, opts);
+  std::vector<int64_t> last(lengths.begin(), lengths.end());
+  for (auto& n : last) n -= 1;
+  const at::Tensor write_at = at::tensor(last, at::TensorOptions().dtype(at::kLong)).to(device);
+  int64_t width = 1;
+  while (width < longest) width *= 2;
+  width = std::min(width, capacity);
+  const at::Tensor allowed = (at::arange(0, width, write_at.options()).view({1, width}) <= write_at.view({B, 1})).view({B, 1, 1, width});
+  const std::vector<at::Tensor> live = DecodeAttentionInputs(write_at, kv_heads, groups, capacity);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  const auto sync = [&] {
+#ifdef LAMER_WITH_CUDA
+    if (device.is_cuda()) c10::cuda::device_synchronize();
+#endif
+  };
+  DecodeAttention(q, kc, vc, allowed, width, scale, live);
+  sync();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iters; ++i) DecodeAttention(q, kc, vc, allowed, width, scale, live);
+  sync();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / static_cast<double>(iters);
 }
 
 FusedOpGaps MeasureFusedOpGaps(at::Device device, at::ScalarType dtype, uint64_t seed) {

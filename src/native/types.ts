@@ -251,6 +251,12 @@ interface ModelExports {
   /** Grouped key/value heads passed to sdpa shared against repeated (largest gap over outputs and gradients), and what
    * the decoder's sequence attention picks on `device` (native/model/attention.h); for the tests. */
   attentionCheck(device: string, dtype: NativeDType, seed: number): { gap: number; masked: NativeAttentionPlan; causal: NativeAttentionPlan };
+  /** Seconds per call of a decode step's attention alone (one layer; native/model/fused_ops.h), for the GPU bench. */
+  timeDecodeAttention(
+    device: string,
+    dtype: NativeDType,
+    shape: { kvHeads: number; groups: number; headDim: number; capacity: number; lengths: number[]; iters: number },
+  ): number;
 }
 
 export interface NativeAttentionPlan {
