@@ -5,8 +5,9 @@
 //   - transformers' generate() on the same checkpoint and prompts (the project's .venv Python, when available).
 // And slot occupancy when 64 requests of mixed prompt and response lengths arrive over time into 32 slots.
 //
-// With CUDA (the addon built with it and a GPU visible), GPU entries too, one bench each ('engine: GPU 0.6b-b32',
-// 'engine: GPU standard', 'engine: GPU 0.6b-b128', 'engine: GPU 4b-b64'; --filter picks some, 'A|B' several):
+// With CUDA (the addon built with it and a GPU visible), GPU entries too, one bench each ('engine: GPU 0.6b-b32
+// engine', 'engine: GPU standard', 'engine: GPU attention', 'engine: GPU 0.6b-b32 transformers', and the same two for
+// 0.6b-b128 and 4b-b64; --filter picks some, 'A|B' several):
 // random checkpoints of the Qwen3-0.6B shape at batch 32 and 128 and of the Qwen3-4B shape at batch 64 (written by
 // transformers, bf16), prompts of 128 tokens, 128 new tokens, greedy, no stop ids: the engine with CUDA graphs, the
 // engine eager (cudaGraphs: false), and transformers' generate() with its static cache (compiled; CUDA graphs) and
@@ -257,8 +258,20 @@ interface GpuCaseRun {
   ours: number[][];
   graphs: number;
 }
-/** What each shape and batch's engine bench measured, for its transformers bench later in the same run. */
+/** What each shape and batch's engine bench measured, for its transformers bench later: in this process, or in a
+ * later one on the same machine (scripts/device-check.sh runs them in different stages), through a file in the
+ * temporary folder beside the checkpoint it names. */
 const gpuRuns = new Map<string, GpuCaseRun>();
+const gpuRunFile = (key: string): string => join(tmpdir(), `lamer-bench-gpu-${key}.json`);
+function rememberGpuRun(key: string, run: GpuCaseRun): void {
+  gpuRuns.set(key, run);
+  writeFileSync(gpuRunFile(key), JSON.stringify(run));
+}
+function recallGpuRun(key: string): GpuCaseRun | undefined {
+  const here = gpuRuns.get(key);
+  if (here) return here;
+  return existsSync(gpuRunFile(key)) ? (JSON.parse(readFileSync(gpuRunFile(key), 'utf8')) as GpuCaseRun) : undefined;
+}
 
 /** The engine with CUDA graphs and eager on one shape and batch, its rows emitted as they are measured; transformers'
  * side of the same case is a bench of its own (gpuTransformersCase), run after the figures that matter more. */
@@ -284,7 +297,7 @@ async function gpuEngineCase(shape: GpuShape, realBatch: number, emit: Emit = pr
       if (!best || g.seconds < best.seconds) best = g;
       eager = Math.min(eager, (await run(false)).seconds);
     }
-    gpuRuns.set(`${shape}-b${realBatch}`, { label, dir, prompts, maxNew, ours: best!.tokens, graphs: best!.seconds });
+    rememberGpuRun(`${shape}-b${realBatch}${t.smoke ? '-smoke' : ''}`, { label, dir, prompts, maxNew, ours: best!.tokens, graphs: best!.seconds });
     emit({ name: `${label}: engine, CUDA graphs`, value: tokens / best!.seconds, unit: 'tokens/s' });
     emit({ name: `${label}: engine, eager`, value: tokens / eager, unit: 'tokens/s' });
     emit({ name: `${label}: engine graphs / eager`, value: eager / best!.seconds, unit: 'x' });
@@ -304,8 +317,9 @@ async function gpuEngineCase(shape: GpuShape, realBatch: number, emit: Emit = pr
  * limit (LAMER_BENCH_HF_TIMEOUT seconds, default 150): a compile that runs past it costs that side's rows, not the run. */
 async function gpuTransformersCase(shape: GpuShape, realBatch: number, emit: Emit = printRow, note: Note = printNote): Promise<BenchResult[]> {
   const t = gpuTarget();
-  const run = gpuRuns.get(`${shape}-b${realBatch}`);
-  if (!run) throw new BenchSkipped(`the engine side of ${shape} b${realBatch} did not run in this process (its bench comes first)`);
+  const run = recallGpuRun(`${shape}-b${realBatch}${t.smoke ? '-smoke' : ''}`);
+  if (!run) throw new BenchSkipped(`the engine side of ${shape} b${realBatch} has not run on this machine (its bench comes first)`);
+  if (run.dir && !existsSync(run.dir)) throw new BenchSkipped(`the checkpoint of ${shape} b${realBatch} (${run.dir}) is gone`);
   if (!run.dir) throw new BenchSkipped(t.smoke ? 'a smoke run on the CPU has no transformers side' : `no transformers rows: ${gpuPython().reason}`);
   const tokens = run.prompts.length * run.maxNew;
   const common = { python: gpuPython().python!, maxNew: run.maxNew, device: 'cuda', dtype: 'bfloat16', repeats: 2 };
@@ -537,7 +551,7 @@ export const benches = [
   },
   // The GPU benches, most important first (scripts/device-check.sh runs them in this order, in stages).
   {
-    name: 'engine: GPU 0.6b-b32: Qwen3-0.6B shape, batch 32, engine (CUDA only)',
+    name: 'engine: GPU 0.6b-b32 engine: Qwen3-0.6B shape, batch 32 (CUDA only)',
     unit: 'tokens/s',
     run: (emit?: Emit, note?: Note) => gpuEngineCase('qwen3-0.6b', 32, emit, note),
   },
@@ -557,12 +571,12 @@ export const benches = [
     run: (emit?: Emit, note?: Note) => gpuTransformersCase('qwen3-0.6b', 32, emit, note),
   },
   {
-    name: 'engine: GPU 0.6b-b128: Qwen3-0.6B shape, batch 128, engine (CUDA only)',
+    name: 'engine: GPU 0.6b-b128 engine: Qwen3-0.6B shape, batch 128 (CUDA only)',
     unit: 'tokens/s',
     run: (emit?: Emit, note?: Note) => gpuEngineCase('qwen3-0.6b', 128, emit, note),
   },
   {
-    name: 'engine: GPU 4b-b64: Qwen3-4B shape, batch 64, engine (CUDA only)',
+    name: 'engine: GPU 4b-b64 engine: Qwen3-4B shape, batch 64 (CUDA only)',
     unit: 'tokens/s',
     run: (emit?: Emit, note?: Note) => gpuEngineCase('qwen3-4b', 64, emit, note),
   },

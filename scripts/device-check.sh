@@ -5,12 +5,12 @@
 #   build         the addon against python3's torch (CUDA kernels when nvcc is there); always runs (seconds when built)
 #   engine        generation tokens/s: the Qwen3-0.6B shape at batch 32 (engine with and without CUDA graphs), nano-vLLM's
 #                 workload (256 sequences of random 100-1,024 prompt and output tokens; prefix cache on and off), decode
-#                 attention alone (time, bandwidth), then transformers' generate() on the batch-32 case (static cache,
-#                 eager)
+#                 attention alone (time, bandwidth)
 #   train         train-step tokens/s: Qwen3-0.6B shape full fine-tuning, Qwen3-4B shape LoRA r16
 #   tests         the GPU test files (vitest.gpu.config.ts: CUDA graphs against eager, live-length attention, the
 #                 fused operators' kernels, sequence attention's kernel choice, the GiGPO kernel, train steps seen by
 #                 the next replay)
+#   hf            transformers' generate() on the engine stage's batch-32 case (static cache, then eager)
 #   engine-large  the Qwen3-0.6B shape at batch 128 and the Qwen3-4B shape at batch 64, engine then transformers
 #   job           the default job (configs/default.yaml, seed 0), its wall time; stopped with SIGINT at its limit, it
 #                 checkpoints, and the next call on the same (warm) machine resumes it
@@ -35,9 +35,9 @@ rows="$out/rows.jsonl"
 status="$out/stages.txt"
 budget=${LAMER_DEVICE_BUDGET:-540}
 t0=$(date +%s)
-all=(engine train tests engine-large job)
+all=(engine train tests hf engine-large job)
 # Each stage's own limit in seconds (the budget left lowers it).
-declare -A cap=([build]=300 [engine]=200 [train]=120 [tests]=150 [engine-large]=200 [job]=540)
+declare -A cap=([build]=300 [engine]=200 [train]=120 [tests]=150 [hf]=200 [engine-large]=240 [job]=540)
 
 wanted=("$@")
 [ ${#wanted[@]} -eq 0 ] && wanted=("${all[@]}")
@@ -165,8 +165,9 @@ for s in "${all[@]}"; do
   [[ " ${wanted[*]} " == *" $s "* ]] || continue
   case $s in
     tests) run_stage tests gpu node_modules/.bin/vitest run --config vitest.gpu.config.ts ;;
-    engine) run_stage engine bench "${bench[@]}" 'engine: GPU 0.6b-b32|engine: GPU standard|engine: GPU attention' ;;
+    engine) run_stage engine bench "${bench[@]}" 'engine: GPU 0.6b-b32 engine|engine: GPU standard|engine: GPU attention' ;;
     train) run_stage train bench "${bench[@]}" 'train step: GPU' ;;
+    hf) run_stage hf bench "${bench[@]}" 'engine: GPU 0.6b-b32 transformers' ;;
     engine-large) run_stage engine-large bench "${bench[@]}" 'engine: GPU 0.6b-b128|engine: GPU 4b-b64' ;;
     job)
       # SIGINT at the limit: the trainer checkpoints what completed, and the next call on a warm machine resumes.
