@@ -25,6 +25,24 @@ export function qwen3_0_6bConfig(narrow = false): ModelConfig {
   });
 }
 
+/** The Qwen3-4B shape (36 layers, hidden 2560, 32/8 heads of 128, tied embeddings). */
+export function qwen3_4bConfig(): ModelConfig {
+  return parseModelConfig({
+    model_type: 'qwen3',
+    vocab_size: 151936,
+    hidden_size: 2560,
+    intermediate_size: 9728,
+    num_hidden_layers: 36,
+    num_attention_heads: 32,
+    num_key_value_heads: 8,
+    head_dim: 128,
+    rms_norm_eps: 1e-6,
+    rope_theta: 1000000,
+    tie_word_embeddings: true,
+    max_position_embeddings: 40960,
+  });
+}
+
 export interface DecodeStepOps extends Omit<NativeOpCount, 'byName'> {
   /** Top-level operators that are not views: what a step dispatches that does work. */
   work: number;

@@ -1,4 +1,13 @@
 // Timing helpers shared by the bench files.
+import type { BenchResult } from './run.js';
+
+/** What a bench run on its own does with a row handed to `emit`, and with a note: prints them. */
+export function printRow(row: BenchResult): void {
+  console.log(`${row.name.padEnd(64)} ${row.value.toPrecision(4).padStart(12)}  ${row.unit}`);
+}
+export function printNote(text: string): void {
+  process.stderr.write(`${text}\n`);
+}
 
 /** Runs `fn` repeatedly for about `seconds` (after one warm-up call) and returns calls per second. */
 export async function rate(fn: () => unknown | Promise<unknown>, seconds = 1): Promise<number> {
@@ -40,4 +49,13 @@ export async function medianMs(fn: () => unknown | Promise<unknown>, repeats = 5
   }
   times.sort((a, b) => a - b);
   return times[Math.floor(times.length / 2)];
+}
+
+/** Thrown by a bench that cannot run here (no GPU, no reference Python): bench/run.ts reports it as skipped, with the
+ * reason, rather than as a failure. */
+export class BenchSkipped extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'BenchSkipped';
+  }
 }

@@ -3,7 +3,29 @@
 #include <map>
 #include <utility>
 
+#ifdef LAMER_WITH_CUDA
+#include <c10/core/Device.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
 namespace lamer {
+
+namespace {
+
+// The executor of "cuda:N" makes device N current on its thread before its first job, so that whatever its jobs run
+// that takes the current device (a custom operator's stream lookup, an allocation given no device, a CUDA graph's
+// capture stream) lands on the model's GPU rather than on device 0. Throws when the device cannot be made current.
+void MakeDeviceCurrent(const std::string& device) {
+#ifdef LAMER_WITH_CUDA
+  if (device.rfind("cuda", 0) != 0) return;
+  const c10::Device d(device);
+  if (d.has_index()) c10::cuda::set_device(d.index());
+#else
+  (void)device;
+#endif
+}
+
+}  // namespace
 
 Executor& Executor::ForDevice(Napi::Env env, const std::string& device) {
   // Executors live as long as their JS environment (main thread or a worker_threads Worker). Each registers its
@@ -60,6 +82,15 @@ Napi::Promise Executor::Submit(Napi::Env env, Work work) {
 }
 
 void Executor::Loop() {
+  // A device that cannot be made current fails every job with the reason (the thread itself must not throw).
+  bool device_failed = false;
+  ErrorInfo device_error;
+  try {
+    MakeDeviceCurrent(device_);
+  } catch (...) {
+    device_failed = true;
+    device_error = CurrentErrorInfo();
+  }
   for (;;) {
     Job* job = nullptr;
     {
@@ -70,6 +101,7 @@ void Executor::Loop() {
       queue_.pop_front();
     }
     try {
+      if (device_failed) throw NativeError(device_error.code, "the " + device_ + " executor: " + device_error.message);
       job->completion = job->work();
     } catch (...) {
       job->failed = true;

@@ -3,6 +3,7 @@
 //   createEngine(model, { prefillTokens, prefixCacheBytes, slots, cudaGraphs, slotLayout, liveAttention }) -> NativeEngine
 //   engine.step(add: Request[], cancel: number[], maxSteps) -> Promise<{ results, active, columns, ... }>
 //   engine.capture(sampling, columns) -> Promise<{ graphs }>            (CUDA graphs of every bucket, before requests)
+//   engine.release() -> Promise<void>                                   (an idle engine frees its cache and graphs)
 //   engine.dispose()
 //   engineSample(logits, params[], uniforms) -> { tokens, logprobs }   (the sampler alone, for tests)
 //   engineUniform(seed, n) -> number                                    (a request's n-th uniform, for tests)
@@ -79,6 +80,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                                     {
                                         InstanceMethod<&EngineWrap::Step>("step"),
                                         InstanceMethod<&EngineWrap::Capture>("capture"),
+                                        InstanceMethod<&EngineWrap::ReleaseMemory>("release"),
                                         InstanceMethod<&EngineWrap::Dispose>("dispose"),
                                         InstanceAccessor<&EngineWrap::Disposed>("disposed"),
                                     });
@@ -142,7 +144,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       auto out = std::make_shared<std::vector<Emitted>>();
       struct After {
         StepStats last;
-        int64_t active = 0, columns = 0, prefix_entries = 0, prefix_tokens = 0, graphs = 0, capacity = 0;
+        int64_t active = 0, columns = 0, prefix_entries = 0, prefix_tokens = 0, graphs = 0, capacity = 0, graph_nodes = 0;
         bool graphs_enabled = false;
         std::string graph_error;
       };
@@ -156,9 +158,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
           } release{busy};
           c10::InferenceMode guard;
           *out = generator->Step(std::move(add), cancel, max_steps, clear_prefixes);
-          *after = {generator->last(),           generator->active(),         generator->columns(),
-                    generator->prefix_entries(), generator->prefix_tokens(),  generator->graphs(),
-                    generator->capacity(),       generator->graphs_enabled(), generator->graph_error()};
+          *after = {generator->last(),           generator->active(),     generator->columns(),  generator->prefix_entries(),
+                    generator->prefix_tokens(),  generator->graphs(),     generator->capacity(), generator->graph_nodes(),
+                    generator->graphs_enabled(), generator->graph_error()};
           return [out, after](Napi::Env env) -> Napi::Value {
             Napi::Array results = Napi::Array::New(env, out->size());
             for (size_t i = 0; i < out->size(); ++i) {
@@ -191,6 +193,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
             num("prefixTokens", static_cast<double>(after->prefix_tokens));
             num("graphSteps", static_cast<double>(l.graph_steps));
             num("graphs", static_cast<double>(after->graphs));
+            num("graphNodes", static_cast<double>(after->graph_nodes));
             r.Set("graphsEnabled", Napi::Boolean::New(env, after->graphs_enabled));
             num("capacity", static_cast<double>(after->capacity));
             num("kvBytesRead", l.kv_bytes_read);
@@ -234,6 +237,30 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
             if (!error.empty()) r.Set("error", Napi::String::New(env, error));
             return r;
           };
+        });
+      } catch (...) {
+        busy_->store(false);
+        throw;
+      }
+    });
+  }
+
+  // release() -> Promise<void>: Generator::Release (an idle engine frees its cache, graphs and prefix cache).
+  Napi::Value ReleaseMemory(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&]() -> Napi::Value {
+      if (!generator_) Fail("E_DISPOSED", "engine was disposed");
+      if (busy_->exchange(true)) Fail("E_ARG", "engine.release: a step has not finished (await it first)");
+      auto generator = generator_;
+      auto busy = busy_;
+      Napi::Env env = info.Env();
+      try {
+        return Executor::ForDevice(env, executor_).Submit(env, [=]() -> Executor::Completion {
+          struct Release {
+            std::shared_ptr<std::atomic<bool>> flag;
+            ~Release() { flag->store(false); }
+          } release{busy};
+          generator->Release();
+          return nullptr;
         });
       } catch (...) {
         busy_->store(false);

@@ -1,5 +1,6 @@
 #include "engine/decode_graphs.h"
 
+#include <algorithm>
 #include <map>
 
 #ifdef LAMER_WITH_CUDA
@@ -29,7 +30,7 @@ struct DecodeGraphs::Cuda {
 
   // The graph of `key`, captured now if new (after an eager step on the capture stream); null if capture failed.
   // Runs on the capture stream (the caller's guard).
-  at::cuda::CUDAGraph* Find(const Key& key, const std::function<void()>& step, bool& warmed, std::string& error) {
+  at::cuda::CUDAGraph* Find(const Key& key, const std::function<void()>& step, bool& warmed, std::string& error, int64_t& nodes) {
     warmed = false;
     auto it = graphs.find(key);
     if (it != graphs.end()) return it->second.get();
@@ -49,6 +50,16 @@ struct DecodeGraphs::Cuda {
         }
         throw;
       }
+      // The nodes captured (the graph being built on this stream, read before capture_end instantiates it).
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      unsigned long long id = 0;
+      cudaGraph_t built = nullptr;
+      size_t count = 0;
+      if (cudaStreamGetCaptureInfo(stream.stream(), &status, &id, &built) == cudaSuccess && built != nullptr &&
+          cudaGraphGetNodes(built, nullptr, &count) == cudaSuccess) {
+        nodes = std::max(nodes, static_cast<int64_t>(count));
+      }
+      (void)cudaGetLastError();
       graph->capture_end();
     } catch (const std::exception& e) {
       (void)cudaGetLastError();  // the failed capture's error must not surface in a later, unrelated check
@@ -70,6 +81,7 @@ int64_t DecodeGraphs::size() const { return cuda_ ? static_cast<int64_t>(cuda_->
 void DecodeGraphs::Clear() {
   if (!cuda_) return;
   cuda_->graphs.clear();
+  nodes_ = 0;
   cuda_->pool = {0, 0};  // a fresh pool: the old one's memory goes back once its graphs are gone
 }
 
@@ -94,7 +106,7 @@ bool DecodeGraphs::Replay(const Key& key, const std::function<void()>& step, int
   {
     const c10::cuda::CUDAStreamGuard on_stream(c.stream);
     bool warmed = false;
-    at::cuda::CUDAGraph* graph = c.Find(key, step, warmed, error_);
+    at::cuda::CUDAGraph* graph = c.Find(key, step, warmed, error_, nodes_);
     ran = warmed ? 1 : 0;
     if (graph == nullptr) {
       Clear();

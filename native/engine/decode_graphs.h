@@ -32,6 +32,9 @@ class DecodeGraphs {
   bool enabled() const;
   // Graphs held now.
   int64_t size() const;
+  // Nodes (kernels, copies, memsets) of the largest graph captured since the last Clear(): what one decode step of the
+  // biggest bucket launches on the GPU. 0 before any capture.
+  int64_t nodes() const { return nodes_; }
   // Why capture was turned off (empty while graphs work or are not used).
   const std::string& error() const { return error_; }
   // Forgets every graph (the buffers or weights they read moved); the stream stays.
@@ -54,6 +57,7 @@ class DecodeGraphs {
   bool wanted_;
   bool on_cuda_;
   std::string error_;
+  int64_t nodes_ = 0;
 };
 
 }  // namespace lamer::engine

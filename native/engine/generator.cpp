@@ -6,6 +6,9 @@
 #include <unordered_set>
 
 #include <ATen/Parallel.h>
+#ifdef LAMER_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include "bridge/errors.h"
 #include "model/batching.h"
@@ -101,6 +104,14 @@ int64_t Generator::columns() const {
 void Generator::Clear() {
   prefix_.Clear();
   ClearRows();
+}
+
+void Generator::Release() {
+  if (live_ > 0) Fail("E_ARG", "engine.release: the engine holds " + std::to_string(live_) + " requests (release an idle engine)");
+  Clear();
+#ifdef LAMER_WITH_CUDA
+  if (decoder_->device().is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
 }
 
 void Generator::ClearRows() {
@@ -302,8 +313,8 @@ void Generator::PrefillChunks(const std::vector<Chunk>& chunks, std::vector<Emit
       cache.v.push_back(at::zeros({N, c.num_key_value_heads, most_past + T, c.head_dim}, opts));
       for (int64_t r = 0; r < N; ++r) {
         if (past[r] == 0) continue;
-        const at::Tensor& k = own[r] ? store_.k[i][slots[r]] : match[r].entry->k[i];
-        const at::Tensor& v = own[r] ? store_.v[i][slots[r]] : match[r].entry->v[i];
+        const at::Tensor k = own[r] ? store_.k[i][slots[r]] : match[r].entry->k(i);
+        const at::Tensor v = own[r] ? store_.v[i][slots[r]] : match[r].entry->v(i);
         cache.k[i][r].narrow(1, 0, past[r]).copy_(k.narrow(1, 0, past[r]));
         cache.v[i][r].narrow(1, 0, past[r]).copy_(v.narrow(1, 0, past[r]));
       }
@@ -387,6 +398,10 @@ void Generator::DecodeStep(int64_t rows, int64_t width, const SlotSampler::Shape
   step_.add_(1);
 }
 
+bool Generator::LiveWidth() const {
+  return options_.live_attention && model::DecodeAttentionReadsLiveColumns(decoder_->device()) && decoder_->compute_dtype() != at::kDouble;
+}
+
 void Generator::DropStaleGraphs() {
   const uint64_t version = decoder_->storage_version();
   if (graphs_storage_version_ == version) return;
@@ -415,10 +430,15 @@ int64_t Generator::CaptureBuckets(const SamplingParams& sampling, int64_t column
   std::vector<int64_t> row_buckets;
   for (int64_t r = 1; r < options_.slots; r *= 2) row_buckets.push_back(r);
   row_buckets.push_back(options_.slots);
-  const int64_t widest = std::min(capacity_, PowerOfTwoAtLeast(columns, 64));
+  std::vector<int64_t> widths;
+  if (LiveWidth()) {
+    widths.push_back(capacity_);
+  } else {
+    for (int64_t width = 64; width <= std::min(capacity_, PowerOfTwoAtLeast(columns, 64)); width *= 2) widths.push_back(width);
+  }
   for (int64_t rows : row_buckets) {
     const SlotSampler::Shape shape = sampler_.ShapeOf(rows, std::vector<bool>(rows, true));
-    for (int64_t width = 64; width <= widest; width *= 2) {
+    for (int64_t width : widths) {
       step_.zero_();
       if (!graphs_.Capture({rows, width, shape.kinds, shape.filtered_width}, [&] { DecodeStep(rows, width, shape); })) return 0;
     }
@@ -525,7 +545,7 @@ void Generator::Decode(int64_t max_steps, std::vector<Emitted>& out) {
       }
     } else {
       // Every column a row may see in this chunk lies below `width`.
-      const int64_t width = std::min(capacity_, PowerOfTwoAtLeast(longest + done + chunk, 64));
+      const int64_t width = LiveWidth() ? capacity_ : std::min(capacity_, PowerOfTwoAtLeast(longest + done + chunk, 64));
       FixedSteps(rows, width, shape, chunk);
       for (ran = 0; ran < chunk; ++ran) CountKvReads(rows, width, base, done + ran, live);
     }

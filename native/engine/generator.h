@@ -126,18 +126,23 @@ class Generator {
   const StepStats& last() const { return last_; }
   // CUDA graphs captured and held now; why capture was turned off (empty while graphs work or are not used).
   int64_t graphs() const { return graphs_.size(); }
+  int64_t graph_nodes() const { return graphs_.nodes(); }
   const std::string& graph_error() const { return graphs_.error(); }
   // Whether decode steps are captured as graphs on this engine (CUDA, option on, no failed capture).
   bool graphs_enabled() const { return graphs_.enabled(); }
   // Prompts (and their tokens) the prefix cache holds now.
   int64_t prefix_entries() const { return prefix_.entries(); }
   int64_t prefix_tokens() const { return prefix_.tokens(); }
-  // Captures the decode graphs of every bucket (rows and widths, powers of two up to the slots and to `columns`)
-  // for rows sampling with `sampling`, so that no capture happens while requests wait. The engine must hold no
-  // request. Returns the graphs held after; 0 where graphs are off (the CPU).
+  // Captures the decode graphs of every bucket (rows and widths, powers of two up to the slots and to `columns`; with
+  // attention over live lengths one width, the capacity) for rows sampling with `sampling`, so that no capture happens while requests wait.
+  // The engine must hold no request. Returns the graphs held after; 0 where graphs are off (the CPU).
   int64_t CaptureBuckets(const SamplingParams& sampling, int64_t columns);
   // Forgets every request and frees the cache, the prefix cache and the graphs too.
   void Clear();
+  // Frees the slot store, the step buffers, the CUDA graphs (and their memory pool) and the prefix cache of an engine
+  // that holds no request (E_ARG otherwise); the next request allocates them again. On CUDA the caching allocator's
+  // unused blocks then go back to the device, so that what runs next (a train step) has that memory.
+  void Release();
 
  private:
   struct Row {
@@ -177,6 +182,10 @@ class Generator {
   // table's row step_; writes the new keys/values, next_, lengths_ (live rows), out_tokens_/out_logprobs_ row step_,
   // and advances step_. Device work only: capturable.
   void DecodeStep(int64_t rows, int64_t width, const SlotSampler::Shape& shape);
+  // Whether decode attention reads each row's live columns (liveAttention on a device that can): the width of a step
+  // then bounds nothing but the shapes a CUDA graph fixes, so every step uses the capacity as its width and the graphs
+  // are keyed on rows (and sampling) alone, not multiplied by width buckets.
+  bool LiveWidth() const;
   // Forgets the graphs when the weights they read have moved (the decoder's storage version changed).
   void DropStaleGraphs();
   // Runs `steps` decode steps of the fixed layout: from a CUDA graph where graphs are on, else eagerly.

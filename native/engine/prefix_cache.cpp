@@ -45,10 +45,14 @@ void PrefixCache::Remember(const std::vector<int64_t>& prompt, const Match& matc
   }
   auto e = std::make_shared<Entry>();
   e->tokens = prompt;
+  std::vector<at::Tensor> parts;
+  parts.reserve(2 * k.size());
   for (size_t i = 0; i < k.size(); ++i) {
-    e->k.push_back(k[i][row].narrow(1, 0, len).clone());
-    e->v.push_back(v[i][row].narrow(1, 0, len).clone());
+    parts.push_back(k[i][row].narrow(1, 0, len));
+    parts.push_back(v[i][row].narrow(1, 0, len));
   }
+  const std::vector<int64_t> shape = {static_cast<int64_t>(k.size()), 2, parts[0].size(0), len, parts[0].size(2)};
+  e->kv = at::stack(parts).view(shape);
   e->last_use = ++clock_;
   entries_.push_back(std::move(e));
   tokens_ += len;

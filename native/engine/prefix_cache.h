@@ -21,11 +21,14 @@ class PrefixCache {
   // Fewer shared leading tokens than this are computed again rather than taken from the cache.
   static constexpr int64_t kMinReuse = 4;
 
-  // One kept prompt: its tokens and, per layer, keys and values [kv_heads, tokens, head_dim].
+  // One kept prompt: its tokens and every layer's keys and values in one tensor [layers, 2, kv_heads, tokens,
+  // head_dim] (one allocation and one copy per finished prompt, not two per layer).
   struct Entry {
     std::vector<int64_t> tokens;
-    std::vector<at::Tensor> k, v;
+    at::Tensor kv;
     uint64_t last_use = 0;
+    at::Tensor k(int64_t layer) const { return kv[layer][0]; }  // [kv_heads, tokens, head_dim]
+    at::Tensor v(int64_t layer) const { return kv[layer][1]; }
   };
   struct Match {
     std::shared_ptr<Entry> entry;

@@ -11,6 +11,7 @@
 #include "bridge/executor.h"
 #include "bridge/registry.h"
 #include "bridge/tensor.h"
+#include "model/attention.h"
 #include "model/checkpoint.h"
 #include "model/decoder.h"
 #include "model/fused_ops.h"
@@ -188,6 +189,54 @@ Napi::Value FusedOpRunExport(const Napi::CallbackInfo& info) {
   });
 }
 
+// attentionCheck(device, dtype, seed) -> { gap, masked: { heads, backend }, causal: { heads, backend } }: the two ways
+// of passing grouped key/value heads to sdpa against each other (outputs and gradients), and what the decoder's
+// sequence attention picks on that device (model/attention.h), for the tests.
+Napi::Value AttentionCheckExport(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const at::Device device = ParseDevice(args::String(info, 0, "attentionCheck(device, dtype, seed): device"));
+    const at::ScalarType dtype = ParseDType(args::String(info, 1, "attentionCheck: dtype"));
+    const uint64_t seed = static_cast<uint64_t>(args::Number(info, 2, "attentionCheck: seed"));
+    const AttentionCheck c = CheckSequenceAttention(device, dtype, seed);
+    Napi::Env env = info.Env();
+    const auto plan = [&](const std::string& heads, const std::string& backend) {
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("heads", heads);
+      o.Set("backend", backend);
+      return o;
+    };
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("gap", c.gap);
+    out.Set("masked", plan(c.masked_heads, c.masked_backend));
+    out.Set("causal", plan(c.causal_heads, c.causal_backend));
+    return out;
+  });
+}
+
+// timeDecodeAttention(device, dtype, { kvHeads, groups, headDim, capacity, lengths, iters }) -> seconds per call of
+// decode attention alone (model/fused_ops.h), for the GPU bench.
+Napi::Value TimeDecodeAttentionExport(const Napi::CallbackInfo& info) {
+  return Guarded(info.Env(), [&]() -> Napi::Value {
+    const at::Device device = ParseDevice(args::String(info, 0, "timeDecodeAttention(device, dtype, shape): device"));
+    const at::ScalarType dtype = ParseDType(args::String(info, 1, "timeDecodeAttention: dtype"));
+    if (info.Length() < 3 || !info[2].IsObject()) Fail("E_ARG", "timeDecodeAttention: shape must be an object");
+    const Napi::Object o = info[2].As<Napi::Object>();
+    const auto integer = [&](const char* key) {
+      const Napi::Value v = o.Get(key);
+      if (!v.IsNumber()) Fail("E_ARG", std::string("timeDecodeAttention: ") + key + " must be a number");
+      return static_cast<int64_t>(v.As<Napi::Number>().Int64Value());
+    };
+    const Napi::Value lv = o.Get("lengths");
+    if (!lv.IsArray()) Fail("E_ARG", "timeDecodeAttention: lengths must be an array of numbers");
+    const Napi::Array la = lv.As<Napi::Array>();
+    std::vector<int64_t> lengths;
+    for (uint32_t i = 0; i < la.Length(); ++i) lengths.push_back(static_cast<int64_t>(la.Get(i).As<Napi::Number>().Int64Value()));
+    const double seconds = TimeDecodeAttention(device, dtype, integer("kvHeads"), integer("groups"), integer("headDim"),
+                                               integer("capacity"), lengths, integer("iters"));
+    return Napi::Number::New(info.Env(), seconds);
+  });
+}
+
 void RegisterModel(Napi::Env env, Napi::Object exports) {
   ModelWrap::Init(env, exports);
   exports.Set("modelLoad", Napi::Function::New(env, ModelLoad));
@@ -196,6 +245,8 @@ void RegisterModel(Napi::Env env, Napi::Object exports) {
   exports.Set("safetensorsWrite", Napi::Function::New(env, SafetensorsWrite));
   exports.Set("fusedOpGaps", Napi::Function::New(env, FusedOpGapsExport));
   exports.Set("fusedOpRun", Napi::Function::New(env, FusedOpRunExport));
+  exports.Set("attentionCheck", Napi::Function::New(env, AttentionCheckExport));
+  exports.Set("timeDecodeAttention", Napi::Function::New(env, TimeDecodeAttentionExport));
 }
 
 }  // namespace

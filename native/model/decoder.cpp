@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "bridge/errors.h"
+#include "model/attention.h"
 #include "model/fused_ops.h"
 #include "model/lora.h"
 
@@ -267,10 +268,15 @@ at::Tensor Decoder::Linear(const at::Tensor& x, const std::string& prefix, bool 
   return at::linear(x, W(prefix + ".weight"), bias ? std::optional<at::Tensor>(W(prefix + ".bias")) : std::nullopt);
 }
 
-at::Tensor Decoder::ResidualLinear(const at::Tensor& x, const at::Tensor& in, const std::string& prefix, bool bias) {
+at::Tensor Decoder::ResidualLinear(const at::Tensor& x, const at::Tensor& in, const std::string& prefix, bool bias, bool in_place) {
   const bool merged = MergedForward() && lora_params_.count(LoraKey(prefix, 'A'));
   const at::Tensor w = merged ? MergedWeight(prefix + ".weight", {prefix + ".weight"}) : W(prefix + ".weight");
   if (bias) return x + at::linear(in, w, W(prefix + ".bias"));
+  if (in_place && x.is_contiguous()) {
+    // One GEMM accumulating into x (out of place, a copy of x comes first).
+    x.view({-1, x.size(-1)}).addmm_(in.reshape({-1, in.size(-1)}), w.t());
+    return x;
+  }
   return at::addmm(x.reshape({-1, x.size(-1)}), in.reshape({-1, in.size(-1)}), w.t()).view(x.sizes());
 }
 
@@ -468,15 +474,16 @@ at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
     // plain multi-head over the kv heads (no GQA expansion of the cache); the row mask [B, 1, 1, S] applies to every
     // query row alike, and on CUDA the kernel stops at each row's length instead.
     attn = DecodeAttention(q.reshape({B, Hk, groups, D}), cache->k[i], cache->v[i], f.allowed, S, f.scale, f.live).reshape({B, Hq, 1, D});
-  } else if (f.causal_only) {
-    // No padding and no past: plain causal attention, which lets sdpa pick its fused kernel (sharing key/value heads
-    // among their query heads itself, as transformers does).
-    attn = at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true, f.scale, groups > 1);
   } else {
-    attn = at::scaled_dot_product_attention(q, k, v, f.allowed, 0.0, false, f.scale, /*enable_gqa=*/groups > 1);
+    // A prompt, a scored sequence, the train step: causal attention when there is no padding and no past (sdpa's
+    // flash kernel), else with the mask; the key/value heads passed as model/attention.h chooses, so that masked
+    // grouped-query attention stays on a fused kernel on every torch this builds against.
+    attn = SequenceAttention(q, k, v, f.causal_only ? at::Tensor() : f.allowed, f.causal_only, f.scale, groups);
   }
   attn = attn.transpose(1, 2).reshape({B, T, Hq * D});
-  x = ResidualLinear(x, attn, a + "o_proj", c.o_bias);
+  // The residual adds in place where nothing else holds x: under inference mode (the engine; no gradient
+  // checkpointing keeps a layer's input there) the layer's input, and without gradients the sum this layer made.
+  x = ResidualLinear(x, attn, a + "o_proj", c.o_bias, c10::InferenceMode::is_enabled());
   if (const at::Tensor d = LoraDelta(attn, i, "o_proj"); d.defined()) x = x + d;
 
   const std::string m = p + "mlp.";
@@ -487,7 +494,8 @@ at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
   static const std::vector<std::string> kGateUp = {"gate_proj", "up_proj"};
   const at::Tensor gu = WithLora(at::linear(post, gu_w, gu_b), post, i, kGateUp);
   const at::Tensor act = fused ? SwiGlu(gu) : SwiGluReference(gu);
-  x = ResidualLinear(x, act, m + "down_proj", c.mlp_bias);
+  x = ResidualLinear(x, act, m + "down_proj", c.mlp_bias,
+                     c10::InferenceMode::is_enabled() || (!at::GradMode::is_enabled() && !x.is_same(x_in)));
   if (const at::Tensor d = LoraDelta(act, i, "down_proj"); d.defined()) x = x + d;
   return x;
 }
@@ -514,16 +522,18 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
   // A padded query row sees no real token before it; letting it see itself keeps its softmax finite (SPEC §9), and
   // nothing reads that row's result.
   const auto long_opts = at::TensorOptions().dtype(at::kLong).device(device_);
-  const at::Tensor k_index = at::arange(0, S, long_opts).view({1, S});
-  if (f.slot) {
+  if (f.slot && T == 1 && cache->live_keys)
+    f.live = DecodeAttentionInputs(cache->write_at, c.num_key_value_heads, f.groups, cache->k[0].size(2));
+  // A decode step whose attention reads live lengths (CUDA) needs no mask; float64 falls back to the masked form.
+  const bool mask_unused = !f.live.empty() && compute_dtype_ != at::kDouble;
+  const at::Tensor k_index = mask_unused ? at::Tensor() : at::arange(0, S, long_opts).view({1, S});
+  if (f.slot && !mask_unused) {
     const at::Tensor q_column = cache->write_at.view({B, 1, 1}) + at::arange(0, T, long_opts).view({1, T, 1});  // [B, T, 1]
     f.allowed = (k_index.view({1, 1, S}) <= q_column).view({B, 1, T, S});
   }
   const at::Tensor q_index = f.slot ? at::Tensor() : at::arange(past, S, long_opts).view({T, 1});
   if (!f.slot) f.allowed = (k_index <= q_index).view({1, 1, T, S});
   f.causal_only = !f.slot && !attention_mask.defined() && past == 0;
-  if (f.slot && T == 1 && cache->live_keys)
-    f.live = DecodeAttentionInputs(cache->write_at, c.num_key_value_heads, f.groups, cache->k[0].size(2));
   if (attention_mask.defined()) {
     const at::Tensor key_real = attention_mask.to(device_).to(at::kBool).view({B, 1, 1, S});
     f.allowed = (f.allowed & key_real) | (k_index == q_index).view({1, 1, T, S});

@@ -172,8 +172,9 @@ class Decoder {
   at::Tensor Fused(const std::string& fused, const std::vector<std::string>& parts);
   at::Tensor RmsNorm(const at::Tensor& x, const std::string& weight);
   at::Tensor Linear(const at::Tensor& x, const std::string& prefix, bool bias);
-  // x + linear(in, prefix), in one multiply-add where there is no bias.
-  at::Tensor ResidualLinear(const at::Tensor& x, const at::Tensor& in, const std::string& prefix, bool bias);
+  // x + linear(in, prefix), in one multiply-add where there is no bias; with `in_place` (no bias, x contiguous),
+  // accumulated into x itself, which the caller must own.
+  at::Tensor ResidualLinear(const at::Tensor& x, const at::Tensor& in, const std::string& prefix, bool bias, bool in_place = false);
   // RoPE's factors for positions [B, T]: cos [B, T, 1, head_dim] and sin with rotate_half's sign folded in, so that
   // RoPE(x) = x * cos + roll(x, head_dim / 2) * sin.
   std::pair<at::Tensor, at::Tensor> Rope(const at::Tensor& position_ids);

@@ -2,6 +2,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <cmath>
+#include <chrono>
 #include <limits>
 #include <torch/library.h>
 
@@ -9,6 +10,8 @@
 
 #ifdef LAMER_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
 #endif
 #ifdef LAMER_WITH_CUDA_KERNELS
 
@@ -92,6 +95,8 @@ at::Tensor DecodeAttentionCuda(const at::Tensor& q, const at::Tensor& k_cache, c
   if (live.size() != 3 || q.scalar_type() == at::kDouble) return DecodeAttentionReference(q, k_cache, v_cache, allowed, width, scale);
   const int64_t B = q.size(0), Hk = q.size(1), G = q.size(2), D = q.size(3), capacity = k_cache.size(2);
   if (!k_cache.is_contiguous() || !v_cache.is_contiguous()) Fail("E_ARG", "lamer::decode_attention: the caches must be contiguous");
+  // Custom operators get no device guard from the dispatcher: the tensors' device, made current for the call.
+  const c10::cuda::CUDAGuard device_guard(q.device());
   const at::Tensor query = q.reshape({1, B * Hk * G, 1, D});
   const at::Tensor key = k_cache.view({1, B * Hk * capacity, 1, D});
   const at::Tensor value = v_cache.view({1, B * Hk * capacity, 1, D});
@@ -154,8 +159,12 @@ void Check(const char* op, const std::string& error) {
   if (!error.empty()) Fail("E_TORCH", std::string(op) + ": " + error);
 }
 
+// Each launch below runs on its tensor's device and that device's current stream: a custom operator gets no device
+// guard from the dispatcher (ATen's own operators do), so on a model placed on cuda:1 the launch would otherwise go to
+// whichever device is current on the calling thread.
 at::Tensor RotaryCuda(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   CheckRows("lamer::rotary", x, 4);
+  const c10::cuda::CUDAGuard device_guard(x.device());
   const at::Tensor c = cos.to(x.scalar_type()).expand(x.sizes()), s = sin.to(x.scalar_type()).expand(x.sizes());
   if (c.stride(-1) != 1 || s.stride(-1) != 1 || c.strides() != s.strides()) Fail("E_ARG", "lamer::rotary: cos and sin must share a layout");
   at::Tensor out = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
@@ -163,18 +172,19 @@ at::Tensor RotaryCuda(const at::Tensor& x, const at::Tensor& cos, const at::Tens
   const cuda::RowLayout layout{x.size(0),   x.size(1),   x.size(2),   x.stride(0), x.stride(1),
                                x.stride(2), c.stride(0), c.stride(1), c.stride(2), x.size(3)};
   Check("lamer::rotary", cuda::rotary(x.data_ptr(), c.data_ptr(), s.data_ptr(), out.data_ptr(), layout, CudaDType("lamer::rotary", x),
-                                      at::cuda::getCurrentCUDAStream().stream()));
+                                      at::cuda::getCurrentCUDAStream(x.device().index()).stream()));
   return out;
 }
 
 at::Tensor SwiGluCuda(const at::Tensor& gate_up) {
+  const c10::cuda::CUDAGuard device_guard(gate_up.device());
   const at::Tensor in = gate_up.contiguous();
   const int64_t half = in.size(-1) / 2;
   std::vector<int64_t> shape = in.sizes().vec();
   shape.back() = half;
   at::Tensor out = at::empty(shape, in.options());
   Check("lamer::swiglu", cuda::swiglu(in.data_ptr(), out.data_ptr(), in.numel() / in.size(-1), half, CudaDType("lamer::swiglu", in),
-                                      at::cuda::getCurrentCUDAStream().stream()));
+                                      at::cuda::getCurrentCUDAStream(in.device().index()).stream()));
   return out;
 }
 
@@ -184,10 +194,12 @@ void KvWriteCuda(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, 
   if (!k_cache.is_contiguous() || !v_cache.is_contiguous()) Fail("E_ARG", "lamer::kv_write_: the caches must be contiguous");
   if (write_at.scalar_type() != at::kLong || !write_at.is_contiguous())
     Fail("E_ARG", "lamer::kv_write_: write_at must be contiguous int64");
+  const c10::cuda::CUDAGuard device_guard(k_cache.device());
   const cuda::KvLayout layout{k.size(0),   k.size(1),   k.size(2),   k.size(3),   k_cache.size(2), k.stride(0),
                               k.stride(1), k.stride(2), v.stride(0), v.stride(1), v.stride(2)};
-  Check("lamer::kv_write_", cuda::kv_write(k_cache.data_ptr(), v_cache.data_ptr(), k.data_ptr(), v.data_ptr(), write_at.data_ptr<int64_t>(),
-                                           layout, CudaDType("lamer::kv_write_", k), at::cuda::getCurrentCUDAStream().stream()));
+  Check("lamer::kv_write_",
+        cuda::kv_write(k_cache.data_ptr(), v_cache.data_ptr(), k.data_ptr(), v.data_ptr(), write_at.data_ptr<int64_t>(), layout,
+                       CudaDType("lamer::kv_write_", k), at::cuda::getCurrentCUDAStream(k_cache.device().index()).stream()));
 }
 
 }  // namespace
@@ -227,6 +239,41 @@ void KvWrite_(at::Tensor& k_cache, at::Tensor& v_cache, const at::Tensor& k, con
                              .findSchemaOrThrow("lamer::kv_write_", "")
                              .typed<void(at::Tensor&, at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
   op.call(k_cache, v_cache, k, v, write_at);
+}
+
+double TimeDecodeAttention(at::Device device, at::ScalarType dtype, int64_t kv_heads, int64_t groups, int64_t head_dim, int64_t capacity,
+                           const std::vector<int64_t>& lengths, int64_t iters) {
+  if (lengths.empty() || iters < 1) Fail("E_ARG", "timeDecodeAttention: needs rows and iters >= 1");
+  int64_t longest = 0;
+  for (const int64_t n : lengths) {
+    if (n < 1 || n > capacity) Fail("E_ARG", "timeDecodeAttention: every length must be in [1, capacity]");
+    longest = std::max(longest, n);
+  }
+  at::NoGradGuard no_grad;
+  const int64_t B = static_cast<int64_t>(lengths.size());
+  const auto opts = at::TensorOptions().dtype(dtype).device(device);
+  const at::Tensor q = at::randn({B, kv_heads, groups, head_dim}, opts);
+  const at::Tensor kc = at::randn({B, kv_heads, capacity, head_dim}, opts), vc = at::randn({B, kv_heads, capacity, head_dim}, opts);
+  std::vector<int64_t> last(lengths.begin(), lengths.end());
+  for (auto& n : last) n -= 1;
+  const at::Tensor write_at = at::tensor(last, at::TensorOptions().dtype(at::kLong)).to(device);
+  int64_t width = 1;
+  while (width < longest) width *= 2;
+  width = std::min(width, capacity);
+  const at::Tensor allowed = (at::arange(0, width, write_at.options()).view({1, width}) <= write_at.view({B, 1})).view({B, 1, 1, width});
+  const std::vector<at::Tensor> live = DecodeAttentionInputs(write_at, kv_heads, groups, capacity);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  const auto sync = [&] {
+#ifdef LAMER_WITH_CUDA
+    if (device.is_cuda()) c10::cuda::device_synchronize();
+#endif
+  };
+  DecodeAttention(q, kc, vc, allowed, width, scale, live);
+  sync();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iters; ++i) DecodeAttention(q, kc, vc, allowed, width, scale, live);
+  sync();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / static_cast<double>(iters);
 }
 
 FusedOpGaps MeasureFusedOpGaps(at::Device device, at::ScalarType dtype, uint64_t seed) {

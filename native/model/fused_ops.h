@@ -56,6 +56,13 @@ FusedOpGaps MeasureFusedOpGaps(at::Device device, at::ScalarType dtype, uint64_t
 // copied to the CPU as float64, so that a test can check them against a reference of its own.
 std::vector<std::pair<std::string, at::Tensor>> RunFusedOps(at::Device device, at::ScalarType dtype, uint64_t seed);
 
+// Seconds per call of decode attention alone (one layer of a decode step): rows of `lengths` live keys each, `kv_heads`
+// heads of `groups` query heads of `head_dim`, caches of `capacity` columns, random values of `dtype` on `device`;
+// the mean of `iters` calls after a warm-up, the device synchronised before and after. For the GPU bench: its live
+// keys/values over this time is the bandwidth the kernel reaches.
+double TimeDecodeAttention(at::Device device, at::ScalarType dtype, int64_t kv_heads, int64_t groups, int64_t head_dim, int64_t capacity,
+                           const std::vector<int64_t>& lengths, int64_t iters);
+
 // The same three through their composite ATen forms (what the fused ones are checked against).
 at::Tensor RotaryReference(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 at::Tensor SwiGluReference(const at::Tensor& gate_up);

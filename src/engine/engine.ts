@@ -78,6 +78,9 @@ export interface EngineStats {
   graphSteps: number;
   /** CUDA graphs held after the last call. */
   graphs: number;
+  /** Nodes of the largest CUDA graph captured so far: the kernels, copies and memsets one decode step of the biggest
+   * bucket launches on the GPU (0 without graphs). */
+  graphNodes: number;
   /** Why CUDA graph capture was turned off, once it has been. */
   graphError?: string;
   /**
@@ -144,6 +147,7 @@ export class Engine {
     slotCapacity: 0,
     graphSteps: 0,
     graphs: 0,
+    graphNodes: 0,
     kvBytesRead: 0,
     kvBytesLive: 0,
   };
@@ -189,6 +193,25 @@ export class Engine {
     this.#stats.graphs = out.graphs;
     if (out.error !== undefined) this.#stats.graphError = out.error;
     return { graphs: out.graphs, ms: performance.now() - start, ...(out.error !== undefined ? { error: out.error } : {}) };
+  }
+
+  /**
+   * Frees what an idle engine holds on its device: the KV cache, the CUDA graphs and their memory pool, the prefix
+   * cache (on CUDA the freed memory goes back to the device). The next request allocates them again (and captures
+   * its graphs again). A trainer calls it between a rollout and its update, so that the train step has that memory.
+   */
+  async release(): Promise<void> {
+    await this.#ready;
+    const native = this.#native;
+    if (!native) throw new LamerError('E_DISPOSED', 'this Engine was disposed');
+    if (this.#running || this.#live.size > 0 || this.#queue.length > 0) {
+      throw new LamerError('E_ARG', 'engine.release: the engine is generating; call it once every request has finished');
+    }
+    await native.release();
+    this.#stats.graphs = 0;
+    this.#stats.graphNodes = 0;
+    this.#stats.slotCapacity = 0;
+    this.#stats.cachedPrefixTokens = 0;
   }
 
   /**
@@ -340,6 +363,7 @@ export class Engine {
         this.#stats.slotCapacity = out.capacity;
         this.#stats.graphSteps += out.graphSteps;
         this.#stats.graphs = out.graphs;
+        this.#stats.graphNodes = out.graphNodes;
         this.#stats.kvBytesRead += out.kvBytesRead;
         this.#stats.kvBytesLive += out.kvBytesLive;
         if (out.graphError !== undefined) this.#stats.graphError = out.graphError;

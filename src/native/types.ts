@@ -259,6 +259,21 @@ interface ModelExports {
   fusedOpGaps(device: string, dtype: NativeDType, seed: number): { rotary: number; swiglu: number; kvWrite: number; decodeAttention: number };
   /** The fused decoder operators' inputs and outputs on seeded random inputs, by name, as float64, for tests' own references. */
   fusedOpRun(device: string, dtype: NativeDType, seed: number): Record<string, { shape: number[]; data: Float64Array }>;
+  /** Grouped key/value heads passed to sdpa shared against repeated (largest gap over outputs and gradients), and what
+   * the decoder's sequence attention picks on `device` (native/model/attention.h); for the tests. */
+  attentionCheck(device: string, dtype: NativeDType, seed: number): { gap: number; masked: NativeAttentionPlan; causal: NativeAttentionPlan };
+  /** Seconds per call of a decode step's attention alone (one layer; native/model/fused_ops.h), for the GPU bench. */
+  timeDecodeAttention(
+    device: string,
+    dtype: NativeDType,
+    shape: { kvHeads: number; groups: number; headDim: number; capacity: number; lengths: number[]; iters: number },
+  ): number;
+}
+
+export interface NativeAttentionPlan {
+  heads: 'shared' | 'expanded';
+  /** sdpa's backend for that call: 'flash_attention', 'efficient_attention', 'math', ... */
+  backend: string;
 }
 
 // ---- engine (native/engine/binding.cpp) ----------------------------------------------------------------------------
@@ -317,6 +332,9 @@ export interface NativeEngineStepResult {
   graphSteps: number;
   /** CUDA graphs the engine holds now. */
   graphs: number;
+  /** Nodes of the largest graph captured (kernels, copies, memsets of one decode step of the biggest bucket); 0 when
+   * none is held. */
+  graphNodes: number;
   /** Whether decode steps are captured as CUDA graphs (CUDA, option on, no failed capture). */
   graphsEnabled: boolean;
   /** Why CUDA graph capture was turned off, once it has been. */
@@ -333,6 +351,9 @@ export interface NativeEngine extends Handle<'NativeEngine'> {
   step(add: NativeEngineRequest[], cancel: number[], maxSteps: number, clearPrefixCache?: boolean): Promise<NativeEngineStepResult>;
   /** Captures the CUDA graphs of every bucket for rows sampling so, up to `columns` (an idle engine only). */
   capture(sampling: NativeSamplingParams, columns: number): Promise<{ graphs: number; error?: string }>;
+  /** Frees the KV cache, the step buffers, the CUDA graphs (their pool) and the prefix cache (an idle engine only);
+   * the next request allocates them again. */
+  release(): Promise<void>;
   dispose(): void;
 }
 

@@ -182,6 +182,9 @@ class NativeRuntime implements PolicyRuntime {
   }
 
   async update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics> {
+    // The rollout is over: the engine's KV cache, CUDA graphs and prefix cache (stale after this update anyway) make
+    // room for the train step's activations; the next rollout allocates them again.
+    await this.#client.engine.release();
     const optimizer = this.#rlOptimizer();
     const options = stepOptionsFromConfig(config);
     // With LoRA the reference is the policy's own base, its adapter off (the optimizer's default): no second copy.

@@ -7,6 +7,7 @@ import { Engine, type EngineRequest } from '../../../src/engine/index.js';
 import { Optimizer } from '../../../src/train/optimizer.js';
 import { Policy } from '../../../src/model/policy.js';
 import { tinyConfig, tinyPolicy } from '../train/step-helpers.js';
+import { addon } from '../../../src/native/addon.js';
 import { greedyByFullForwards } from './full-forwards.js';
 import { randomIds, rng, tempDir } from '../../helpers/index.js';
 
@@ -151,5 +152,48 @@ describe('prefix cache', () => {
     await engine.generate(greedy(a));
     expect(engine.stats().reusedPromptTokens - reused).toBe(39); // emptied before that step: a computed again
     expect(engine.stats().cachedPrefixTokens).toBe(40);
+  });
+
+  it('keeps each finished prompt as one tensor: one stack of every layer, not a clone per layer and side', async () => {
+    await using policy = await tinyPolicy(24, { vocab: V, layers: 6 });
+    const prompts = [randomIds(rng(1), 9, V), randomIds(rng(2), 11, V)];
+    // Operators a generate dispatches with the prefix cache on, less the same generate with it off: what keeping the
+    // two finished prompts costs.
+    const ops = async (prefixCacheBytes?: number): Promise<Record<string, number>> => {
+      await using engine = new Engine(policy, { slots: 2, prefixCacheBytes });
+      await Promise.all(prompts.map((p) => engine.generate(greedy(p)))); // first use: weight copies and buffers
+      await using fresh = new Engine(policy, { slots: 2, prefixCacheBytes });
+      addon().opCounterStart();
+      try {
+        await Promise.all(prompts.map((p) => fresh.generate(greedy(p))));
+      } catch (e) {
+        addon().opCounterStop();
+        throw e;
+      }
+      return addon().opCounterStop().byName;
+    };
+    const on = await ops();
+    const off = await ops(0);
+    const extra = (name: string): number => (on[name] ?? 0) - (off[name] ?? 0);
+    expect(extra('aten::clone')).toBe(0);
+    expect(extra('aten::stack')).toBe(prompts.length);
+  });
+
+  it('release() frees an idle engine, which then generates as a fresh one; it refuses while requests run', async () => {
+    await using policy = await tinyPolicy(25, { vocab: V, layers: 2 });
+    await using engine = new Engine(policy, { slots: 4 });
+    const prompts = [randomIds(rng(3), 12, V), randomIds(rng(4), 30, V)];
+    const before = await Promise.all(prompts.map((p) => engine.generate(greedy(p))));
+    expect(engine.stats().slotCapacity).toBeGreaterThan(0);
+    expect(engine.stats().cachedPrefixTokens).toBeGreaterThan(0);
+    await engine.release();
+    expect(engine.stats().slotCapacity).toBe(0);
+    expect(engine.stats().cachedPrefixTokens).toBe(0);
+    const after = await Promise.all(prompts.map((p) => engine.generate(greedy(p))));
+    expect(after.map((x) => Array.from(x.tokens))).toEqual(before.map((x) => Array.from(x.tokens)));
+    expect(engine.stats().reusedPromptTokens).toBe(0); // nothing was kept across the release
+    const running = engine.generate(greedy(prompts[0]));
+    await expect(engine.release()).rejects.toMatchObject({ code: 'E_ARG' });
+    await running;
   });
 });

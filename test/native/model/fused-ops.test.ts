@@ -203,3 +203,34 @@ describe('fused decoder operators', () => {
     }
   }, 120_000);
 });
+
+// native/model/attention.h: the attention of prompts, scoring and the train step passes grouped key/value heads to sdpa
+// shared (enable_gqa) or repeated to the query heads, whichever keeps sdpa on a fused kernel; both must give the same
+// numbers, forward and backward.
+describe('sequence attention', () => {
+  it('shared and repeated key/value heads give the same outputs and gradients on the CPU, which keeps them shared', () => {
+    for (const [dtype, tolerance] of [
+      ['float64', 1e-12],
+      ['float32', 1e-5],
+    ] as const) {
+      for (const seed of [1, 2]) {
+        const c = addon().attentionCheck('cpu', dtype, seed);
+        expect(c.gap, `${dtype} seed ${seed}`).toBeLessThan(tolerance);
+        expect(c.masked.heads).toBe('shared');
+        expect(c.causal.heads).toBe('shared');
+      }
+    }
+  });
+
+  it.skipIf(!gpu.ok)(gpuTitle('on CUDA, masked and causal grouped-query attention with gradients run a fused kernel, not math'), () => {
+    for (const [dtype, tolerance] of [
+      ['bfloat16', 0.05],
+      ['float32', 1e-4],
+    ] as const) {
+      const c = addon().attentionCheck('cuda', dtype, 3);
+      expect(c.gap, dtype).toBeLessThan(tolerance);
+      expect(c.masked.backend, `${dtype} masked (${c.masked.heads} heads)`).not.toBe('math');
+      expect(c.causal.backend, `${dtype} causal (${c.causal.heads} heads)`).not.toBe('math');
+    }
+  });
+});
