@@ -1,9 +1,10 @@
 // What `lamer report PATH` finds under PATH, kept apart: a run (a folder with metrics.jsonl), a comparison job (a
 // folder whose method sub-runs each have metrics.jsonl, and eval.json once it finished), or a folder of either (seeds
 // of one job side by side, or unrelated runs). Every value read from a file is checked before it is drawn.
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { LamerError } from '../errors.js';
+import { readRegularFile } from '../util/fs.js';
 import { readTaskSet } from '../eval/evaluate.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from '../train/events.js';
 
@@ -49,7 +50,7 @@ export function readMetrics(runDir: string): ReadMetrics {
   if (!existsSync(path)) throw new LamerError('E_IO', `no metrics.jsonl in ${runDir}: is it a run folder?`);
   const events: TrainerEvent[] = [];
   let skipped = 0;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  for (const line of readRegularFile(path, 'E_IO').split('\n')) {
     if (!line.trim()) continue;
     let parsed: unknown;
     try {

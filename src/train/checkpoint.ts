@@ -1,14 +1,16 @@
 // Checkpoints are folders written under a temporary name and renamed into place, and `latest` is a small file
 // replaced by rename: a process killed at any moment leaves the previous checkpoint intact and resumable.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { LamerError } from '../errors.js';
-import { makeDirs, writeFileAtomic } from '../util/fs.js';
+import { makeDirs, readRegularFile, writeFileAtomic } from '../util/fs.js';
 import { processAlive } from '../util/process.js';
 
 export { writeFileAtomic };
 
 export const LATEST_FILE = 'latest';
+/** Bytes `latest` may have (it holds a folder name). */
+export const LATEST_MAX_BYTES = 4096;
 
 function fsyncDir(dir: string): void {
   try {
@@ -74,11 +76,14 @@ export function listCheckpoints(checkpointsDir: string): string[] {
     .sort();
 }
 
-/** The folder of the newest complete checkpoint, or undefined when there is none. */
+/**
+ * The folder of the newest complete checkpoint, or undefined when there is none. `latest` is read only when it is a
+ * regular file of at most LATEST_MAX_BYTES (E_CHECKPOINT otherwise: a named pipe would block, a device never end).
+ */
 export function latestCheckpoint(checkpointsDir: string): string | undefined {
   const pointer = join(checkpointsDir, LATEST_FILE);
   if (existsSync(pointer)) {
-    const name = readFileSync(pointer, 'utf8').trim();
+    const name = readRegularFile(pointer, 'E_CHECKPOINT', LATEST_MAX_BYTES).trim();
     if (/^ckpt-\d+$/.test(name) && existsSync(join(checkpointsDir, name))) return join(checkpointsDir, name);
   }
   // `latest` lost or pointing nowhere: fall back to the newest complete folder.
@@ -120,10 +125,14 @@ export function cleanInterruptedCheckpoints(checkpointsDir: string): number {
   return removed;
 }
 
+/** Bytes a run's JSON state file (config.json, eval.json, a checkpoint's metadata) may have. */
+export const RUN_JSON_MAX_BYTES = 64 * 2 ** 20;
+
+/** A run's JSON file, read as a regular file of at most RUN_JSON_MAX_BYTES; E_CHECKPOINT naming it otherwise. */
 export function readJson<T>(path: string, what: string): T {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as T;
+    return JSON.parse(readRegularFile(path, 'E_CHECKPOINT', RUN_JSON_MAX_BYTES)) as T;
   } catch (e) {
-    throw new LamerError('E_CHECKPOINT', `${what} ${path} could not be read: ${(e as Error).message}`);
+    throw new LamerError('E_CHECKPOINT', `${what} ${path} could not be read: ${(e as Error).message}`, { cause: e });
   }
 }

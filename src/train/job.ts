@@ -1,8 +1,8 @@
 // Jobs the CLI runs: one training run, or a comparison (one shared warm start, then each method trained from it at
 // an equal episode budget and evaluated on the same held-out tasks), with eval.json and a pass@k table at the end.
 // Every comparison also evaluates the chance players on the same tasks (SPEC §11), so its table says where chance is.
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { makeDirs } from '../util/fs.js';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { makeDirs, readRegularFile } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison, type PairedComparison } from '../eval/compare.js';
 import { formatReflectionChecks } from '../eval/evaluate.js';
@@ -12,7 +12,7 @@ import { validateConfig, type TrainerConfig } from './config.js';
 import { readableJson } from '../util/json.js';
 import { LamerError, hasCode } from '../errors.js';
 import { LOCK_FILE, claimRunFolder, type RunFolderClaim } from './run-lock.js';
-import { listCheckpoints, removeStaleTemporaries, writeFileAtomic } from './checkpoint.js';
+import { RUN_JSON_MAX_BYTES, listCheckpoints, removeStaleTemporaries, writeFileAtomic } from './checkpoint.js';
 import type { EvalEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import { isCheckpointDir } from '../model/policy.js';
@@ -220,7 +220,7 @@ export function existingRun(runDir: string): 'finished' | 'started' | undefined 
 function readFinished(runDir: string): EvalSummary[] {
   const path = join(runDir, 'eval.json');
   try {
-    const results = JSON.parse(readFileSync(path, 'utf8')) as EvalSummary[];
+    const results = JSON.parse(readRegularFile(path, 'E_CHECKPOINT', RUN_JSON_MAX_BYTES)) as EvalSummary[];
     if (!Array.isArray(results)) throw new Error('expected a list of evaluations');
     return results;
   } catch (e) {

@@ -4,15 +4,15 @@
 // folder of their own (config.json, eval.json, compare.json, each method's transcripts), which `lamer compare` and the
 // results script read like any job's. This is how a setting chosen on one set of tasks is confirmed on tasks nothing
 // has scored (SPEC §11) without training again.
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LamerError } from '../errors.js';
 import { describeTaskSet } from '../eval/evaluate.js';
 import { isChanceMethod, TRAINED_METHODS, type Method } from '../eval/methods.js';
 import { transcriptJsonLines } from '../eval/transcripts.js';
-import { makeDirs } from '../util/fs.js';
+import { makeDirs, readRegularFile } from '../util/fs.js';
 import { readableJson } from '../util/json.js';
-import { latestCheckpoint, writeFileAtomic } from './checkpoint.js';
+import { RUN_JSON_MAX_BYTES, latestCheckpoint, writeFileAtomic } from './checkpoint.js';
 import { validateConfig, type TrainerConfig } from './config.js';
 import { evalSummary, existingRun, summarizeEvaluations, type EvalSummary, type JobResult } from './job.js';
 import { createNativeRuntime } from './native-runtime.js';
@@ -37,7 +37,7 @@ export interface RescoreOptions {
 
 function readJson(path: string, what: string): unknown {
   try {
-    return JSON.parse(readFileSync(path, 'utf8'));
+    return JSON.parse(readRegularFile(path, 'E_ARG', RUN_JSON_MAX_BYTES));
   } catch (e) {
     throw new LamerError('E_ARG', `${path}: cannot read ${what} (${(e as Error).message})`);
   }

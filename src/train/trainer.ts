@@ -1,8 +1,8 @@
 // The training loop (SPEC §2-§7): rollout -> advantages -> update, evaluation every k iterations, atomic
 // checkpoints, exact resume. `Trainer.run()` is an async iterator of typed events; every event is also appended
 // to the run folder's metrics.jsonl.
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { makeDirs } from '../util/fs.js';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import { makeDirs, readRegularFile } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { computeAdvantages } from '../algo/index.js';
 import { estimatorOptions } from '../algo/options.js';
@@ -212,7 +212,7 @@ export class Trainer {
     const path = join(this.runDir, 'metrics.jsonl');
     if (!existsSync(path)) return [];
     const kept: TrainerEvent[] = [];
-    for (const line of readFileSync(path, 'utf8').split('\n')) {
+    for (const line of readRegularFile(path, 'E_CHECKPOINT').split('\n')) {
       if (!line.trim()) continue;
       let e: TrainerEvent;
       try {

@@ -2,13 +2,13 @@
 // from their folders and prints pass@k per method and run, the paired task bootstrap inside each run, and across runs
 // the mean difference with a Student-t interval over the runs. The table comes from the run folders alone, so nothing
 // is pooled by hand.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { compareRuns, formatRunsComparison, type RunEvaluation } from '../../eval/across-runs.js';
 import { readTaskSet } from '../../eval/evaluate.js';
 import { LamerError } from '../../errors.js';
-import { writeFileAtomic } from '../../train/checkpoint.js';
-import { ensureParentDir } from '../../util/fs.js';
+import { RUN_JSON_MAX_BYTES, writeFileAtomic } from '../../train/checkpoint.js';
+import { ensureParentDir, readRegularFile } from '../../util/fs.js';
 import { readableJson } from '../../util/json.js';
 import { parseCommandLine } from '../args.js';
 import type { Command } from '../command.js';
@@ -32,8 +32,9 @@ export function readRunEvaluation(dir: string): RunEvaluation {
     throw new LamerError('E_ARG', `${dir}: no eval.json; pass run folders whose job has finished (e.g. runs/default-seed0)`);
   }
   let results: RunEvaluation['results'];
+  const text = readRegularFile(path, 'E_ARG', RUN_JSON_MAX_BYTES);
   try {
-    results = JSON.parse(readFileSync(path, 'utf8')) as RunEvaluation['results'];
+    results = JSON.parse(text) as RunEvaluation['results'];
   } catch (e) {
     throw new LamerError('E_ARG', `${path}: not valid JSON (${(e as Error).message})`);
   }
@@ -51,7 +52,14 @@ export function readRunEvaluation(dir: string): RunEvaluation {
   let seed: number | undefined;
   for (const config of [join(dir, 'config.json'), join(dir, results[0].method, 'config.json')]) {
     if (!existsSync(config)) continue;
-    const value = (JSON.parse(readFileSync(config, 'utf8')) as { seed?: unknown }).seed;
+    let parsed: { seed?: unknown } | null;
+    const text = readRegularFile(config, 'E_ARG', RUN_JSON_MAX_BYTES);
+    try {
+      parsed = JSON.parse(text) as { seed?: unknown } | null;
+    } catch (e) {
+      throw new LamerError('E_ARG', `${config}: not valid JSON (${(e as Error).message})`);
+    }
+    const value = parsed?.seed;
     if (typeof value === 'number') {
       seed = value;
       break;

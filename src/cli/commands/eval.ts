@@ -1,13 +1,13 @@
 // `lamer eval`: pass@1..N of a checkpoint on held-out tasks, for one or more methods' trial modes.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison } from '../../eval/compare.js';
 import { describeTaskSet, formatReflectionChecks } from '../../eval/evaluate.js';
 import { evalTrialMode, isChanceMethod, isMethod, type Method } from '../../eval/methods.js';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { loadConfig } from '../../train/config.js';
-import { writeFileAtomic } from '../../train/checkpoint.js';
-import { ensureParentDir } from '../../util/fs.js';
+import { RUN_JSON_MAX_BYTES, writeFileAtomic } from '../../train/checkpoint.js';
+import { ensureParentDir, readRegularFile } from '../../util/fs.js';
 import { readableJson } from '../../util/json.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
 import { evalSummary } from '../../train/job.js';
@@ -60,8 +60,10 @@ export function runConfigBeside(model: string): string | undefined {
     const path = join(runDir, 'config.json');
     if (basename(join(dir, '..')) !== 'checkpoints' && runDir !== dir) continue;
     if (!existsSync(path)) continue;
+    // A named pipe or device here is refused (E_CHECKPOINT naming it), not read; text that is not JSON is no run config.
+    const text = readRegularFile(path, 'E_CHECKPOINT', RUN_JSON_MAX_BYTES);
     try {
-      const c = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+      const c = JSON.parse(text) as Record<string, unknown>;
       // A run config (not a model's config.json, which a checkpoint folder also holds).
       if (c && typeof c === 'object' && 'env' in c && 'method' in c && 'trial' in c) return path;
     } catch {
