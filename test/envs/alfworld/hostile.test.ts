@@ -204,6 +204,11 @@ describe("alfworld game files: PDDL that Fast Downward's translator rejects is r
     refused(() => play(tinyFile({ pddl_problem: tinyProblem(3).replace('(:objects', '(:objects t1 - thing') })), /t1 is declared twice/);
   });
 
+  it("a problem for another domain than the game's", () => {
+    refused(() => play(tinyFile({ pddl_problem: tinyProblem(3).replace('(:domain tiny)', '(:domain other)') })), 'pddl_problem', /domain other/);
+    refused(() => play(tinyFile({ pddl_problem: tinyProblem(3).replace('(:domain tiny)', '') })), 'pddl_problem', /no \(:domain NAME\)/);
+  });
+
   it('a cycle in the type hierarchy', () => {
     const domain = tinyDomain().replace('(:types thing)', '(:types thing - a a - b b - thing)');
     refused(() => play(tinyFile({ pddl_domain: domain })), 'pddl_domain', /type cycle/);

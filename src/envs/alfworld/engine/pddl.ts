@@ -55,6 +55,8 @@ export interface Domain {
 
 export interface Problem {
   name: string;
+  /** The domain its `(:domain NAME)` names (null without one). */
+  domain: string | null;
   objects: TypedName[];
   /** Ground atoms of `:init` (numeric assignments and `=` are left out). */
   init: Array<{ pred: string; args: string[] }>;
@@ -282,12 +284,14 @@ export function parseDomain(text: string, where = 'pddl_domain'): Domain {
 export function parseProblem(text: string, where = 'pddl_problem'): Problem {
   const top = parseSExpr(text, where);
   if (top[0] !== 'define' || !isList(top[1]) || top[1][0] !== 'problem') throw pddlError(where, 'expected (define (problem NAME) ...)');
-  const problem: Problem = { name: asToken(top[1][1], where, 'the problem name'), objects: [], init: [], goal: { kind: 'true' } };
+  const problem: Problem = { name: asToken(top[1][1], where, 'the problem name'), domain: null, objects: [], init: [], goal: { kind: 'true' } };
   let hasGoal = false;
   for (const section of top.slice(2)) {
     if (!isList(section) || section.length === 0) throw pddlError(where, 'expected a (:section ...) in the problem');
     const key = asToken(section[0], where, 'a section keyword');
-    if (key === ':objects') {
+    if (key === ':domain') {
+      problem.domain = asToken(section[1], where, 'the domain name after :domain');
+    } else if (key === ':objects') {
       problem.objects.push(...parseTypedList(section.slice(1), `${where} :objects`));
     } else if (key === ':init') {
       for (const fact of section.slice(1)) {
@@ -415,6 +419,9 @@ function checkDomainNames(domain: Domain, where: string, objects: ReadonlySet<st
  * errors (and the domain, for an object an action names that neither declares).
  */
 export function checkProblem(domain: Domain, problem: Problem, where: string): void {
+  if (problem.domain !== domain.name) {
+    throw pddlError(where, `the problem is for the domain ${problem.domain ?? '(none: no (:domain NAME))'}, the game's domain is ${domain.name}`);
+  }
   for (const o of problem.objects) {
     if (!domain.types.has(o.type)) throw pddlError(where, `the object ${o.name} is of the undeclared type ${o.type}`);
   }
