@@ -21,12 +21,12 @@
 # On the project's lent device machine (no Node there): run ../shared/device/pack here first, then the device command
 # `bash scripts/device-check.sh` with carry [".device"]; node and node_modules are unpacked from .device/.
 #
-# Everything goes to $OUT (default /tmp/lamer-device-check), at most 8 files: rows.jsonl (every bench row as one JSON
-# line, appended the moment it is measured, with notes, skips and one line per stage), stages.txt (the machine, each
-# stage's outcome and time as it ends, and the command for the stages left), build.txt (on success `lamer doctor`; on
-# failure the build's first errors, compactly), and one log per stage that ran (tests.log, engine.log, train.log,
-# engine-large.log, job.log). Without a GPU the GPU stages skip, saying why; LAMER_BENCH_SMOKE=cpu runs the bench
-# stages on the CPU at toy sizes instead (bench/gpu.ts), to check the benches and this script end to end.
+# Everything goes to $OUT (default /tmp/lamer-device-check) in four files (the device machine returns at most 8):
+# rows.jsonl (every bench row as one JSON line, appended the moment it is measured, with notes, skips and one line
+# per stage), stages.txt (the machine, each stage's outcome and time as it ends, and the command for the stages
+# left), build.txt (on success `lamer doctor`; on failure the build's first errors, compactly) and log.txt (every
+# stage's output, appended as it runs). Without a GPU the GPU stages skip, saying why; LAMER_BENCH_SMOKE=cpu runs the
+# bench stages on the CPU at toy sizes instead (bench/gpu.ts), to check the benches and this script end to end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/lamer-device-check}
@@ -37,7 +37,7 @@ budget=${LAMER_DEVICE_BUDGET:-540}
 t0=$(date +%s)
 all=(engine train tests hf engine-large job)
 # Each stage's own limit in seconds (the budget left lowers it).
-declare -A cap=([build]=300 [engine]=200 [train]=120 [tests]=150 [hf]=200 [engine-large]=240 [job]=540)
+declare -A cap=([build]=450 [engine]=200 [train]=120 [tests]=150 [hf]=200 [engine-large]=240 [job]=540)
 
 wanted=("$@")
 [ ${#wanted[@]} -eq 0 ] && wanted=("${all[@]}")
@@ -145,8 +145,8 @@ run_stage() { # NAME NEEDS(gpu|bench) COMMAND...
   [ $limit -gt $((left - 15)) ] && limit=$((left - 15))
   local st=$(elapsed)
   ran=$name
-  echo "== $name (limit $limit s) =="
-  timeout --signal="${STAGE_SIGNAL:-TERM}" --kill-after=20 "$limit" "$@" 2>&1 | tee "$out/$name.log"
+  echo "== $name (limit $limit s) ==" | tee -a "$out/log.txt"
+  timeout --signal="${STAGE_SIGNAL:-TERM}" --kill-after=20 "$limit" "$@" 2>&1 | tee -a "$out/log.txt"
   local rc=${PIPESTATUS[0]} s=$(($(elapsed) - st)) what
   case $rc in
     0) what=ok ;;
@@ -154,7 +154,7 @@ run_stage() { # NAME NEEDS(gpu|bench) COMMAND...
       what="timed out at its limit of $limit s (rows measured so far are in rows.jsonl)"
       left_over+=("$name")
       ;;
-    *) what="failed (exit $rc; see $name.log)" ;;
+    *) what="failed (exit $rc; its output is in log.txt)" ;;
   esac
   say "$name: $what ($s s)"
   stage_line "$name" "$what" "$s"
