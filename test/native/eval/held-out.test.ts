@@ -3,7 +3,7 @@
 // defaults are chosen) are neither evaluation boards nor boards the demonstrations or training rollouts show. The
 // content is read off every environment the job resets (its mines and first reveal), not from the code that splits it.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MineSweeperEnv } from '../../../src/envs/minesweeper/env.js';
@@ -58,7 +58,12 @@ describe('held out by content', () => {
         tag('demonstration');
         return { loss: 0, tokens: 1 };
       },
-      save: async () => {},
+      // A saved model is a folder with a file (the warm start's becomes the training's model.path, whose files a
+      // checkpoint hashes).
+      save: async (dir: string) => {
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, 'stand-in.json'), '{}\n');
+      },
       restore: async () => {},
       dispose: async () => {},
     });
