@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 namespace lamer::model {
 
@@ -52,6 +53,132 @@ std::vector<std::vector<size_t>> WidestFirstGroups(const std::vector<int64_t>& w
     groups.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(cut[end]), order.begin() + static_cast<std::ptrdiff_t>(end));
   }
   std::reverse(groups.begin(), groups.end());
+  return groups;
+}
+
+namespace {
+
+using Row = std::pair<const int64_t*, int64_t>;
+
+// The rows' indices in lexicographic order of their ids (ties in index order).
+std::vector<size_t> LexicographicOrder(const std::vector<Row>& rows) {
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::lexicographical_compare(rows[a].first, rows[a].first + rows[a].second, rows[b].first, rows[b].first + rows[b].second);
+  });
+  return order;
+}
+
+int64_t CommonPrefix(const Row& a, const Row& b) {
+  const int64_t n = std::min(a.second, b.second);
+  int64_t l = 0;
+  while (l < n && a.first[l] == b.first[l]) ++l;
+  return l;
+}
+
+}  // namespace
+
+TreeAttention TreeAttention::To(at::Device device) const {
+  TreeAttention t = *this;
+  t.queries = queries.to(device);
+  t.keys = keys.to(device);
+  t.allowed = allowed.to(device);
+  t.order = order.to(device);
+  return t;
+}
+
+PrefixTree PackPrefixTree(const std::vector<Row>& rows, int64_t block) {
+  PrefixTree tree;
+  block = std::max<int64_t>(1, block);
+  const std::vector<size_t> order = LexicographicOrder(rows);
+  tree.path.resize(rows.size());
+  std::vector<int64_t> ids, depth;
+  // A row's tokens past what it shares with its predecessor: packed [begin, begin + length), after `shared` tokens
+  // of its path that an earlier row packed.
+  struct Segment {
+    int64_t begin, length, shared;
+    size_t row;
+  };
+  std::vector<Segment> segments;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const size_t r = order[k];
+    const auto& [data, len] = rows[r];
+    const int64_t shared = k > 0 ? CommonPrefix(rows[order[k - 1]], rows[r]) : 0;
+    std::vector<int64_t>& path = tree.path[r];
+    path.reserve(static_cast<size_t>(len));
+    if (shared > 0) {
+      const std::vector<int64_t>& before = tree.path[order[k - 1]];
+      path.assign(before.begin(), before.begin() + shared);
+    }
+    if (shared < len) segments.push_back({static_cast<int64_t>(ids.size()), len - shared, shared, r});
+    for (int64_t t = shared; t < len; ++t) {
+      path.push_back(static_cast<int64_t>(ids.size()));
+      ids.push_back(data[t]);
+      depth.push_back(t);
+    }
+    tree.row_tokens += len;
+  }
+  const int64_t n = static_cast<int64_t>(ids.size());
+  tree.tokens = n;
+  tree.ids = at::tensor(ids, at::kLong).view({1, n});
+  tree.positions = at::tensor(depth, at::kLong).view({1, n});
+
+  TreeAttention& a = tree.attention;
+  a.block = block;
+  for (const Segment& s : segments) {
+    a.blocks += (s.length + block - 1) / block;
+    a.key_width = std::max(a.key_width, s.shared + s.length);
+  }
+  a.queries = at::zeros({a.blocks * block}, at::kLong);
+  a.keys = at::zeros({a.blocks * a.key_width}, at::kLong);
+  a.allowed = at::zeros({a.blocks, 1, block, a.key_width}, at::kBool);
+  a.order = at::empty({n}, at::kLong);
+  int64_t* queries = a.queries.data_ptr<int64_t>();
+  int64_t* keys = a.keys.data_ptr<int64_t>();
+  bool* allowed = a.allowed.data_ptr<bool>();
+  int64_t* slot = a.order.data_ptr<int64_t>();
+  int64_t b = 0;
+  for (const Segment& s : segments) {
+    const std::vector<int64_t>& path = tree.path[s.row];
+    for (int64_t start = 0; start < s.length; start += block, ++b) {
+      const int64_t count = std::min(block, s.length - start);
+      // The block's keys: its tokens' path, root first, up to its last token; key column j is at depth j.
+      std::copy(path.begin(), path.begin() + s.shared + start + count, keys + b * a.key_width);
+      for (int64_t i = 0; i < block; ++i) {
+        bool* row = allowed + (b * block + i) * a.key_width;
+        if (i >= count) {
+          row[0] = true;  // a padding query
+          continue;
+        }
+        const int64_t token = s.begin + start + i;
+        queries[b * block + i] = token;
+        slot[token] = b * block + i;
+        std::fill(row, row + s.shared + start + i + 1, true);  // its path up to itself
+      }
+    }
+  }
+  return tree;
+}
+
+int64_t TreeBlock(at::Device device) { return device.is_cuda() ? 64 : 16; }
+
+std::vector<std::vector<size_t>> PrefixTreeGroups(const std::vector<Row>& rows, int64_t budget) {
+  std::vector<std::vector<size_t>> groups;
+  int64_t packed = 0;
+  const Row* previous = nullptr;
+  for (const size_t r : LexicographicOrder(rows)) {
+    if (rows[r].second <= 0) continue;
+    const int64_t added = rows[r].second - (previous ? CommonPrefix(*previous, rows[r]) : 0);
+    if (groups.empty() || packed + added > budget) {
+      groups.emplace_back();
+      packed = rows[r].second;
+    } else {
+      packed += added;
+    }
+    groups.back().push_back(r);
+    previous = &rows[r];
+  }
   return groups;
 }
 

@@ -32,4 +32,42 @@ struct LeftPadded {
 // the log-prob pass both build their micro-batches with it.
 LeftPadded LeftPad(const std::vector<std::pair<const int64_t*, int64_t>>& rows);
 
+// Attention over a prefix tree of rows (PackPrefixTree): the packed tokens' queries in blocks of `block`, each block
+// with the keys of its tokens' path from the root, in depth order. Query slot i of block b sees key column j when
+// allowed[b, 0, i, j]; the tree's token n is query slot order[n]. Padding slots of either kind point at packed token
+// 0 (a padding query sees one key, so its softmax stays finite; nothing reads it).
+struct TreeAttention {
+  at::Tensor queries;  // [blocks * block] int64: the packed token in each query slot
+  at::Tensor keys;     // [blocks * key_width] int64: the packed token in each key column
+  at::Tensor allowed;  // [blocks, 1, block, key_width] bool
+  at::Tensor order;    // [N] int64: each packed token's query slot
+  int64_t blocks = 0, block = 0, key_width = 0;
+  // Query-key pairs scored (blocks * block * key_width): the attention's cost.
+  int64_t pairs() const { return blocks * block * key_width; }
+  TreeAttention To(at::Device device) const;
+};
+
+// Rows of token ids packed as a prefix tree: a prefix shared by several rows appears once, so one forward over the
+// packed tokens computes it once, and every row's hidden states are those it would have alone (each token sees its
+// own row's earlier tokens only, at the position it has in its row). Sharing is found from the ids alone: rows
+// sorted lexicographically share with their predecessor the longest prefix they share with any row, so every shared
+// prefix, nested to any depth (a run's rules, a task's first prompt, an episode's turns), is packed once.
+struct PrefixTree {
+  at::Tensor ids, positions;               // [1, N] on the CPU: the packed tokens, and each one's position in its rows
+  std::vector<std::vector<int64_t>> path;  // per row (in the order given): the packed index of each of its tokens
+  TreeAttention attention;                 // on the CPU
+  int64_t tokens = 0;                      // N
+  int64_t row_tokens = 0;                  // the rows' tokens without sharing (sum of their lengths)
+};
+
+// The rows (a pointer and a length each; none empty) as one prefix tree, queries in blocks of `block` tokens.
+PrefixTree PackPrefixTree(const std::vector<std::pair<const int64_t*, int64_t>>& rows, int64_t block);
+
+// The query block the train step uses on `device`: small enough that a short row's own tokens waste little of one.
+int64_t TreeBlock(at::Device device);
+
+// Indices of `rows` in groups of one prefix-tree forward each: lexicographic order (so rows that share a prefix share
+// a group), cut where a group's packed tokens would pass `budget` (a row longer than the budget gets its own group).
+std::vector<std::vector<size_t>> PrefixTreeGroups(const std::vector<std::pair<const int64_t*, int64_t>>& rows, int64_t budget);
+
 }  // namespace lamer::model

@@ -20,6 +20,7 @@
 
 #include "bridge/errors.h"
 #include "model/attention.h"
+#include "model/batching.h"
 #include "model/fused_ops.h"
 #include "model/lora.h"
 
@@ -406,6 +407,7 @@ struct Decoder::Forward {
   bool slot, causal_only;
   double scale;
   KvCache* cache;
+  const TreeAttention* tree;     // a packed prefix tree's attention (B = 1), or null
   at::Tensor allowed, cos, sin;  // cos/sin [B, T, 1, head_dim]
   // Qwen3: the q/k norm weights (QkNormRows), and for a decode step RoPE's factors with them folded in for every
   // layer, [layers, B, 1, heads, head_dim] (a longer forward folds them layer by layer: they would be large).
@@ -474,6 +476,15 @@ at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
     // plain multi-head over the kv heads (no GQA expansion of the cache); the row mask [B, 1, 1, S] applies to every
     // query row alike, and on CUDA the kernel stops at each row's length instead.
     attn = DecodeAttention(q.reshape({B, Hk, groups, D}), cache->k[i], cache->v[i], f.allowed, S, f.scale, f.live).reshape({B, Hq, 1, D});
+  } else if (f.tree) {
+    // A packed prefix tree: each block of queries with the keys/values of its tokens' path, gathered from the packed
+    // tokens (gradients flow back through the gathers to every row's share of a common prefix).
+    const TreeAttention& t = *f.tree;
+    const at::Tensor qb = q.transpose(1, 2)[0].index_select(0, t.queries).view({t.blocks, t.block, Hq, D}).transpose(1, 2);
+    const at::Tensor kb = k[0].transpose(0, 1).index_select(0, t.keys).view({t.blocks, t.key_width, Hk, D}).transpose(1, 2);
+    const at::Tensor vb = v[0].transpose(0, 1).index_select(0, t.keys).view({t.blocks, t.key_width, Hk, D}).transpose(1, 2);
+    const at::Tensor out = SequenceAttention(qb, kb, vb, t.allowed, false, f.scale, groups);  // [blocks, Hq, block, D]
+    attn = out.transpose(1, 2).reshape({t.blocks * t.block, Hq, D}).index_select(0, t.order).view({1, T, Hq, D}).transpose(1, 2);
   } else {
     // A prompt, a scored sequence, the train step: causal attention when there is no padding and no past (sdpa's
     // flash kernel), else with the mask; the key/value heads passed as model/attention.h chooses, so that masked
@@ -501,9 +512,13 @@ at::Tensor Decoder::Layer(int64_t i, const at::Tensor& x_in, const Forward& f) {
 }
 
 at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask, KvCache* cache,
-                           const LayerRunner& runner) {
+                           const LayerRunner& runner, const TreeAttention* tree) {
   const DecoderConfig& c = config_;
   Forward f;
+  f.tree = tree;
+  if (tree && (cache || attention_mask.defined() || input_ids.size(0) != 1 || tree->order.size(0) != input_ids.size(1))) {
+    Fail("E_ARG", "a prefix-tree forward takes one packed row of the tree's tokens, without a mask or a KV cache");
+  }
   f.B = input_ids.size(0);
   f.T = input_ids.size(1);
   f.slot = cache && cache->write_at.defined();  // fixed-slot cache (see KvCache)
@@ -531,9 +546,9 @@ at::Tensor Decoder::Hidden(const at::Tensor& input_ids, const at::Tensor& positi
     const at::Tensor q_column = cache->write_at.view({B, 1, 1}) + at::arange(0, T, long_opts).view({1, T, 1});  // [B, T, 1]
     f.allowed = (k_index.view({1, 1, S}) <= q_column).view({B, 1, T, S});
   }
-  const at::Tensor q_index = f.slot ? at::Tensor() : at::arange(past, S, long_opts).view({T, 1});
-  if (!f.slot) f.allowed = (k_index <= q_index).view({1, 1, T, S});
-  f.causal_only = !f.slot && !attention_mask.defined() && past == 0;
+  const at::Tensor q_index = f.slot || tree ? at::Tensor() : at::arange(past, S, long_opts).view({T, 1});
+  if (!f.slot && !tree) f.allowed = (k_index <= q_index).view({1, 1, T, S});
+  f.causal_only = !f.slot && !tree && !attention_mask.defined() && past == 0;
   if (attention_mask.defined()) {
     const at::Tensor key_real = attention_mask.to(device_).to(at::kBool).view({B, 1, 1, S});
     f.allowed = (f.allowed & key_real) | (k_index == q_index).view({1, 1, T, S});

@@ -14,7 +14,8 @@
 
 namespace lamer::model {
 
-struct LoraOptions;  // model/lora.h
+struct LoraOptions;    // model/lora.h
+struct TreeAttention;  // model/batching.h
 
 // The numbers the decoder needs, parsed and validated from config.json on the TS side (src/model/config.ts).
 struct DecoderConfig {
@@ -91,8 +92,10 @@ class Decoder {
   // is how the train step applies gradient checkpointing.
   using LayerFn = std::function<at::Tensor(const at::Tensor&)>;
   using LayerRunner = std::function<at::Tensor(const LayerFn&, const at::Tensor&)>;
+  // `tree` (model/batching.h; its tensors on this device): the input is one packed prefix tree [1, N] (PackPrefixTree:
+  // ids and positions), no mask and no cache; each token attends to its path through the tree as `tree` says.
   at::Tensor Hidden(const at::Tensor& input_ids, const at::Tensor& position_ids, const at::Tensor& attention_mask, KvCache* cache = nullptr,
-                    const LayerRunner& runner = {});
+                    const LayerRunner& runner = {}, const TreeAttention* tree = nullptr);
   // fp32 logits [..., vocab] of hidden states.
   at::Tensor Logits(const at::Tensor& hidden);
   // log_softmax(logits / temperature)[target] for each row of `hidden` [N, hidden] and `targets` [N] (int64), in

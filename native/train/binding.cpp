@@ -85,6 +85,7 @@ StepOptions ReadStepOptions(const Napi::Value& value) {
   s.chunked = o.Bool("chunked", true);
   s.chunk_bytes = o.Integer("chunkBytes", 1);
   s.gradient_checkpointing = o.Bool("gradientCheckpointing");
+  s.share_prefix = o.Bool("sharePrefix", false);
   s.reference_base = o.Bool("referenceBase", false);
   const Napi::Object obj = value.As<Napi::Object>();
   const Napi::Value group = obj.Get("group");

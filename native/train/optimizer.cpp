@@ -46,12 +46,14 @@ class GradScope {
 
 // One micro-batch, left-padded like the inference path (positions count real tokens only).
 struct Micro {
-  at::Tensor ids, mask, positions;  // [B, T]
-  std::vector<int64_t> flat;        // per scored token: row * T + column of the hidden state that predicts it
-  std::vector<int64_t> targets;     // per scored token
-  std::vector<int64_t> token;       // per scored token: its index in the batch's per-token columns
-  std::vector<int64_t> out;         // per scored token: its index in the step's result log-probs
-  std::vector<double> weight;       // per scored token: its weight in the mini-batch's aggregated loss
+  at::Tensor ids, mask, positions;           // [B, T]; a prefix tree's: [1, N]
+  std::optional<model::TreeAttention> tree;  // a prefix tree's attention (on the CPU), or none (padded rows)
+  int64_t computed = 0;                      // tokens the forward computes (padded or packed)
+  std::vector<int64_t> flat;                 // per scored token: row * T + column of the hidden state that predicts it
+  std::vector<int64_t> targets;              // per scored token
+  std::vector<int64_t> token;                // per scored token: its index in the batch's per-token columns
+  std::vector<int64_t> out;                  // per scored token: its index in the step's result log-probs
+  std::vector<double> weight;                // per scored token: its weight in the mini-batch's aggregated loss
 };
 
 // tok_begin[r]: row r's first token in the batch's per-token columns; out_begin[r]: in the step's result; row_weight[r]:
@@ -79,9 +81,53 @@ Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<
   }
   m.ids = padded.ids;
   m.positions = padded.positions;
+  m.computed = padded.ids.numel();
   // Rows of one length need no padding mask: the decoder then runs plain causal attention (a faster kernel).
   if (padded.padded) m.mask = padded.mask;
   return m;
+}
+
+// The same rows packed as one prefix tree (model/batching.h): a prefix they share is computed once, and each scored
+// token reads the hidden state of its predecessor's packed token, which is the one it would have in its own row.
+Micro BuildTree(const Batch& b, const std::vector<int64_t>& rows, const std::vector<int64_t>& tok_begin,
+                const std::vector<int64_t>& out_begin, const std::vector<double>& row_weight, int64_t block) {
+  Micro m;
+  std::vector<std::pair<const int64_t*, int64_t>> spans;
+  spans.reserve(rows.size());
+  for (int64_t r : rows) spans.emplace_back(b.ids.data() + b.row_begin[r], b.length(r));
+  model::PrefixTree tree = model::PackPrefixTree(spans, block);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t r = rows[i];
+    const int64_t len = b.length(r);
+    const int64_t* src = b.ids.data() + b.row_begin[r];
+    const std::vector<int64_t>& path = tree.path[i];
+    for (int64_t t = b.starts[r]; t < len; ++t) {
+      m.flat.push_back(path[t - 1]);
+      m.targets.push_back(src[t]);
+      m.token.push_back(tok_begin[r] + t - b.starts[r]);
+      m.out.push_back(out_begin[r] + t - b.starts[r]);
+      m.weight.push_back(row_weight[r]);
+    }
+  }
+  m.ids = tree.ids;
+  m.positions = tree.positions;
+  m.computed = tree.tokens;
+  m.tree = std::move(tree.attention);
+  return m;
+}
+
+// The micro-batches of `rows`: padded forwards by width, or prefix trees by packed tokens.
+std::vector<std::vector<int64_t>> StepMicroBatches(const Batch& batch, const std::vector<int64_t>& rows, int64_t budget, bool share) {
+  if (!share) return MicroBatches(batch, rows, budget);
+  std::vector<std::pair<const int64_t*, int64_t>> spans;
+  spans.reserve(rows.size());
+  for (int64_t r : rows) spans.emplace_back(batch.ids.data() + batch.row_begin[r], batch.length(r));
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& group : model::PrefixTreeGroups(spans, budget)) {
+    std::vector<int64_t>& micro = out.emplace_back();
+    for (const auto i : group) micro.push_back(rows[i]);
+  }
+  return out;
 }
 
 at::Tensor Column(const std::vector<float>& column, const std::vector<int64_t>& token, const at::TensorOptions& opts) {
@@ -377,7 +423,12 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   const auto lopts = at::TensorOptions().dtype(at::kLong).device(decoder_->device());
   at::Tensor sums = at::zeros({kSlots}, sopts);
   std::vector<float> logprobs(counts.tokens);
-  const auto micro = MicroBatches(batch, selected, std::max<int64_t>(1, o.micro_batch_tokens));
+  // Prefix sharing is exact; with LoRA dropout it would give a shared prefix one mask for all its rows (a different
+  // estimator), so it is left off there.
+  const bool share = o.share_prefix && !(decoder_->lora() && decoder_->lora()->dropout > 0 && o.with_grad);
+  const auto micro = StepMicroBatches(batch, selected, std::max<int64_t>(1, o.micro_batch_tokens), share);
+  const int64_t block = model::TreeBlock(decoder_->device());
+  double computed = 0;
   // Logit chunks: the device profile's size (src/model/device.ts), or the caller's.
   const int64_t chunk_bytes = o.chunk_bytes;
 
@@ -392,9 +443,13 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   int64_t micro_index = 0;
 
   for (const auto& rows : micro) {
-    const Micro m = Build(batch, rows, counts.tok_begin, counts.out_begin, counts.row_weight);
+    const Micro m = share ? BuildTree(batch, rows, counts.tok_begin, counts.out_begin, counts.row_weight, block)
+                          : Build(batch, rows, counts.tok_begin, counts.out_begin, counts.row_weight);
     if (m.flat.empty()) continue;
+    computed += static_cast<double>(m.computed);
     const at::Device dev = decoder_->device();
+    const std::optional<model::TreeAttention> tree = m.tree ? std::optional<model::TreeAttention>(m.tree->To(dev)) : std::nullopt;
+    const model::TreeAttention* tree_ptr = tree ? &*tree : nullptr;
     if (dropout) {
       const uint64_t rank = o.group ? static_cast<uint64_t>(o.group->rank()) : 0;
       const uint64_t seed = (static_cast<uint64_t>(step()) * 1000003ull + static_cast<uint64_t>(micro_index)) * 1009ull + rank;
@@ -414,14 +469,14 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
       model::Decoder& ref = o.reference_base ? *decoder_ : *o.reference;
       std::optional<model::Decoder::AdapterOff> base_only;
       if (o.reference_base) base_only.emplace(*decoder_);
-      const at::Tensor rh = ref.Hidden(ids, positions, mask);
+      const at::Tensor rh = ref.Hidden(ids, positions, mask, nullptr, {}, tree_ptr);
       ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), ref.LmHeadWeight(), targets, L.temperature, false,
                                   chunk_bytes)
                    .logprobs.to(score);
     }
     std::optional<model::Decoder::Training> training;
     if (o.with_grad) training.emplace(*decoder_);
-    const at::Tensor hidden = decoder_->Hidden(ids, positions, mask, nullptr, runner);
+    const at::Tensor hidden = decoder_->Hidden(ids, positions, mask, nullptr, runner, tree_ptr);
     const at::Tensor h = hidden.reshape({-1, hidden.size(-1)}).index_select(0, flat);
     // The head in the compute dtype, in the graph when it is trained.
     const at::Tensor head = decoder_->LmHeadWeight();
@@ -445,6 +500,8 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   if (scatter) zero_->ReduceScatterGradients(params, plan.data_parallel ? o.group.get() : nullptr);
   StepResult out;
   AddMetrics(out, sums, plan, counts, micro.size());
+  // Tokens the forwards computed (padding or packed prefixes included): this process's, not summed over the ranks.
+  out.metrics.emplace_back("computedTokens", computed);
   out.logprobs = std::move(logprobs);
   if (o.with_grad) ClipAndUpdate(params, o, out);
   out.metrics.emplace_back("step", static_cast<double>(step()));

@@ -57,6 +57,10 @@ struct StepOptions {
   bool chunked = true;        // chunked log-prob function (false: plain autograd over whole logits)
   int64_t chunk_bytes = 0;    // logit-chunk budget in bytes (the device profile's, src/model/device.ts)
   bool gradient_checkpointing = false;
+  // Rows that share a prefix of token ids compute it once, forward and backward (model/batching.h PackPrefixTree):
+  // the same loss and gradients as padded rows, micro-batches cut by packed tokens instead of padded ones. Off with
+  // LoRA dropout (a shared prefix would draw one mask for all its rows).
+  bool share_prefix = false;
   // The frozen reference of the KL loss: its log-probs are computed per micro-batch, without gradient, when the
   // batch carries no ref_logprobs. Same device as the trained model.
   std::shared_ptr<model::Decoder> reference;

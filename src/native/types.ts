@@ -427,6 +427,9 @@ export interface NativeTrainStepOptions {
   chunkBytes: number;
   /** Recompute each decoder layer in backward (the config's optim.gradientCheckpointing). */
   gradientCheckpointing: boolean;
+  /** Rows that share a prefix of token ids compute it once (a prefix tree per micro-batch; default false). Exact:
+   * the same loss and gradients. Ignored, and off, with LoRA dropout above 0. */
+  sharePrefix?: boolean;
   /** Data parallel: this rank's rows are its share of one global mini-batch (native/distributed). */
   group?: NativeDistGroup;
   /** KL without refLogprobs in the batch: the frozen model whose log-probs the step computes (same device). */
@@ -462,6 +465,8 @@ export interface NativeTrainMetrics {
   tokens: number;
   rows: number;
   microBatches: number;
+  /** Tokens the step's forwards computed on this process: padded rows' padding included, a shared prefix once. */
+  computedTokens: number;
   /** Optimizer steps taken, this one included. */
   step: number;
 }

@@ -135,6 +135,15 @@ const trainSchema = z
     iterations: positiveInt.default(300).describe('training iterations'),
     evalEvery: z.number().int().nonnegative().default(10).describe('evaluate every this many iterations (0: at the end only)'),
     checkpointEvery: z.number().int().nonnegative().default(10).describe('checkpoint every this many iterations (0: at the end only)'),
+    /**
+     * The update computes a prefix shared by several rows once (the run's rules, a task's first prompt, a trial's
+     * memory): each micro-batch is a prefix tree of its rows. Exact: the loss and gradients of padded rows. `auto` is
+     * on but with LoRA dropout above 0; `off` pads every row to its micro-batch's longest.
+     */
+    sharePrefix: z
+      .enum(['auto', 'off'])
+      .default('auto')
+      .describe('compute prompt prefixes shared by rows once in the update (auto: on, off with LoRA dropout); off: padded rows'),
   })
   .strict();
 

@@ -27,6 +27,15 @@ export interface IterationEvent {
   tokens: number;
   /** Prompt tokens of the rows: the update runs the model over promptTokens + tokens. */
   promptTokens: number;
+  /**
+   * Tokens the update's forwards computed (rank 0's): padding included, and a prefix that rows share computed once
+   * (train.sharePrefix), so well below promptTokens + tokens when sharing pays. Absent from runtimes that do not count.
+   */
+  updateTokens?: number;
+  /** The rollout's prompt tokens taken from the engine's prefix cache, and those it computed (absent without an
+   * engine): reused / (reused + prefilled) is the cache's hit rate. */
+  promptTokensReused?: number;
+  promptTokensPrefilled?: number;
   /** Generated plus trained tokens per second over the whole iteration. */
   tokensPerSecond: number;
   rolloutSeconds: number;

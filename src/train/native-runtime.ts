@@ -16,6 +16,7 @@ import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from 
 import { trainBatch } from './batch.js';
 import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig } from './optimizer.js';
 import { writeDirAtomic } from './checkpoint.js';
+import { RECORD_UPDATES_ENV, writeUpdateRecord } from './update-record.js';
 import type { DistContext } from './distributed.js';
 
 const OPTIMIZER_FILE = 'optimizer.safetensors';
@@ -181,7 +182,17 @@ class NativeRuntime implements PolicyRuntime {
     this.#client.engine.clearPrefixCache();
   }
 
+  promptCacheStats(): { reused: number; prefilled: number } {
+    const s = this.#client.engine.stats();
+    return { reused: s.reusedPromptTokens, prefilled: s.prefilledPromptTokens };
+  }
+
+  #updates = 0;
+
   async update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics> {
+    this.#updates++;
+    const record = process.env[RECORD_UPDATES_ENV];
+    if (record && (!this.#dist || this.#dist.rank === 0)) writeUpdateRecord(record, config.method, this.#updates, batch);
     // The rollout is over: the engine's KV cache, CUDA graphs and prefix cache (stale after this update anyway) make
     // room for the train step's activations; the next rollout allocates them again.
     await this.#client.engine.release();
@@ -189,7 +200,7 @@ class NativeRuntime implements PolicyRuntime {
     const options = stepOptionsFromConfig(config);
     // With LoRA the reference is the policy's own base, its adapter off (the optimizer's default): no second copy.
     if (config.loss.kl.type !== 'none' && !this.#policy.lora) options.reference = await this.#referencePolicy();
-    const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0, lr: NaN };
+    const totals = { loss: 0, clipFraction: 0, approxKl: 0, entropy: 0, gradNorm: 0, steps: 0, skipped: 0, tokens: 0, computedTokens: 0, lr: NaN };
     // The rows with response tokens (the others carry no gradient), in columns, copied into native memory once; each
     // mini-batch step below names its rows by index. PPO's values and GAE are computed there too.
     const critic = METHOD_SPECS[config.method].critic;
@@ -224,6 +235,7 @@ class NativeRuntime implements PolicyRuntime {
           totals.entropy += m.entropy ?? 0;
           totals.gradNorm += m.gradNorm;
           totals.tokens += m.tokens;
+          totals.computedTokens += m.computedTokens;
           totals.lr = m.lr;
           totals.steps++;
         } catch (e) {
@@ -245,6 +257,7 @@ class NativeRuntime implements PolicyRuntime {
       steps: totals.steps,
       skipped: totals.skipped,
       tokens: totals.tokens,
+      computedTokens: totals.computedTokens,
       ...(Number.isFinite(totals.lr) ? { lr: totals.lr } : {}),
     };
   }
@@ -260,7 +273,11 @@ class NativeRuntime implements PolicyRuntime {
       if (stop !== undefined) response.push(stop);
       return { prompt: this.#client.promptIds(prompt), response };
     });
-    const m = await this.#sftOptimizer.sftStep(rows, { microBatchTokens: config.optim.microBatchTokens, ...(this.#dist ? { group: this.#dist.native } : {}) });
+    const m = await this.#sftOptimizer.sftStep(rows, {
+      microBatchTokens: config.optim.microBatchTokens,
+      sharePrefix: config.train.sharePrefix !== 'off',
+      ...(this.#dist ? { group: this.#dist.native } : {}),
+    });
     return { loss: m.loss, tokens: m.tokens };
   }
 

@@ -68,6 +68,13 @@ export interface StepOptions extends PolicyLossOptions {
   /** Recompute each decoder layer in backward instead of keeping its activations. */
   gradientCheckpointing?: boolean;
   /**
+   * Rows that share a prefix of token ids (a run's rules, a task's first prompt, a trial's memory) compute it once,
+   * forward and backward: each micro-batch is a prefix tree of its rows, cut by packed tokens (default true). The loss
+   * and gradients are those of padded rows; off (false) is the padded forward. Off by itself with LoRA dropout above
+   * 0, where one shared prefix would draw one dropout mask for all its rows.
+   */
+  sharePrefix?: boolean;
+  /**
    * Data parallel (src/train/distributed.ts): `rows` are this rank's share of one global mini-batch; the loss is
    * normalised over all ranks' rows and the gradients summed, so every rank takes the same step (a rank may have no
    * rows). Metrics are the global mini-batch's.
@@ -178,6 +185,7 @@ export class Optimizer {
       microBatchTokens: o.microBatchTokens ?? DEFAULT_MICRO_BATCH_TOKENS,
       chunkBytes: o.chunkBytes ?? deviceProfile(this.policy.device).logitChunkBytes,
       gradientCheckpointing: o.gradientCheckpointing ?? OPTIM_DEFAULTS.gradientCheckpointing,
+      sharePrefix: o.sharePrefix ?? true,
       maxGradNorm: this.options.gradClip,
       lr: o.lr ?? this.lr,
       ...(o.group ? { group: o.group } : {}),
@@ -218,7 +226,7 @@ export class Optimizer {
   /** One optimizer step of cross-entropy on the response tokens (token-mean over the mini-batch): warm starts. */
   async sftStep(
     rows: readonly SftRow[],
-    options: Pick<StepOptions, 'microBatchTokens' | 'lr' | 'chunkBytes' | 'gradientCheckpointing' | 'group'> = {},
+    options: Pick<StepOptions, 'microBatchTokens' | 'lr' | 'chunkBytes' | 'gradientCheckpointing' | 'sharePrefix' | 'group'> = {},
   ): Promise<TrainMetrics> {
     if (rows.length === 0 && !(options.group && options.group.size > 1)) throw new LamerError('E_ARG', 'sftStep: no rows');
     const r = await this.#handle.step(packRows(rows), this.#stepOptions(options, 'sft'));
@@ -321,5 +329,6 @@ export function stepOptionsFromConfig(config: TrainerConfig): StepOptions {
     temperature: config.rollout.temperature,
     microBatchTokens: config.optim.microBatchTokens,
     gradientCheckpointing: config.optim.gradientCheckpointing,
+    sharePrefix: config.train.sharePrefix !== 'off',
   };
 }

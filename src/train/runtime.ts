@@ -34,6 +34,9 @@ export interface UpdateMetrics {
   /** Mini-batches whose loss or gradient was not finite, so their step was skipped. */
   skipped: number;
   tokens: number;
+  /** Tokens the update's forwards computed on this rank: padding included, a prefix shared by rows once
+   * (train.sharePrefix). Absent where the runtime does not count them. */
+  computedTokens?: number;
   /** Bytes this rank holds for training after the update (the native optimizer's count). */
   memory?: TrainingMemory;
 }
@@ -63,6 +66,9 @@ export interface PolicyRuntime {
    * engine's prefix cache). Called at the start of every rollout and evaluation.
    */
   resetCaches?(): void;
+  /** The engine's prompt tokens so far: taken from its prefix cache, and computed (cumulative; absent without an
+   * engine). */
+  promptCacheStats?(): { reused: number; prefilled: number };
   /** One epoch over the batch in mini-batches of `config.optim.miniBatchRows`, one optimizer step each. */
   update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics>;
   /** One supervised step; returns the mean token cross-entropy before the step. */

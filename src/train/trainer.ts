@@ -304,6 +304,7 @@ export class Trainer {
     const c = this.config;
     const t0 = performance.now();
     runtime.resetCaches?.();
+    const cache0 = runtime.promptCacheStats?.();
     const shape = trainRolloutShape(c.method, c.trial.episodes, c.rollout.groupSize);
     const block = runSeeds(c).rolloutTasks;
     const allTasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) =>
@@ -338,6 +339,7 @@ export class Trainer {
     });
     progress.finish();
     const t1 = performance.now();
+    const cache1 = runtime.promptCacheStats?.();
     // The config's estimator options whole; a method that forces its estimator overrides the configured one.
     const adv = computeAdvantages(batch.table, { ...estimatorOptions(c.advantage), estimator: methodEstimator(c.method, c.advantage.estimator) });
     const update: UpdateMetrics = await runtime.update(
@@ -372,6 +374,8 @@ export class Trainer {
       rows: sums.rows,
       tokens: generated,
       promptTokens: sums.promptTokens,
+      ...(update.computedTokens !== undefined ? { updateTokens: update.computedTokens } : {}),
+      ...(cache0 && cache1 ? { promptTokensReused: cache1.reused - cache0.reused, promptTokensPrefilled: cache1.prefilled - cache0.prefilled } : {}),
       tokensPerSecond: (generated + update.tokens) / ((t2 - t0) / 1000),
       rolloutSeconds: (t1 - t0) / 1000,
       updateSeconds: (t2 - t1) / 1000,
