@@ -163,18 +163,28 @@ PrefixTree PackPrefixTree(const std::vector<Row>& rows, int64_t block) {
 
 int64_t TreeBlock(at::Device device) { return device.is_cuda() ? 64 : 16; }
 
-std::vector<std::vector<size_t>> PrefixTreeGroups(const std::vector<Row>& rows, int64_t budget) {
+std::vector<std::vector<size_t>> PrefixTreeGroups(const std::vector<Row>& rows, int64_t budget, int64_t block) {
+  block = std::max<int64_t>(1, block);
   std::vector<std::vector<size_t>> groups;
-  int64_t packed = 0;
+  // The group's packed tokens, query blocks and longest row: blocks * longest bounds the keys/values its attention
+  // gathers per layer, which is held to kGatherFactor times what a padded micro-batch of the budget holds.
+  int64_t packed = 0, blocks = 0, longest = 0;
   const Row* previous = nullptr;
   for (const size_t r : LexicographicOrder(rows)) {
-    if (rows[r].second <= 0) continue;
-    const int64_t added = rows[r].second - (previous ? CommonPrefix(*previous, rows[r]) : 0);
-    if (groups.empty() || packed + added > budget) {
+    const int64_t len = rows[r].second;
+    if (len <= 0) continue;
+    const int64_t added = len - (previous ? CommonPrefix(*previous, rows[r]) : 0);
+    const int64_t added_blocks = (added + block - 1) / block;
+    const bool fits = packed + added <= budget && (blocks + added_blocks) * std::max(longest, len) <= kGatherFactor * budget;
+    if (groups.empty() || !fits) {
       groups.emplace_back();
-      packed = rows[r].second;
+      packed = len;
+      blocks = (len + block - 1) / block;
+      longest = len;
     } else {
       packed += added;
+      blocks += added_blocks;
+      longest = std::max(longest, len);
     }
     groups.back().push_back(r);
     previous = &rows[r];

@@ -66,8 +66,11 @@ PrefixTree PackPrefixTree(const std::vector<std::pair<const int64_t*, int64_t>>&
 // The query block the train step uses on `device`: small enough that a short row's own tokens waste little of one.
 int64_t TreeBlock(at::Device device);
 
-// Indices of `rows` in groups of one prefix-tree forward each: lexicographic order (so rows that share a prefix share
-// a group), cut where a group's packed tokens would pass `budget` (a row longer than the budget gets its own group).
-std::vector<std::vector<size_t>> PrefixTreeGroups(const std::vector<std::pair<const int64_t*, int64_t>>& rows, int64_t budget);
+// Indices of `rows` in groups of one prefix-tree forward each (queries in blocks of `block`): lexicographic order (so
+// rows that share a prefix share a group), cut where a group's packed tokens would pass `budget`, or the keys its
+// attention gathers per layer (blocks times the longest row) kGatherFactor times the budget. A row longer than the
+// budget gets its own group.
+inline constexpr int64_t kGatherFactor = 4;
+std::vector<std::vector<size_t>> PrefixTreeGroups(const std::vector<std::pair<const int64_t*, int64_t>>& rows, int64_t budget, int64_t block);
 
 }  // namespace lamer::model

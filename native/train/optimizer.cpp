@@ -117,13 +117,14 @@ Micro BuildTree(const Batch& b, const std::vector<int64_t>& rows, const std::vec
 }
 
 // The micro-batches of `rows`: padded forwards by width, or prefix trees by packed tokens.
-std::vector<std::vector<int64_t>> StepMicroBatches(const Batch& batch, const std::vector<int64_t>& rows, int64_t budget, bool share) {
+std::vector<std::vector<int64_t>> StepMicroBatches(const Batch& batch, const std::vector<int64_t>& rows, int64_t budget, bool share,
+                                                   int64_t block) {
   if (!share) return MicroBatches(batch, rows, budget);
   std::vector<std::pair<const int64_t*, int64_t>> spans;
   spans.reserve(rows.size());
   for (int64_t r : rows) spans.emplace_back(batch.ids.data() + batch.row_begin[r], batch.length(r));
   std::vector<std::vector<int64_t>> out;
-  for (const auto& group : model::PrefixTreeGroups(spans, budget)) {
+  for (const auto& group : model::PrefixTreeGroups(spans, budget, block)) {
     std::vector<int64_t>& micro = out.emplace_back();
     for (const auto i : group) micro.push_back(rows[i]);
   }
@@ -426,8 +427,8 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   // Prefix sharing is exact; with LoRA dropout it would give a shared prefix one mask for all its rows (a different
   // estimator), so it is left off there.
   const bool share = o.share_prefix && !(decoder_->lora() && decoder_->lora()->dropout > 0 && o.with_grad);
-  const auto micro = StepMicroBatches(batch, selected, std::max<int64_t>(1, o.micro_batch_tokens), share);
   const int64_t block = model::TreeBlock(decoder_->device());
+  const auto micro = StepMicroBatches(batch, selected, std::max<int64_t>(1, o.micro_batch_tokens), share, block);
   double computed = 0;
   // Logit chunks: the device profile's size (src/model/device.ts), or the caller's.
   const int64_t chunk_bytes = o.chunk_bytes;
