@@ -41,6 +41,10 @@ export interface IterationEvent {
   rolloutSeconds: number;
   updateSeconds: number;
   seconds: number;
+  /** CPU seconds this process spent in the rollout and in the update (every thread): cpu / wall seconds is how many
+   * cores a phase kept busy. */
+  rolloutCpuSeconds?: number;
+  updateCpuSeconds?: number;
   /**
    * The rollout's reflections whose facts the environment could check, and the right ones (absent when none were
    * checked): a reflection skill that RL wears down shows here before it shows in pass@k.

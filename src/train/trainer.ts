@@ -303,6 +303,7 @@ export class Trainer {
   async iterate(runtime: PolicyRuntime, iteration: number, signal?: AbortSignal): Promise<IterationEvent> {
     const c = this.config;
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     runtime.resetCaches?.();
     const cache0 = runtime.promptCacheStats?.();
     const shape = trainRolloutShape(c.method, c.trial.episodes, c.rollout.groupSize);
@@ -339,6 +340,7 @@ export class Trainer {
     });
     progress.finish();
     const t1 = performance.now();
+    const cpu1 = process.cpuUsage();
     const cache1 = runtime.promptCacheStats?.();
     // The config's estimator options whole; a method that forces its estimator overrides the configured one.
     const adv = computeAdvantages(batch.table, { ...estimatorOptions(c.advantage), estimator: methodEstimator(c.method, c.advantage.estimator) });
@@ -354,6 +356,7 @@ export class Trainer {
       c,
     );
     const t2 = performance.now();
+    const cpu2 = process.cpuUsage();
     const local = rolloutSums(batch);
     const sums = mine && dist ? await sumOverRanks(local, dist) : local;
     const summary = summaryOfSums(sums);
@@ -380,6 +383,8 @@ export class Trainer {
       rolloutSeconds: (t1 - t0) / 1000,
       updateSeconds: (t2 - t1) / 1000,
       seconds: (t2 - t0) / 1000,
+      rolloutCpuSeconds: cpuSeconds(cpu0, cpu1),
+      updateCpuSeconds: cpuSeconds(cpu1, cpu2),
     };
     const checks = { checked: sums.checked, correct: sums.correct };
     if (checks.checked > 0) event.reflectionChecks = checks;
@@ -601,4 +606,9 @@ function describeProvenance(p: Record<string, unknown> | undefined): string {
   };
   walk('', p);
   return parts.join(', ');
+}
+
+/** CPU seconds (user and system, every thread of this process) between two process.cpuUsage() readings. */
+function cpuSeconds(from: NodeJS.CpuUsage, to: NodeJS.CpuUsage): number {
+  return (to.user - from.user + to.system - from.system) / 1e6;
 }

@@ -83,3 +83,13 @@ export async function captured(fn: () => Promise<number>): Promise<{ code: numbe
     [console.log, console.error] = [log, error];
   }
 }
+
+/** What the clock decides in an iteration event (wall and CPU seconds, throughput). */
+type Timing = 'tokensPerSecond' | 'rolloutSeconds' | 'updateSeconds' | 'seconds' | 'rolloutCpuSeconds' | 'updateCpuSeconds';
+
+/** An iteration event without its timings: two runs of the same config agree on the rest. */
+export function withoutTimings<T extends object>(e: T): Omit<T, Timing> {
+  const rest = { ...e } as Record<string, unknown>;
+  for (const k of ['tokensPerSecond', 'rolloutSeconds', 'updateSeconds', 'seconds', 'rolloutCpuSeconds', 'updateCpuSeconds']) delete rest[k];
+  return rest as Omit<T, Timing>;
+}

@@ -3,6 +3,7 @@
 // warm start lowers its loss and its checkpoints are peft adapter folders, and a resumed LoRA run reproduces the
 // uninterrupted one.
 import { describe, expect, it } from 'vitest';
+import { withoutTimings } from '../../helpers/index.js';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,10 +134,7 @@ function loraConfig(runsDir: string): TrainerConfigInput {
   };
 }
 
-const iterations = (evs: TrainerEvent[]) =>
-  evs
-    .filter((e): e is IterationEvent => e.type === 'iteration')
-    .map(({ tokensPerSecond: _a, rolloutSeconds: _b, updateSeconds: _c, seconds: _d, ...rest }) => rest);
+const iterations = (evs: TrainerEvent[]) => evs.filter((e): e is IterationEvent => e.type === 'iteration').map(withoutTimings);
 
 describe('a LoRA run', () => {
   it('validates model.lora at the door', () => {

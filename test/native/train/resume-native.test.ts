@@ -4,6 +4,7 @@
 // the training metrics to float rounding (the engine's sampling log-probs, which the loss uses as the old policy,
 // depend on which requests shared a batch at the last bits, and that depends on timing).
 import { describe, expect, it } from 'vitest';
+import { withoutTimings } from '../../helpers/index.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,10 +18,7 @@ function config(runsDir: string): TrainerConfigInput {
   return { ...tinyNativeConfig('resume', runsDir), train: { iterations: 4, evalEvery: 1, checkpointEvery: 1 }, eval: { tasks: 3 } };
 }
 
-const iterations = (evs: TrainerEvent[]) =>
-  evs
-    .filter((e): e is IterationEvent => e.type === 'iteration')
-    .map(({ tokensPerSecond: _a, rolloutSeconds: _b, updateSeconds: _c, seconds: _d, ...rest }) => rest);
+const iterations = (evs: TrainerEvent[]) => evs.filter((e): e is IterationEvent => e.type === 'iteration').map(withoutTimings);
 const evals = (evs: TrainerEvent[]) => evs.filter((e) => e.type === 'eval');
 
 describe('resume with the native runtime', () => {

@@ -1,6 +1,7 @@
 // The training loop over a light stand-in runtime: a scripted player whose randomness depends on one trained
 // number, so rollouts depend on the training state and a resumed run can be compared with an uninterrupted one.
 import { describe, expect, it } from 'vitest';
+import { withoutTimings } from '../../helpers/index.js';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -78,10 +79,7 @@ function config(runsDir: string, extra: Partial<TrainerConfigInput> = {}): Train
   };
 }
 
-const stable = (e: IterationEvent) => {
-  const { tokensPerSecond: _a, rolloutSeconds: _b, updateSeconds: _c, seconds: _d, ...rest } = e;
-  return rest;
-};
+const stable = (e: IterationEvent) => withoutTimings(e);
 
 describe('Trainer loop', () => {
   it('runs iterations, evaluates every evalEvery, checkpoints, and logs metrics.jsonl', async () => {
