@@ -4,8 +4,9 @@
 // (for the generated catalog, of the JSON it writes) is part of the data, so a run records which data it used; a
 // config that names the hashes is checked against them. Data is loaded once per process and shared by all envs.
 
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { LamerError } from '../../errors.js';
+import { readRegularBytes } from '../../util/fs.js';
 import { sha256 } from '../../util/hash.js';
 import { generateCatalogFiles } from './data/catalog.js';
 import { baseGoals, loadProducts, type GoalBase, type GoalSource, type Product } from './data/pipeline.js';
@@ -46,21 +47,28 @@ export interface WebShopData {
 
 const cache = new Map<string, WebShopData>();
 
+/**
+ * The most bytes one data file may have: the largest text V8 can hold as one string (which JSON.parse needs), so a larger
+ * file could not be parsed anyway. WebShop's own files are far below it (items_shuffle_1000.json is about 5 MB).
+ */
+export const MAX_DATA_FILE_BYTES = 512 * 2 ** 20;
+
+/**
+ * A data file's JSON and hash, read through the bounded regular-file reader: a named pipe, a device (/dev/zero) or a
+ * folder is refused before any read, and a file past MAX_DATA_FILE_BYTES is refused unread, each with E_CONFIG naming the option
+ * and the file.
+ */
 function readFile(path: string, role: FileRole): { json: unknown; hash: string } {
   let bytes: Buffer;
   try {
-    bytes = readFileSync(path);
+    bytes = readRegularBytes(path, 'E_CONFIG', MAX_DATA_FILE_BYTES);
   } catch (e) {
-    throw new LamerError(
-      'E_CONFIG',
-      `webshop env.options.files.${role}: ${path} could not be read (${(e as Error).message}); give the path of the original file`,
-      { cause: e },
-    );
+    throw new LamerError('E_CONFIG', `webshop env.options.files.${role}: ${(e as Error).message}; give the path of the original file`, { cause: e });
   }
   try {
     return { json: JSON.parse(bytes.toString('utf8')) as unknown, hash: sha256(bytes) };
   } catch (e) {
-    throw new LamerError('E_CONFIG', `webshop env.options.files.${role}: ${path} is not valid JSON (${(e as Error).message})`, { cause: e });
+    throw new LamerError('E_CONFIG', `webshop env.options.files.${role}: ${path} is not valid JSON (${(e as Error).message.slice(0, 200)})`, { cause: e });
   }
 }
 

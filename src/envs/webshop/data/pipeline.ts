@@ -109,17 +109,39 @@ export function parsePricing(pricing: Json, where: () => string): { pricing: num
   return { pricing: values.slice(0, 2), priceTag: `$${pyFloatRepr(values[0])} to $${pyFloatRepr(values[1])}` };
 }
 
+/**
+ * The most characters one text of the data (a name, a description, a bullet point, an option value, an instruction) may
+ * have. Search indexes every product's text at once and holds about a hundred bytes per character while it does, so one
+ * 100-MB description would take gigabytes; WebShop's own texts are a few thousand characters at most.
+ */
+export const MAX_TEXT_CHARS = 100_000;
+
+/**
+ * The most synthetic goals the data may give (the sum over products of their option-value combinations): goals are
+ * built and shuffled whole, as goal.py does, so a product with 7 options of 10 values would otherwise build 10^7 goals.
+ * The generated catalog's 1,000 products give 6,461; 100,000 goals take about 110 MB and a second to build.
+ */
+export const MAX_SYNTHETIC_GOALS = 500_000;
+
+function boundedText(s: string, where: () => string): string {
+  if (s.length > MAX_TEXT_CHARS) {
+    throw new LamerError('E_CONFIG', `${where()}: a text of ${s.length} characters, more than the ${MAX_TEXT_CHARS} a data text may have`);
+  }
+  return s;
+}
+
 function stringList(v: Json, where: () => string): string[] {
   if (!Array.isArray(v) || !v.every((s) => typeof s === 'string')) {
     throw new LamerError('E_CONFIG', `${where()}: expected a list of strings, found ${JSON.stringify(v)?.slice(0, 80)}`);
   }
+  (v as string[]).forEach((s, i) => boundedText(s, () => `${where()}[${i}]`));
   return v as string[];
 }
 
 function requiredString(row: Record<string, Json>, key: string, where: () => string): string {
   const v = row[key];
   if (typeof v !== 'string') throw new LamerError('E_CONFIG', `${where()}: field ${key} must be a string, found ${JSON.stringify(v)?.slice(0, 80)}`);
-  return v;
+  return boundedText(v, () => `${where()}.${key}`);
 }
 
 function parseOptions(raw: Json, where: () => string): Map<string, string[]> {
@@ -135,7 +157,10 @@ function parseOptions(raw: Json, where: () => string): Map<string, string[]> {
         if (!isRecord(c) || typeof c.value !== 'string') {
           throw new LamerError('E_CONFIG', `${where()}: customization_options.${name}[${i}] must be {"value": string, "image": ...}`);
         }
-        return c.value.trim().replace(/\//g, ' | ').toLowerCase();
+        return boundedText(c.value, () => `${where()}: customization_options.${name}[${i}].value`)
+          .trim()
+          .replace(/\//g, ' | ')
+          .toLowerCase();
       }),
     );
   }
@@ -196,7 +221,7 @@ export function loadProducts(productsJson: Json, attributesJson: Json, humanJson
       const ins = table.instruction;
       if (ins !== undefined && ins !== null && typeof ins !== 'string')
         throw new LamerError('E_CONFIG', `webshop data ${files.attributes}[${asin}].instruction: expected a string`);
-      instructionText = typeof ins === 'string' ? ins : null;
+      instructionText = typeof ins === 'string' ? boundedText(ins, () => `webshop data ${files.attributes}[${asin}].instruction`) : null;
       const insAttrs = table.instruction_attributes;
       instructionAttributes =
         insAttrs === undefined || insAttrs === null ? null : stringList(insAttrs, () => `webshop data ${files.attributes}[${asin}].instruction_attributes`);
@@ -283,11 +308,37 @@ export interface GoalBase {
   unitProducts: number[];
 }
 
+/**
+ * Refuses, before any is built, data whose synthetic goals would number more than MAX_SYNTHETIC_GOALS, naming the
+ * product with the most option combinations. The count stops growing once past the bound, so no product's combinations
+ * overflow it.
+ */
+function checkSyntheticGoalCount(products: readonly Product[]): void {
+  let total = 0;
+  let worst = { asin: '', combinations: 0, options: 0 };
+  for (const product of products) {
+    if (product.instructionText === null) continue;
+    let combinations = 1;
+    for (const values of product.options.values()) combinations = Math.min(combinations * values.length, MAX_SYNTHETIC_GOALS + 1);
+    if (combinations > worst.combinations) worst = { asin: product.asin, combinations, options: product.options.size };
+    total = Math.min(total + combinations, MAX_SYNTHETIC_GOALS + 1);
+  }
+  if (total > MAX_SYNTHETIC_GOALS) {
+    const many = (n: number) => (n > MAX_SYNTHETIC_GOALS ? `more than ${MAX_SYNTHETIC_GOALS}` : String(n));
+    throw new LamerError(
+      'E_CONFIG',
+      `webshop data: the synthetic goals (one per product and combination of its option values) number ${many(total)}, more than ` +
+        `the ${MAX_SYNTHETIC_GOALS} that are built; product ${worst.asin} alone has ${worst.options} options giving ${many(worst.combinations)} combinations`,
+    );
+  }
+}
+
 /** get_synthetic_goals / get_human_goals without the price draws. */
 export function baseGoals(products: readonly Product[], source: GoalSource): GoalBase {
   const goals: BaseGoal[] = [];
   const unitProducts: number[] = [];
   if (source === 'synthetic') {
+    checkSyntheticGoalCount(products);
     const attributeCounts = new Map<string, number>();
     products.forEach((product, i) => {
       if (product.instructionText === null) return;
