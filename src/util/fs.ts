@@ -127,12 +127,45 @@ export function readRegularFile(path: string, code: ErrorCode = 'E_CHECKPOINT', 
   return readRegularBytes(path, code, maxBytes).toString('utf8');
 }
 
-/** A JSON file of a checkpoint, parsed (E_CHECKPOINT naming the file when it is not a regular file or not JSON). */
+/**
+ * The most arrays and objects a JSON file may nest. JSON.parse itself takes any depth, but what reads the value after it
+ * (JSON.stringify in an error message, a recursive check or copy) recurses once per level and overflows the stack
+ * (an uncoded RangeError) near 10,000; the files read here nest a few levels.
+ */
+export const MAX_JSON_DEPTH = 1_000;
+
+/** The deepest nesting of arrays and objects in JSON text (brackets inside strings not counted), up to `limit` + 1. */
+export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // a string: skip to its closing quote, past escaped characters
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > deepest && (deepest = depth) > limit) return deepest;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
+
+/**
+ * A JSON file of a checkpoint, parsed (E_CHECKPOINT naming the file when it is not a regular file, not JSON, or nests
+ * deeper than MAX_JSON_DEPTH).
+ */
 export function readJsonFile(path: string, code: ErrorCode = 'E_CHECKPOINT', maxBytes = 512 * 2 ** 20): unknown {
   const text = readRegularFile(path, code, maxBytes);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw new LamerError(code, `${path}: not valid JSON (${(e as Error).message.replace(/"[^"]*"/g, '...').slice(0, 120)})`, { cause: e });
   }
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw new LamerError(code, `${path}: arrays and objects nested more than ${MAX_JSON_DEPTH} deep`);
+  return value;
 }

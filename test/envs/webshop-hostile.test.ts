@@ -154,3 +154,17 @@ describe('WebShop data texts and goals are bounded', () => {
     expect(first[1].stem).toMatch(/with option 0: value 0, and option 1: value 0, and option 2: value 1$/);
   });
 });
+
+describe('WebShop data JSON nesting is bounded', () => {
+  it('an attributes file nested 100,000 deep is E_CONFIG naming it, not a stack overflow', () => {
+    const files = dataDir((dir) => {
+      const attributes = JSON.parse(readFileSync(join(FIXTURES, NAMES.attributes), 'utf8')) as Record<string, Record<string, unknown>>;
+      attributes.B0TEA00001.attributes = 'NESTED';
+      const text = JSON.stringify(attributes).replace('"NESTED"', `${'['.repeat(100_000)}${']'.repeat(100_000)}`);
+      writeFileSync(join(dir, NAMES.attributes), text);
+    });
+    const { error } = refusal(files);
+    expect(error.code).toBe('E_CONFIG');
+    expect(error.message).toMatch(/files\.attributes: .*items_ins_v2\.json nests arrays and objects more than 1000 deep/);
+  });
+});

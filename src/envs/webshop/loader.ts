@@ -6,7 +6,7 @@
 
 import { statSync } from 'node:fs';
 import { LamerError } from '../../errors.js';
-import { readRegularBytes } from '../../util/fs.js';
+import { jsonDepth, MAX_JSON_DEPTH, readRegularBytes } from '../../util/fs.js';
 import { sha256 } from '../../util/hash.js';
 import { generateCatalogFiles } from './data/catalog.js';
 import { baseGoals, loadProducts, type GoalBase, type GoalSource, type Product } from './data/pipeline.js';
@@ -55,8 +55,8 @@ export const MAX_DATA_FILE_BYTES = 512 * 2 ** 20;
 
 /**
  * A data file's JSON and hash, read through the bounded regular-file reader: a named pipe, a device (/dev/zero) or a
- * folder is refused before any read, and a file past MAX_DATA_FILE_BYTES is refused unread, each with E_CONFIG naming the option
- * and the file.
+ * folder is refused before any read, a file past MAX_DATA_FILE_BYTES is refused unread, and JSON nested past
+ * MAX_JSON_DEPTH is refused after parsing, each with E_CONFIG naming the option and the file.
  */
 function readFile(path: string, role: FileRole): { json: unknown; hash: string } {
   let bytes: Buffer;
@@ -65,11 +65,17 @@ function readFile(path: string, role: FileRole): { json: unknown; hash: string }
   } catch (e) {
     throw new LamerError('E_CONFIG', `webshop env.options.files.${role}: ${(e as Error).message}; give the path of the original file`, { cause: e });
   }
+  const text = bytes.toString('utf8');
+  let json: unknown;
   try {
-    return { json: JSON.parse(bytes.toString('utf8')) as unknown, hash: sha256(bytes) };
+    json = JSON.parse(text) as unknown;
   } catch (e) {
     throw new LamerError('E_CONFIG', `webshop env.options.files.${role}: ${path} is not valid JSON (${(e as Error).message.slice(0, 200)})`, { cause: e });
   }
+  // Errors about a value quote it (JSON.stringify), which recurses once per level of nesting.
+  if (jsonDepth(text) > MAX_JSON_DEPTH)
+    throw new LamerError('E_CONFIG', `webshop env.options.files.${role}: ${path} nests arrays and objects more than ${MAX_JSON_DEPTH} deep`);
+  return { json, hash: sha256(bytes) };
 }
 
 function readNounTable(json: unknown, path: string): Map<string, string[]> {
