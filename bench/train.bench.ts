@@ -8,9 +8,13 @@
 //   - the policy update of one default-job iteration (tiny preset, 432 rows of about 150 + 6 tokens, mini-batches of
 //     64 rows): the iteration staged once in native memory and stepped by row index (what the trainer runs) against
 //     rows packed for every mini-batch (Optimizer.trainStep), alternated, medians; time per trained token.
+//   - the policy updates of the default job as a real run recorded them (bench/fixtures/default-updates, written with
+//     LAMER_RECORD_UPDATES; LAMER_BENCH_UPDATES=DIR reads another job's), each through the update as the trainer runs it
+//     (staged, mini-batches of 64 rows in a seeded order) with train.sharePrefix off and on, alternated, medians; and
+//     the tokens the forwards computed per row each way.
 // Run alone: `LAMER_BUILD_DIR=build-train npx tsx bench/train.bench.ts`.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,7 +23,9 @@ import { Policy } from '../src/model/policy.js';
 import { presetCheckpoint } from '../src/model/presets.js';
 import { Optimizer } from '../src/train/optimizer.js';
 import { trainBatch, type TrainRow } from '../src/train/batch.js';
-import type { Bench, BenchResult } from './run.js';
+import { readUpdateRecord } from '../src/train/update-record.js';
+import { Rng } from '../src/util/rng.js';
+import type { Bench, BenchResult, Emit, Note } from './run.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const python = join(root, '.venv', 'bin', 'python');
@@ -255,7 +261,72 @@ async function updatePaths(): Promise<BenchResult[]> {
   ];
 }
 
+const RECORDED_UPDATES = join(root, 'bench', 'fixtures', 'default-updates');
+const SHARE_ROUNDS = Number(process.env.LAMER_BENCH_ROUNDS ?? 5);
+
+/** The default job's recorded updates, with sharing off and on, alternated in one run. */
+async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResult[]> {
+  const dir = process.env.LAMER_BENCH_UPDATES ?? RECORDED_UPDATES;
+  const files = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.json.gz'))
+        .sort()
+    : [];
+  if (files.length === 0) throw new Error(`no recorded updates in ${dir}; record a job's with LAMER_RECORD_UPDATES=DIR`);
+  const records = files.map((f) => readUpdateRecord(join(dir, f)).batch);
+  note?.(`${files.length} recorded updates from ${dir}: ${records.map((b) => b.promptIds.length).join(', ')} rows`);
+  const preset = await presetCheckpoint('tiny');
+  await using policy = await Policy.init(preset.config, { seed: 0, assets: preset.assets });
+  // The default job's update settings (configs/default.yaml), learning rate 0 so every round trains the same weights.
+  const options = { microBatchTokens: 4096, entropyCoef: 0.001, temperature: 1, lr: 0 };
+  const run = async (sharePrefix: boolean) => {
+    let seconds = 0;
+    let computed = 0;
+    let rows = 0;
+    let tokens = 0;
+    for (const record of records) {
+      using opt = Optimizer.create(policy, { lr: 1e-4 });
+      const t0 = performance.now();
+      const { batch, rows: kept } = trainBatch(record);
+      await opt.stage(batch);
+      const order = kept.map((_, j) => j);
+      new Rng(7).shuffle(order);
+      for (let s = 0; s < order.length; s += 64) {
+        const m = await opt.stagedStep(Int32Array.from(order.slice(s, s + 64)), { ...options, sharePrefix });
+        computed += m.computedTokens;
+        tokens += m.tokens;
+      }
+      seconds += (performance.now() - t0) / 1000;
+      rows += kept.length;
+      for (const j of kept) tokens += record.promptIds[j].length;
+    }
+    return { seconds, computed, rows, tokens };
+  };
+  await run(false);
+  await run(true);
+  const off: number[] = [];
+  const on: number[] = [];
+  let last = { off: await run(false), on: await run(true) };
+  off.push(last.off.seconds);
+  on.push(last.on.seconds);
+  for (let round = 1; round < SHARE_ROUNDS; round++) {
+    last = { off: await run(false), on: await run(true) };
+    off.push(last.off.seconds);
+    on.push(last.on.seconds);
+  }
+  const perUpdate = (s: number) => s / records.length;
+  return [
+    { name: 'default-job update (recorded), sharePrefix off', value: perUpdate(median(off)), unit: 's/update' },
+    { name: 'default-job update (recorded), sharePrefix on', value: perUpdate(median(on)), unit: 's/update' },
+    { name: 'default-job update off/on', value: median(off) / median(on), unit: 'x (speed-up)' },
+    { name: '  tokens per row (prompt + response)', value: last.off.tokens / last.off.rows, unit: 'tokens/row' },
+    { name: '  tokens computed per row, sharePrefix off (padding included)', value: last.off.computed / last.off.rows, unit: 'tokens/row' },
+    { name: '  tokens computed per row, sharePrefix on', value: last.on.computed / last.on.rows, unit: 'tokens/row' },
+  ];
+}
+
 export const benches: Bench[] = [
+  { name: 'default-job update, shared prefixes off vs on', unit: 's/update', run: sharedPrefixUpdate },
   { name: 'policy update of one default-job iteration, staged vs packed per mini-batch', unit: 'us/token', run: updatePaths },
   { name: 'train step small 16x256 vs transformers', unit: 'tokens/s', run: trainThroughput },
   { name: 'log-prob peak memory, 151936 vocab', unit: 'MB', run: logprobMemory },

@@ -161,7 +161,7 @@ PrefixTree PackPrefixTree(const std::vector<Row>& rows, int64_t block) {
   return tree;
 }
 
-int64_t TreeBlock(at::Device device) { return device.is_cuda() ? 64 : 16; }
+int64_t TreeBlock(at::Device /*device*/) { return 64; }
 
 std::vector<std::vector<size_t>> PrefixTreeGroups(const std::vector<Row>& rows, int64_t budget, int64_t block) {
   block = std::max<int64_t>(1, block);

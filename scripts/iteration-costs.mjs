@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// The cost of each trained method's iterations in run folders, from their metrics.jsonl: totals over the iterations
+// of wall seconds (iteration, rollout, update), CPU seconds, rows and tokens, the update's computed tokens, and the
+// rollout's prefix-cache reuse; then each method's iteration time against the first folder's gigpo.
+//   node scripts/iteration-costs.mjs runs/default [runs/other ...]
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dirs = process.argv.slice(2);
+if (dirs.length === 0) {
+  console.error('usage: node scripts/iteration-costs.mjs RUN_DIR [RUN_DIR ...]');
+  process.exit(2);
+}
+const sum = (xs, f) => xs.reduce((a, x) => a + (f(x) ?? 0), 0);
+const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
+console.log('| run | method | iterations | iteration s | rollout s | update s | rollout cores | update cores | rows | prompt tokens | generated | update tokens computed | prefix-cache reuse |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const dir of dirs) {
+  const methods = readdirSync(dir).filter((m) => existsSync(join(dir, m, 'metrics.jsonl')));
+  for (const m of methods) {
+    const events = readFileSync(join(dir, m, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === 'iteration');
+    if (events.length === 0) continue;
+    const roll = sum(events, (e) => e.rolloutSeconds);
+    const upd = sum(events, (e) => e.updateSeconds);
+    const rollCpu = sum(events, (e) => e.rolloutCpuSeconds);
+    const updCpu = sum(events, (e) => e.updateCpuSeconds);
+    const reused = sum(events, (e) => e.promptTokensReused);
+    const prefilled = sum(events, (e) => e.promptTokensPrefilled);
+    const computed = events.every((e) => e.updateTokens !== undefined) ? sum(events, (e) => e.updateTokens) : NaN;
+    console.log(
+      `| ${dir} | ${m} | ${events.length} | ${fmt(sum(events, (e) => e.seconds))} | ${fmt(roll)} | ${fmt(upd)} | ${fmt(rollCpu / roll, 2)} | ${fmt(updCpu / upd, 2)} | ` +
+        `${sum(events, (e) => e.rows)} | ${sum(events, (e) => e.promptTokens)} | ${sum(events, (e) => e.tokens)} | ${Number.isFinite(computed) ? computed : '-'} | ` +
+        `${reused + prefilled > 0 ? fmt((100 * reused) / (reused + prefilled)) + '%' : '-'} |`,
+    );
+  }
+}
