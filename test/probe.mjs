@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// Hardening probe: feeds lamer hostile inputs and counts how each one ends. Five categories: corrupted checkpoints
+// Hardening probe: feeds lamer hostile inputs and counts how each one ends. Eleven categories: corrupted checkpoints
 // (loaded in child processes), bad configs and command lines (the `lamer` CLI), abuses of the Tensor API,
-// adversarial agent responses to every environment, and path tricks in run names and model paths. Each input ends as
+// adversarial agent responses to every environment, path tricks in run names and model paths, LoRA adapters and
+// `lamer merge`, optimizer and ZeRO shard files, a run's trainer state and checkpoints/latest on --resume, WebShop's
+// data files and ALFWorld game folders, two processes on one run folder or its parent, and SIGINT at each phase of a
+// run followed by --resume. Each input ends as
 // one of:
 //   coded    the call refused it with a LamerError code (CLI: a non-zero exit whose message names an E_ code, a
 //            usage error: exit 2 and `lamer CMD: ...` on stderr, or the command's own refusal `lamer CMD: ...` without
@@ -16,7 +19,8 @@
 //
 // usage: npm run probe -- [--quick] [--only LIST] [--jobs N] [--seed N] [--verbose] [--keep]
 //   --quick    about 10% of the samples (each category keeps some of each kind of input)
-//   --only     comma-separated categories: checkpoints,cli,tensor,env,paths (default: all)
+//   --only     comma-separated categories: checkpoints,cli,tensor,env,paths,adapters,optimizer,runstate,data,
+//              concurrency,signals (default: all)
 //   --jobs     children run at once (default 2)
 //   --seed     seed of the random mutations and responses (default 1)
 //   --verbose  also list the cases that were refused although harmless and every case's outcome counts by kind
@@ -24,8 +28,10 @@
 // Exit status 1 when any case is a crash or silent, else 0. Nothing is written outside one mkdtemp folder, which is
 // removed at the end.
 import { spawn, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -35,6 +41,7 @@ import {
   readlinkSync,
   rmSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -460,12 +467,152 @@ function adversarialResponse(r, env) {
   }
 }
 
+// --- fixture worker: builds what the adapter and optimizer categories mutate (a base with a LoRA adapter, and ZeRO
+// optimizer saves of a tiny policy after steps 1 and 2), so the parent can mutate copies of it.
+const workFixture = {
+  async setup() {
+    const { Policy } = await import('../src/model/policy.ts');
+    const { presetCheckpoint } = await import('../src/model/presets.ts');
+    const { Optimizer } = await import('../src/train/optimizer.ts');
+    const { tinyPolicy } = await import('./native/train/step-helpers.ts');
+    return { Policy, presetCheckpoint, Optimizer, tinyPolicy };
+  },
+  async one({ Policy, presetCheckpoint, Optimizer, tinyPolicy }, c) {
+    if (c.what === 'adapter') {
+      const preset = await presetCheckpoint('tiny', 'compact');
+      const policy = await Policy.init(preset.config, { seed: 1, assets: preset.assets });
+      await policy.save(c.base);
+      // Non-zero B (lora_B starts at zero): the adapter changes the model, so a merged output can be told from the base.
+      await policy.addLora({ r: 2, alpha: 4, dropout: 0, targets: ['q_proj', 'v_proj'], seed: 3 });
+      const opt = Optimizer.create(policy, { lr: 5e-2 });
+      await opt.trainStep(optimizerRows(1), { microBatchTokens: 16 });
+      opt.dispose();
+      await policy.saveAdapter(c.adapter, { baseModel: c.base });
+      policy.dispose();
+      return { ok: true };
+    }
+    // Optimizer saves: one rank at stage 1 after steps 1 and 2, a stage-0 save, and a LoRA policy's stage-0 save.
+    const save = async (stage, steps, path, lora = false) => {
+      const policy = await tinyPolicy(11);
+      if (lora) await policy.addLora({ r: 2, alpha: 4, dropout: 0, targets: 'all-linear', seed: 3 });
+      const opt = Optimizer.create(policy, { lr: 1e-2, zero: stage });
+      for (const [k, p] of steps.entries()) {
+        await opt.trainStep(optimizerRows(k + 1), { microBatchTokens: 16 });
+        if (p) await opt.save(p);
+      }
+      opt.dispose();
+      policy.dispose();
+    };
+    await save(1, [join(c.dir, 's1.safetensors'), join(c.dir, 's2.safetensors')]);
+    await save(0, [null, join(c.dir, 'stage0.safetensors')]);
+    await save(0, [join(c.dir, 'lora0.safetensors')], undefined, true);
+    return { ok: true };
+  },
+};
+
+/** Train rows for the tiny policy's optimizer steps (step k draws its own). */
+function optimizerRows(step) {
+  const r = rng(5 + 17 * step);
+  const ids = (n) => Array.from({ length: n }, () => r.int(50));
+  return Array.from({ length: 6 }, (_, i) => {
+    const response = ids(2 + ((i * 5) % 7));
+    return { prompt: ids(3 + ((i * 3) % 5)), response, advantage: r() * 2 - 1, oldLogprobs: Float32Array.from(response, () => -3 - r()) };
+  });
+}
+
+// --- adapter worker: the base loaded, the (mutated) adapter loaded on it, then log-probs.
+const workAdapter = {
+  async setup() {
+    const { Policy } = await import('../src/model/policy.ts');
+    return { Policy };
+  },
+  async one({ Policy }, c) {
+    let p;
+    try {
+      p = await Policy.load(c.base, { device: 'cpu', dtype: 'float32', paramDtype: 'float32' });
+      await p.loadAdapter(c.dir);
+      const lp = await p.logprobs([[1, 5, 3, 9, 2]]);
+      return { ok: true, finite: lp.every((row) => row.every(Number.isFinite)) };
+    } catch (e) {
+      return { threw: true, code: errorCode(e), name: e?.name, message: short(e?.message ?? e, 300) };
+    } finally {
+      try {
+        p?.dispose();
+      } catch {
+        // a dispose error is not the load's outcome
+      }
+    }
+  },
+};
+
+// --- optimizer worker: a (mutated) optimizer state loaded at a ZeRO stage into the policy it was saved from, then one
+// more step; the result says the step count read and whether the parameters stay finite.
+const workOptimizer = {
+  async setup() {
+    const { Optimizer } = await import('../src/train/optimizer.ts');
+    const { tinyPolicy } = await import('./native/train/step-helpers.ts');
+    return { Optimizer, tinyPolicy };
+  },
+  async one({ Optimizer, tinyPolicy }, c) {
+    const policy = await tinyPolicy(11);
+    const opt = Optimizer.create(policy, { lr: 1e-2, zero: c.stage });
+    try {
+      await opt.load(c.path);
+      const step = opt.stepCount;
+      await opt.trainStep(optimizerRows(3), { microBatchTokens: 16 });
+      const params = policy.native.parameters();
+      let finite = true;
+      for (const t of Object.values(params)) {
+        if (!t.data.every(Number.isFinite)) finite = false;
+        t.dispose();
+      }
+      return { ok: true, step, finite };
+    } catch (e) {
+      return { threw: true, code: errorCode(e), name: e?.name, message: short(e?.message ?? e, 300) };
+    } finally {
+      opt.dispose();
+      policy.dispose();
+    }
+  },
+};
+
+// --- data worker: an environment made on (hostile) data files, reset and stepped: WebShop on original files, ALFWorld
+// on a game folder. Each case is timed; the parent's time limit and memory cap bound it.
+const workData = {
+  async setup() {
+    const { createEnv } = await import('../src/envs/registry.ts');
+    return { createEnv };
+  },
+  async one({ createEnv }, c) {
+    const t = performance.now();
+    try {
+      const env = createEnv(c.env, c.options);
+      env.reset(c.seed);
+      const first = env.admissibleActions?.()[0] ?? 'look';
+      const r = env.step(`<action>${c.env === 'webshop' ? 'search[shoes]' : first}</action>`);
+      return { ok: true, ms: Math.round(performance.now() - t), valid: wellFormed(r, false) };
+    } catch (e) {
+      return { threw: true, code: errorCode(e), name: e?.name, message: short(e?.message ?? e, 300), ms: Math.round(performance.now() - t) };
+    }
+  },
+};
+
+// TypeScript (the project's src/ and test helpers) is loaded through tsx, in workers and in the parent alike.
+const { register } = await import('tsx/esm/api');
+register();
+
 if (process.argv[2] === '--worker') {
-  const { register } = await import('tsx/esm/api');
-  register();
   const [, , , kind, file, from] = process.argv;
   const cases = JSON.parse(readFileSync(file, 'utf8'));
-  const run = { checkpoint: workCheckpoint, tensor: workTensor, env: workEnv }[kind];
+  const run = {
+    checkpoint: workCheckpoint,
+    tensor: workTensor,
+    env: workEnv,
+    fixture: workFixture,
+    adapter: workAdapter,
+    optimizer: workOptimizer,
+    data: workData,
+  }[kind];
   const ctx = await run.setup();
   for (let i = Number(from); i < cases.length; i++) {
     process.stdout.write(`S ${i}\n`);
@@ -490,11 +637,12 @@ const option = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
 };
+const CATEGORIES = ['checkpoints', 'cli', 'tensor', 'env', 'paths', 'adapters', 'optimizer', 'runstate', 'data', 'concurrency', 'signals'];
 const known = new Set(['--quick', '--only', '--jobs', '--seed', '--verbose', '--keep']);
 for (let i = 0; i < args.length; i++) {
   if (!known.has(args[i])) {
     console.error(
-      `probe: unknown argument '${args[i]}'\nusage: npm run probe -- [--quick] [--only checkpoints,cli,tensor,env,paths] [--jobs N] [--seed N] [--verbose] [--keep]`,
+      `probe: unknown argument '${args[i]}'\nusage: npm run probe -- [--quick] [--only ${CATEGORIES.join(',')}] [--jobs N] [--seed N] [--verbose] [--keep]`,
     );
     process.exit(2);
   }
@@ -504,7 +652,6 @@ const QUICK = flag('--quick');
 const VERBOSE = flag('--verbose');
 const JOBS = Math.max(1, Number(option('--jobs', '2')) || 2);
 const SEED = Number(option('--seed', '1')) || 1;
-const CATEGORIES = ['checkpoints', 'cli', 'tensor', 'env', 'paths'];
 const only = option('--only', CATEGORIES.join(',')).split(',');
 for (const c of only) {
   if (!CATEGORIES.includes(c)) {
@@ -531,6 +678,16 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     process.exit(130);
   });
 }
+
+/**
+ * The slowest input (a worker's case from its start to its result, or a whole command) and the largest resident memory
+ * of any child, over the category running now.
+ */
+const usage = { maxMs: 0, peakMb: 0 };
+const noteInput = (ms, mb = 0) => {
+  usage.maxMs = Math.max(usage.maxMs, ms);
+  usage.peakMb = Math.max(usage.peakMb, mb);
+};
 
 function rssMb(pid) {
   try {
@@ -587,6 +744,7 @@ function spawnWatched(argv, { cwd = root, env = process.env, timeoutMs = 30_000,
     child.on('close', (code, signal) => {
       clearInterval(timer);
       children.delete(child);
+      noteInput(onLine ? 0 : performance.now() - t0, peak);
       resolvePromise({ code, signal, killed, out, err, ms: performance.now() - t0, peakMb: Math.round(peak) });
     });
   });
@@ -625,15 +783,18 @@ async function runWorkers(kind, cases, { caseTimeoutMs, shards = JOBS }) {
         let current = -1;
         let last = -1;
         let began = false;
+        let caseStart = performance.now();
         const r = await spawnWatched([process.execPath, '--max-old-space-size=2048', self, '--worker', kind, file, String(from)], {
           timeoutMs: 90_000, // start-up (tsx, the addon); each case gets caseTimeoutMs from its S line
           onLine: (line) => {
             if (line.startsWith('S ')) {
               began = true;
               current = Number(line.slice(2));
+              caseStart = performance.now();
               return caseTimeoutMs;
             }
             if (line.startsWith('R ')) {
+              noteInput(performance.now() - caseStart);
               const sp = line.indexOf(' ', 2);
               const i = Number(line.slice(2, sp));
               results[group[i].i] = JSON.parse(line.slice(sp + 1));
@@ -1454,6 +1615,16 @@ async function probeTensor() {
 // ------------------------------------------------------------------------------------------------------------------
 // Category 4: adversarial agent responses.
 
+/**
+ * The first task seed of the environment cases of a probe seed. Every environment takes training seeds below
+ * SELECT_SEEDS.start (900,000,000; src/envs/common/seeds.ts), and a case walks at most `stepsPerEpisode` episodes
+ * 1,000,003 seeds apart from its own, so bases stay below 700,000,000: probe seeds wrap around after 7,000 (seed 7,001
+ * repeats seed 1's tasks, with its own responses).
+ */
+function envSeedBase(seed) {
+  return ((seed % 7_000) * 100_000) % 700_000_000;
+}
+
 async function probeEnv() {
   const t = tally();
   const envs = ['minesweeper', 'sokoban', 'webshop', 'alfworld'];
@@ -1461,16 +1632,24 @@ async function probeEnv() {
   const stepsPerEpisode = 100; // calls per case (the worker starts a new episode whenever one ends)
   const cases = [];
   const per = Math.ceil(total / envs.length);
+  const base = envSeedBase(SEED);
   for (const env of envs) {
     for (let done = 0, seed = 1; done < per; seed++) {
       const steps = Math.min(stepsPerEpisode, per - done);
-      cases.push({ env, seed: seed + SEED * 100_000, steps });
+      cases.push({ env, seed: base + seed, steps });
       done += steps;
     }
   }
   const results = await runWorkers('env', cases, { caseTimeoutMs: 20_000 });
   results.forEach((res, i) => {
     const c = cases[i];
+    if (res?.threw && res.code) {
+      // A coded refusal outside a step (reset on the case's seed): a refusal, and noted, since the seeds are meant to
+      // be valid for every environment.
+      count(t, 'coded', c.env);
+      t.notes.push(`${c.env} seed ${c.seed}: refused with [${res.code}] ${short(res.message, 160)}`);
+      return;
+    }
     if (!res || res.died || res.threw) {
       const why = !res ? 'no result' : res.died ? res.why : `uncoded ${res.name}: ${res.message}`;
       count(t, 'crash', c.env, {
@@ -1626,6 +1805,1004 @@ async function probePaths() {
 }
 
 // ------------------------------------------------------------------------------------------------------------------
+// Categories 6-11: the surfaces added since the first five (adapters and merge, optimizer and ZeRO shard files, a run's
+// trainer state and checkpoints/latest, WebShop's and ALFWorld's data files, two processes on one run folder or its
+// parent, signals at each phase). Their fixtures are made once, by the project's own code (the fixture worker, or
+// `lamer train`), and each case mutates a copy.
+
+const st = await import('./helpers/safetensors.ts');
+
+/** A folder's files (recursively) with size and content hash: what must not change. */
+function contentSnapshot(dir) {
+  const out = new Map();
+  for (const [p, v] of snapshot(dir)) {
+    if (v !== 'dir' && !v.startsWith('link:')) out.set(p, createHash('sha256').update(readFileSync(p)).digest('hex'));
+    else out.set(p, v);
+  }
+  return out;
+}
+
+function copyDir(from, to) {
+  cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+  return to;
+}
+
+/** Replaces `path` by a named pipe, a link to /dev/zero, a folder, or removes it. */
+function replaceWith(path, what) {
+  rmSync(path, { force: true, recursive: true });
+  if (what === 'fifo') execFileSync('mkfifo', [path]);
+  else if (what === 'zero') symlinkSync('/dev/zero', path);
+  else if (what === 'dir') mkdirSync(path);
+  else if (what !== 'missing') throw new Error(what);
+}
+
+let fixtures;
+async function makeFixtures() {
+  if (fixtures) return fixtures;
+  const dir = join(work, 'fixtures');
+  mkdirSync(join(dir, 'optimizer'), { recursive: true });
+  const f = { base: join(dir, 'base'), adapter: join(dir, 'adapter'), optimizer: join(dir, 'optimizer') };
+  const res = await runWorkers(
+    'fixture',
+    [
+      { what: 'adapter', base: f.base, adapter: f.adapter },
+      { what: 'optimizer', dir: f.optimizer },
+    ],
+    { caseTimeoutMs: 120_000, shards: 1 },
+  );
+  for (const r of res) if (!r?.ok) throw new Error(`probe fixtures could not be made: ${JSON.stringify(r)}`);
+  fixtures = f;
+  return f;
+}
+
+/** Counts a worker result against what a case expects (invalid / harmless / either), as the checkpoint category does. */
+function countLoad(t, c, res, extraSilent) {
+  const expected = { invalid: 'a coded error', harmless: 'a load that works', either: 'a load that works or a coded error' };
+  const repro = { what: c.desc, expect: expected[c.expect] };
+  if (!res || res.died) count(t, 'crash', c.kind, { ...repro, got: res ? res.why : 'no result', detail: res?.stderr });
+  else if (res.threw) {
+    if (res.code) {
+      count(t, 'coded', c.kind);
+      if (c.expect === 'harmless') t.notes.push(`refused although harmless: ${c.desc}: [${res.code}] ${short(res.message, 120)}`);
+    } else count(t, 'crash', c.kind, { ...repro, got: `uncoded ${res.name}: ${res.message}` });
+  } else if (c.expect === 'invalid') count(t, 'silent', c.kind, { ...repro, got: `accepted${res.finite === false ? ' (non-finite results)' : ''}` });
+  else if (res.finite === false) count(t, 'silent', c.kind, { ...repro, got: 'accepted, results not finite' });
+  else if (extraSilent?.(res)) count(t, 'silent', c.kind, { ...repro, got: extraSilent(res) });
+  else count(t, 'correct', c.kind);
+}
+
+// --- Category 6: LoRA adapters (loaded on the base) and `lamer merge`.
+
+function adapterMutations(f, r) {
+  const cfgText = readFileSync(join(f.adapter, 'adapter_config.json'), 'utf8');
+  const model = st.readSafetensors(join(f.adapter, 'adapter_model.safetensors'));
+  const names = [...model.tensors.keys()];
+  const out = [];
+  const add = (kind, desc, expect, apply) => out.push({ kind, desc, expect, apply });
+  const cfg = (desc, expect, edit) =>
+    add('adapter-config', `adapter_config.json: ${desc}`, expect, (dir) => {
+      const j = JSON.parse(cfgText);
+      edit(j);
+      writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify(j));
+    });
+  const weights = (kind, desc, expect, edit) =>
+    add(kind, `adapter_model.safetensors: ${desc}`, expect, (dir) => st.editSafetensors(join(dir, 'adapter_model.safetensors'), edit));
+  // Values: NaN, infinities and overflowing weights at random tensors and offsets.
+  for (let i = 0; i < 12; i++) {
+    const name = r.pick(names);
+    const n = model.tensors.get(name).bytes.length / 4;
+    const at = r.int(n);
+    const [label, v] = r.pick([
+      ['NaN', NaN],
+      ['+Inf', Infinity],
+      ['-Inf', -Infinity],
+    ]);
+    weights('adapter-values', `${name}[${at}] = ${label}`, 'invalid', (s) => s.tensors.get(name).bytes.writeFloatLE(v, 4 * at));
+  }
+  for (let i = 0; i < 4; i++) {
+    const mod = r.pick(names.filter((n) => n.includes('lora_A'))).replace('.lora_A.weight', '');
+    const v = r.pick([3e38, 1e30, 1e20]);
+    weights('adapter-values', `${mod} lora_A and lora_B filled with ${v} (the update overflows)`, 'invalid', (s) => {
+      for (const side of ['lora_A', 'lora_B']) {
+        const b = s.tensors.get(`${mod}.${side}.weight`).bytes;
+        for (let k = 0; k < b.length; k += 4) b.writeFloatLE(v, k);
+      }
+    });
+  }
+  for (const dtype of ['I32', 'U32', 'F16', 'BF16', 'F64', 'XX']) {
+    const name = r.pick(names);
+    weights('adapter-dtype', `${name} dtype ${dtype}`, 'invalid', (s) => (s.tensors.get(name).dtype = dtype));
+  }
+  {
+    const name = r.pick(names);
+    weights('adapter-shape', `${name} shape transposed`, 'invalid', (s) => s.tensors.get(name).shape.reverse());
+    weights('adapter-shape', `${name} removed`, 'invalid', (s) => s.tensors.delete(name));
+    weights('adapter-shape', `${name} renamed to a module the base lacks`, 'invalid', (s) => {
+      s.tensors.set(name.replace('self_attn', 'no_such_block'), s.tensors.get(name));
+      s.tensors.delete(name);
+    });
+  }
+  for (let i = 0; i < 8; i++) {
+    const at = 8 + r.int(200);
+    const v = r.int(256);
+    add('adapter-bytes', `adapter_model.safetensors header byte [${at}] = ${v}`, 'either', (dir) => {
+      const p = join(dir, 'adapter_model.safetensors');
+      const b = readFileSync(p);
+      b[at] = v;
+      writeFileSync(p, b);
+    });
+  }
+  for (let i = 0; i < 4; i++) {
+    const p = join(f.adapter, 'adapter_model.safetensors');
+    const size = lstatSync(p).size;
+    const at = r.int(size);
+    add('adapter-bytes', `adapter_model.safetensors truncated to ${at} of ${size} bytes`, 'invalid', (dir) =>
+      writeFileSync(join(dir, 'adapter_model.safetensors'), readFileSync(p).subarray(0, at)),
+    );
+  }
+  // Config fields.
+  cfg('lora_alpha removed (peft default 8)', 'harmless', (j) => delete j.lora_alpha);
+  cfg('use_rslora true', 'harmless', (j) => (j.use_rslora = true));
+  cfg('an unknown field', 'harmless', (j) => (j.zz_unknown = 1));
+  cfg('base_model_name_or_path null', 'harmless', (j) => (j.base_model_name_or_path = null));
+  cfg('use_rslora "yes"', 'invalid', (j) => (j.use_rslora = 'yes'));
+  cfg('use_rslora 1', 'invalid', (j) => (j.use_rslora = 1));
+  cfg('lora_alpha "4"', 'invalid', (j) => (j.lora_alpha = '4'));
+  cfg('lora_alpha 1e308', 'invalid', (j) => (j.lora_alpha = 1e308));
+  cfg('r 0', 'invalid', (j) => (j.r = 0));
+  cfg('r -2', 'invalid', (j) => (j.r = -2));
+  cfg('r 3 (the tensors have rank 2)', 'invalid', (j) => (j.r = 3));
+  cfg('r "2"', 'invalid', (j) => (j.r = '2'));
+  cfg('r 1.5', 'invalid', (j) => (j.r = 1.5));
+  cfg('target_modules 5', 'invalid', (j) => (j.target_modules = 5));
+  cfg('target_modules ["no_such_proj"]', 'invalid', (j) => (j.target_modules = ['no_such_proj']));
+  cfg('peft_type "PREFIX_TUNING"', 'invalid', (j) => (j.peft_type = 'PREFIX_TUNING'));
+  cfg('use_dora true', 'invalid', (j) => (j.use_dora = true));
+  cfg('rank_pattern of another rank', 'invalid', (j) => (j.rank_pattern = { q_proj: 4 }));
+  for (const [file, what, expect] of [
+    ['adapter_config.json', 'fifo', 'invalid'],
+    ['adapter_config.json', 'zero', 'invalid'],
+    ['adapter_config.json', 'dir', 'invalid'],
+    ['adapter_config.json', 'missing', 'invalid'],
+    ['adapter_model.safetensors', 'fifo', 'invalid'],
+    ['adapter_model.safetensors', 'zero', 'invalid'],
+    ['adapter_model.safetensors', 'missing', 'invalid'],
+  ]) {
+    add(
+      'adapter-file-kind',
+      `${file} replaced by ${{ fifo: 'a named pipe', zero: 'a link to /dev/zero', dir: 'a folder', missing: 'nothing' }[what]}`,
+      expect,
+      (dir) => replaceWith(join(dir, file), what),
+    );
+  }
+  for (const [desc, text] of [
+    ['"{"', '{'],
+    ['empty', ''],
+    ['an array', '[]'],
+    ['nested 100000 deep', `{"r": ${'['.repeat(100000)}${']'.repeat(100000)}}`],
+  ])
+    add('adapter-config', `adapter_config.json: ${desc}`, 'invalid', (dir) => writeFileSync(join(dir, 'adapter_config.json'), text));
+  add('adapter-harmless', 'the adapter unchanged', 'harmless', () => {});
+  return out;
+}
+
+async function probeAdapters() {
+  const t = tally();
+  const f = await makeFixtures();
+  const r = rng(SEED * 31 + 6);
+  const cases = sample(adapterMutations(f, r), r);
+  const dirs = join(work, 'adapters');
+  mkdirSync(dirs);
+  const specs = cases.map((c, i) => {
+    const dir = copyDir(f.adapter, join(dirs, `case-${i}`));
+    c.apply(dir);
+    return { base: f.base, dir };
+  });
+  const results = await runWorkers('adapter', specs, { caseTimeoutMs: 20_000 });
+  results.forEach((res, i) => countLoad(t, cases[i], res));
+
+  // `lamer merge`: an invalid adapter writes nothing, --out onto an input is refused, the base never changes.
+  const baseBefore = contentSnapshot(f.base);
+  const links = join(work, 'merge-links');
+  mkdirSync(links);
+  symlinkSync(f.base, join(links, 'to-base'));
+  symlinkSync(dirname(f.base), join(links, 'to-parent'));
+  symlinkSync(f.adapter, join(links, 'to-adapter'));
+  const bad = cases.map((c, i) => ({ c, dir: specs[i].dir })).filter(({ c }) => c.expect === 'invalid');
+  const merges = [
+    ['merge --out', 'error', f.adapter, join(links, 'to-base')],
+    ['merge --out', 'error', f.adapter, join(links, 'to-base', '.')],
+    ['merge --out', 'error', f.adapter, join(links, 'to-parent', 'base')],
+    ['merge --out', 'error', f.adapter, f.base],
+    ['merge --out', 'error', f.adapter, join(f.base, '..', 'base')],
+    ['merge --out', 'error', f.adapter, f.adapter],
+    ['merge --out', 'error', f.adapter, join(links, 'to-adapter')],
+    ['merge --out', 'ok', f.adapter, join(work, 'merged-ok')],
+    ...Array.from({ length: Math.min(bad.length, scale(12)) }, () => r.pick(bad)).map(({ c, dir }) => [
+      'merge invalid adapter',
+      'error',
+      dir,
+      join(dir, 'merged'),
+      c.desc,
+    ]),
+  ];
+  const outs = await pool(merges, JOBS, ([, , adapter, out]) =>
+    spawnWatched([process.execPath, '--max-old-space-size=2048', bin, 'merge', '--model', f.base, '--adapter', adapter, '--out', out], { timeoutMs: 30_000 }),
+  );
+  outs.forEach((res, i) => {
+    const [kind, expect, adapter, out, desc] = merges[i];
+    const what = `lamer merge --model BASE --adapter ${desc ? `(${desc})` : adapter === f.adapter ? 'ADAPTER' : adapter} --out ${out.split(work).join('TMP')}`;
+    const changed =
+      [...contentSnapshot(f.base)].filter(([p, v]) => baseBefore.get(p) !== v).length + [...baseBefore.keys()].filter((p) => !existsSync(p)).length;
+    if (changed) {
+      count(t, 'silent', kind, { what, expect: 'the base left as it was', got: `exit ${res.code}; ${changed} files of the base changed` });
+      return;
+    }
+    const [cls, why] = classifyCli(res, expect === 'ok' ? 'either' : 'error', 'merge');
+    if (expect === 'ok' && cls !== 'correct') count(t, cls === 'coded' ? 'coded' : cls, kind, { what, expect: 'exit 0', got: why });
+    else if (cls === 'coded' && desc && existsSync(join(out, 'model.safetensors')))
+      count(t, 'silent', kind, { what, expect: 'nothing written', got: `${why}, but ${out} holds a model` });
+    else
+      count(t, cls, kind, {
+        what,
+        expect: expect === 'ok' ? 'exit 0' : 'a coded error or usage refusal',
+        got: why,
+        detail: cls === 'crash' ? short(res.err.slice(-500), 300) : undefined,
+      });
+    if (expect === 'ok' && cls === 'coded') t.notes.push(`merge refused a valid adapter: ${why}`);
+  });
+  return t;
+}
+
+// --- Category 7: optimizer state and ZeRO shard files.
+
+function optimizerCases(f, r) {
+  const { s1, s2 } = { s1: join(f.optimizer, 's1.safetensors'), s2: join(f.optimizer, 's2.safetensors') };
+  const stage0 = join(f.optimizer, 'stage0.safetensors');
+  const lora0 = join(f.optimizer, 'lora0.safetensors');
+  const out = [];
+  const add = (kind, desc, expect, stages, make, step) => out.push({ kind, desc, expect, stages, make, step });
+  const shard = (p, k, w) => st.zeroShardName(p, k, w);
+  const cutTo = (from, world) => (p) => st.cutZeroSave(from, p, world);
+  const then = (make, edit) => (p) => {
+    make(p);
+    edit(p);
+  };
+  // Valid sets: loaded and stepped (the step count read must be 2).
+  for (const w of [2, 3, 4]) add('zero-valid', `a step-2 save cut for ${w} ranks`, 'harmless', [1, 2], cutTo(s2, w), 2);
+  add('zero-valid', 'the one-rank step-2 save', 'harmless', [1, 2], (p) => copyFileSync(s2, p), 2);
+  add('zero-valid', 'a stage-0 step-2 save', 'harmless', [0], (p) => copyFileSync(stage0, p), 2);
+  // Shards from the wrong place.
+  for (let i = 0; i < 3; i++) {
+    const w = 2 + r.int(3);
+    const a = 1 + r.int(w - 1);
+    const b = w === 2 ? 0 : 1 + ((a - 1 + 1 + r.int(w - 2)) % (w - 1));
+    if (b !== 0) {
+      add(
+        'zero-shards',
+        `${w} ranks, shards ${a} and ${b} swapped`,
+        'invalid',
+        [1, 2],
+        then(cutTo(s2, w), (p) => {
+          const x = readFileSync(shard(p, a, w));
+          copyFileSync(shard(p, b, w), shard(p, a, w));
+          writeFileSync(shard(p, b, w), x);
+        }),
+      );
+      add(
+        'zero-shards',
+        `${w} ranks, shard ${b} copied over shard ${a}`,
+        'invalid',
+        [1, 2],
+        then(cutTo(s2, w), (p) => copyFileSync(shard(p, b, w), shard(p, a, w))),
+      );
+    }
+    add('zero-shards', `${w} ranks, shard ${a} from the step-1 save`, 'invalid', [1, 2], (p) => {
+      st.cutZeroSave(s1, `${p}.old.safetensors`, w);
+      st.cutZeroSave(s2, p, w);
+      copyFileSync(shard(`${p}.old.safetensors`, a, w), shard(p, a, w));
+    });
+    for (const what of ['missing', 'fifo', 'zero', 'dir'])
+      add(
+        'zero-shards',
+        `${w} ranks, shard ${a} replaced by ${what}`,
+        'invalid',
+        [1, 2],
+        then(cutTo(s2, w), (p) => replaceWith(shard(p, a, w), what)),
+      );
+    add(
+      'zero-shards',
+      `${w} ranks, shard ${a} of another save (zero_save changed)`,
+      'invalid',
+      [1, 2],
+      then(cutTo(s2, w), (p) => st.editSafetensors(shard(p, a, w), (s) => (s.metadata.zero_save = 'ffffffffffffffff'))),
+    );
+    add(
+      'zero-shards',
+      `${w} ranks, shard ${a} truncated`,
+      'invalid',
+      [1, 2],
+      then(cutTo(s2, w), (p) => {
+        const b2 = readFileSync(shard(p, a, w));
+        writeFileSync(shard(p, a, w), b2.subarray(0, r.int(b2.length)));
+      }),
+    );
+  }
+  // The main file's metadata.
+  const meta = (desc, edit, stages = [1, 2], expect = 'invalid') =>
+    add(
+      'zero-metadata',
+      `3 ranks, ${desc}`,
+      expect,
+      stages,
+      then(cutTo(s2, 3), (p) => st.editSafetensors(p, (s) => edit(s.metadata))),
+    );
+  meta('zero_world 2', (m) => (m.zero_world = '2'));
+  meta('zero_world 4', (m) => (m.zero_world = '4'));
+  meta('zero_world removed', (m) => delete m.zero_world, [0, 1, 2]);
+  meta('zero_world "three"', (m) => (m.zero_world = 'three'));
+  meta('zero_world "-3"', (m) => (m.zero_world = '-3'));
+  meta('zero_world "1e9"', (m) => (m.zero_world = '1e9'));
+  meta('zero_chunks one chunk larger', (m) => (m.zero_chunks = m.zero_chunks.replace(/\d+/, (n) => String(Number(n) + 1))));
+  meta('zero_chunks removed', (m) => delete m.zero_chunks);
+  meta('zero_chunks "x,y"', (m) => (m.zero_chunks = 'x,y'));
+  meta('step "1e9"', (m) => (m.step = '1e9'), [0, 1, 2]);
+  meta('step "-1"', (m) => (m.step = '-1'), [0, 1, 2]);
+  meta('step "2.5"', (m) => (m.step = '2.5'), [0, 1, 2]);
+  meta('step "abc"', (m) => (m.step = 'abc'), [0, 1, 2]);
+  meta('step "99999999999999999999"', (m) => (m.step = '99999999999999999999'), [0, 1, 2]);
+  // Moments: NaN, infinite, negative second moments, integer-typed, short.
+  const moment = (s, kind) => r.pick([...s.tensors].filter(([n]) => n.startsWith(`${kind}.`)));
+  for (let i = 0; i < 6; i++) {
+    const [label, kind, v] = r.pick([
+      ['NaN first moment', 'exp_avg', NaN],
+      ['NaN second moment', 'exp_avg_sq', NaN],
+      ['+Inf second moment', 'exp_avg_sq', Infinity],
+      ['-Inf first moment', 'exp_avg', -Infinity],
+      ['negative second moment', 'exp_avg_sq', -1e-3],
+    ]);
+    const whole = r.int(2) === 0;
+    add('zero-moments', `${whole ? 'a stage-0 save' : '2 ranks'}, a ${label}`, 'invalid', [0, 1, 2], (p) => {
+      if (whole) copyFileSync(stage0, p);
+      else st.cutZeroSave(s2, p, 2);
+      st.editSafetensors(p, (s) => {
+        const [, e] = moment(s, kind);
+        e.bytes.writeFloatLE(v, 4 * r.int(e.bytes.length / 4));
+      });
+    });
+  }
+  for (const dtype of ['I32', 'F16', 'I64']) {
+    add(
+      'zero-moments',
+      `2 ranks, a second moment of dtype ${dtype}`,
+      'invalid',
+      [0, 1, 2],
+      then(cutTo(s2, 2), (p) => st.editSafetensors(p, (s) => (moment(s, 'exp_avg_sq')[1].dtype = dtype))),
+    );
+  }
+  // Parameter sets.
+  add('zero-params', "a LoRA policy's stage-0 state (other parameters)", 'invalid', [0, 1, 2], (p) => copyFileSync(lora0, p));
+  add('zero-params', 'a stage-0 state missing one parameter', 'invalid', [0, 1, 2], (p) => {
+    copyFileSync(stage0, p);
+    st.editSafetensors(p, (s) => {
+      const name = r.pick([...s.tensors.keys()].filter((n) => n.startsWith('exp_avg.')));
+      for (const k of [...s.tensors.keys()]) if (k.endsWith(name.slice('exp_avg'.length))) s.tensors.delete(k);
+    });
+  });
+  add('zero-params', 'a stage-0 state with a parameter the model lacks', 'invalid', [0, 1, 2], (p) => {
+    copyFileSync(stage0, p);
+    st.editSafetensors(p, (s) => {
+      const [name, e] = moment(s, 'exp_avg');
+      s.tensors.set(`exp_avg.model.no_such.weight`, e);
+      s.tensors.set(name.replace(/^exp_avg/, 'exp_avg_sq').replace(/\.[^.]*$/, '.zz'), e);
+    });
+  });
+  // Random bytes anywhere in a shard (either: refused, or a load whose next step stays finite).
+  for (let i = 0; i < 6; i++) {
+    add(
+      'zero-bytes',
+      `2 ranks, random bytes in the shard`,
+      'either',
+      [1, 2],
+      then(cutTo(s2, 2), (p) => {
+        const b = readFileSync(shard(p, 1, 2));
+        for (let k = 0, n = 1 + r.int(6); k < n; k++) b[r.int(b.length)] = r.int(256);
+        writeFileSync(shard(p, 1, 2), b);
+      }),
+    );
+  }
+  for (const what of ['fifo', 'zero', 'missing']) add('zero-files', `the main file replaced by ${what}`, 'invalid', [0, 1, 2], (p) => replaceWith(p, what));
+  return out;
+}
+
+async function probeOptimizer() {
+  const t = tally();
+  const f = await makeFixtures();
+  const r = rng(SEED * 31 + 7);
+  const all = optimizerCases(f, r).flatMap((c) => c.stages.map((stage) => ({ ...c, stage, desc: `${c.desc}, loaded at ZeRO stage ${stage}` })));
+  const cases = sample(all, r);
+  const dir = join(work, 'optimizer');
+  mkdirSync(dir);
+  const specs = cases.map((c, i) => {
+    const path = join(dir, `case-${i}`, 'optimizer.safetensors');
+    mkdirSync(dirname(path));
+    c.make(path);
+    return { path, stage: c.stage };
+  });
+  const results = await runWorkers('optimizer', specs, { caseTimeoutMs: 30_000 });
+  results.forEach((res, i) => {
+    const c = cases[i];
+    countLoad(t, c, res, (x) => (c.step !== undefined && x.step !== c.step ? `loaded, step read as ${x.step}, saved at ${c.step}` : undefined));
+  });
+  return t;
+}
+
+// --- Category 8: a run's trainer state and checkpoints/latest, through `lamer train --resume`.
+
+function runConfig(dir, name, iterations, extra = {}) {
+  const path = join(dir, `${name.replace(/\W/g, '_')}-${iterations}.yaml`);
+  const train = { iterations, evalEvery: 0, checkpointEvery: 1, ...(extra.train ?? {}) };
+  writeFileSync(
+    path,
+    JSON.stringify({
+      name,
+      runsDir: dir,
+      method: 'lamer',
+      model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 4 }, promptStyle: 'compact' },
+      env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 3 } },
+      trial: { episodes: 2 },
+      rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 12 },
+      optim: { lr: 3e-3, miniBatchRows: 8 },
+      eval: { tasks: 3 },
+      ...extra,
+      train,
+    }),
+  );
+  return path;
+}
+
+/** The iterations of a run's metrics.jsonl events of one type (null when the file is missing or unreadable). */
+function eventsOf(runDir, type) {
+  try {
+    return readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === type)
+      .map((e) => e.iteration);
+  } catch {
+    return null;
+  }
+}
+const iterationsOf = (runDir) => eventsOf(runDir, 'iteration');
+
+async function probeRunState() {
+  const t = tally();
+  const dir = join(work, 'runstate');
+  mkdirSync(dir);
+  const first = await spawnWatched([process.execPath, bin, 'train', '--config', runConfig(dir, 'one', 2), '--quiet'], { timeoutMs: 120_000 });
+  if (first.code !== 0) throw new Error(`the run state fixture did not train: ${first.err}`);
+  const runDir = join(dir, 'one');
+  // A run cut short in its final evaluation: what `--resume` continues (a finished run has nothing to resume).
+  rmSync(join(runDir, 'eval.json'));
+  writeFileSync(
+    join(runDir, 'metrics.jsonl'),
+    readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => !l.includes('"type":"eval"'))
+      .join('\n'),
+  );
+  const ck = (n) => `ckpt-${String(n).padStart(6, '0')}`;
+  const latest = readFileSync(join(runDir, 'checkpoints', 'latest'), 'utf8').trim();
+  const trainerText = readFileSync(join(runDir, 'checkpoints', latest, 'trainer.json'), 'utf8');
+  const r = rng(SEED * 31 + 8);
+  const cases = [];
+  const add = (kind, desc, expect, apply, setArgs = []) => cases.push({ kind, desc, expect, apply, setArgs });
+  const L = (d) => join(d, 'checkpoints', 'latest');
+  const T = (d) => join(d, 'checkpoints', latest, 'trainer.json');
+  const trainer = (desc, expect, edit) =>
+    add('trainer.json', `trainer.json: ${desc}`, expect, (d) => {
+      const j = JSON.parse(trainerText);
+      edit(j);
+      writeFileSync(T(d), JSON.stringify(j));
+    });
+  add('harmless', 'the run unchanged (resumed to 3 iterations)', 'harmless', () => {});
+  // `latest` lost or naming no checkpoint folder: resumed from the newest complete folder (src/train/checkpoint.ts).
+  add('latest', 'latest removed', 'either', (d) => rmSync(L(d)));
+  add('latest', 'latest empty', 'either', (d) => writeFileSync(L(d), ''));
+  add('latest', 'latest names ckpt-999999', 'either', (d) => writeFileSync(L(d), ck(999999)));
+  add('latest', 'latest names ../../x', 'either', (d) => writeFileSync(L(d), '../../x'));
+  add('latest', 'latest names /etc', 'either', (d) => writeFileSync(L(d), '/etc'));
+  add('latest', 'latest 1 MB of text', 'invalid', (d) => writeFileSync(L(d), 'x'.repeat(2 ** 20)));
+  for (const what of ['fifo', 'zero', 'dir']) add('latest', `latest replaced by ${what}`, 'invalid', (d) => replaceWith(L(d), what));
+  add('latest', 'the newest checkpoint folder removed (latest names it)', 'either', (d) => rmSync(join(d, 'checkpoints', latest), { recursive: true }));
+  for (const what of ['fifo', 'zero', 'dir', 'missing']) add('trainer.json', `trainer.json replaced by ${what}`, 'invalid', (d) => replaceWith(T(d), what));
+  for (const [desc, text] of [
+    ['"{"', '{'],
+    ['empty', ''],
+    ['null', 'null'],
+    ['nested 100000 deep', `{"iteration": ${'['.repeat(100000)}${']'.repeat(100000)}}`],
+  ])
+    add('trainer.json', `trainer.json: ${desc}`, 'invalid', (d) => writeFileSync(T(d), text));
+  trainer('iteration 99 (past the run end, 3)', 'invalid', (j) => (j.iteration = 99));
+  trainer('iteration 1e9', 'invalid', (j) => (j.iteration = 1e9));
+  trainer('iteration -1', 'invalid', (j) => (j.iteration = -1));
+  trainer('iteration 1.5', 'invalid', (j) => (j.iteration = 1.5));
+  trainer('iteration "2"', 'invalid', (j) => (j.iteration = '2'));
+  trainer('iteration removed', 'invalid', (j) => delete j.iteration);
+  trainer('method "gigpo"', 'invalid', (j) => (j.method = 'gigpo'));
+  trainer('model.sha256 changed', 'invalid', (j) => (j.model.sha256 = '0'.repeat(64)));
+  trainer('a file hash changed', 'invalid', (j) => (j.model.files['optimizer.safetensors'] = '0'.repeat(64)));
+  // The model's own hash (model.sha256) still matches, so the same model is resumed; the base record only explains a mismatch.
+  trainer('the base hash changed', 'either', (j) => (j.model.base[0].sha256 = '0'.repeat(64)));
+  trainer('evalPending true', 'either', (j) => (j.evalPending = true));
+  const other = join(runDir, 'checkpoints', ck(1));
+  const hasOther = existsSync(other) && ck(1) !== latest;
+  for (const file of ['optimizer.safetensors', 'model.safetensors']) {
+    if (hasOther)
+      add('checkpoint files', `${file} of the earlier checkpoint`, 'invalid', (d) =>
+        copyFileSync(join(d, 'checkpoints', ck(1), file), join(d, 'checkpoints', latest, file)),
+      );
+    for (const what of ['fifo', 'zero', 'missing'])
+      add('checkpoint files', `${file} replaced by ${what}`, 'invalid', (d) => replaceWith(join(d, 'checkpoints', latest, file), what));
+    add('checkpoint files', `${file} truncated`, 'invalid', (d) => {
+      const p = join(d, 'checkpoints', latest, file);
+      const b = readFileSync(p);
+      writeFileSync(p, b.subarray(0, r.int(b.length)));
+    });
+  }
+  add('checkpoint files', 'optimizer.safetensors step "1e9" (its hash updated in trainer.json)', 'invalid', (d) => {
+    const p = join(d, 'checkpoints', latest, 'optimizer.safetensors');
+    st.editSafetensors(p, (s) => (s.metadata.step = '1e9'));
+    const j = JSON.parse(trainerText);
+    j.model.files['optimizer.safetensors'] = createHash('sha256').update(readFileSync(p)).digest('hex');
+    writeFileSync(T(d), JSON.stringify(j));
+  });
+  add('config on resume', 'model.init.seed changed', 'invalid', () => {}, ['--set', 'model.init.seed=5']);
+  add('config on resume', 'model.init.preset changed', 'invalid', () => {}, ['--set', 'model.init.preset=small']);
+  add('config on resume', 'a LoRA rank added', 'invalid', () => {}, ['--set', 'model.lora={r: 4, alpha: 8}']);
+  add('config on resume', 'method changed', 'invalid', () => {}, ['--method', 'gigpo']);
+  const chosen = sample(cases, r);
+  const results = await pool(chosen, JOBS, async (c, i) => {
+    const caseDir = join(dir, `case-${i}`);
+    copyDir(runDir, join(caseDir, 'one'));
+    c.apply(join(caseDir, 'one'));
+    const cfg = runConfig(caseDir, 'one', 3);
+    const argv = ['train', '--config', cfg, '--resume', '--quiet', ...c.setArgs];
+    const res = await spawnWatched([process.execPath, '--max-old-space-size=2048', bin, ...argv], { timeoutMs: 60_000 });
+    return { res, argv, its: iterationsOf(join(caseDir, 'one')), lock: existsSync(join(caseDir, 'one', '.lock')) };
+  });
+  results.forEach(({ res, its, lock }, i) => {
+    const c = chosen[i];
+    const what = `${c.desc}, then lamer train --resume ${c.setArgs.join(' ')} (a 2-iteration run cut short in its final evaluation, resumed to 3 iterations)`;
+    if (lock) return count(t, 'silent', c.kind, { what, expect: 'the lock released at exit', got: `exit ${res.code}; .lock left` });
+    const [cls, why] = classifyCli(res, c.expect === 'invalid' ? 'error' : 'either', 'train');
+    if (cls === 'correct') {
+      // Each iteration once, or (resumed from an earlier checkpoint) the lost ones again, in order, up to 3.
+      const last = its ? its.lastIndexOf(1) : -1;
+      const good = its && its.join(',').startsWith('1,2') && its.at(-1) === 3 && its.every((n, k) => k === 0 || n <= its[k - 1] + 1) && last === 0;
+      if (!good) return count(t, 'silent', c.kind, { what, expect: 'iterations up to 3, none skipped', got: `exit 0, iterations ${its?.join(',')}` });
+    }
+    if (cls === 'coded' && c.expect === 'harmless') t.notes.push(`refused although harmless: ${c.desc}: ${why}`);
+    count(t, cls, c.kind, {
+      what,
+      expect: c.expect === 'invalid' ? 'a coded error' : 'a resumed run or a coded error',
+      got: why,
+      detail: cls === 'crash' ? short(res.err.slice(-500), 300) : undefined,
+    });
+  });
+  return t;
+}
+
+// --- Category 9: WebShop's original data files and ALFWorld game folders.
+
+async function dataCases(r) {
+  const out = [];
+  const add = (kind, desc, expect, env, make) => out.push({ kind, desc, expect, env, make });
+  const WS = join(root, 'test', 'fixtures', 'webshop');
+  const wsNames = { products: 'items_shuffle.json', attributes: 'items_ins_v2.json', humanInstructions: 'items_human_ins.json' };
+  const products = JSON.parse(readFileSync(join(WS, wsNames.products), 'utf8'));
+  const webshop = (desc, expect, edit, goals = 'synthetic') =>
+    add('webshop-files', desc, expect, 'webshop', (dir) => {
+      const files = {};
+      for (const [role, name] of Object.entries(wsNames)) copyFileSync(join(WS, name), (files[role] = join(dir, name)));
+      edit(files, dir);
+      return { source: 'original', files, goals, split: 'lamer' };
+    });
+  webshop('the fixture unchanged', 'harmless', () => {});
+  for (const role of Object.keys(wsNames))
+    for (const what of ['fifo', 'zero', 'dir', 'missing'])
+      webshop(`${role} replaced by ${what}`, 'invalid', (f) => replaceWith(f[role], what), role === 'humanInstructions' ? 'human' : 'synthetic');
+  webshop('products a sparse 600 MB file', 'invalid', (f) => truncateSync(f.products, 600 * 2 ** 20));
+  const editP = (edit) => (f) => {
+    const p = structuredClone(products);
+    edit(p);
+    writeFileSync(f.products, JSON.stringify(p));
+  };
+  for (let i = 0; i < 3; i++) {
+    const n = [50_000, 2_000_000, 30_000_000][i];
+    webshop(
+      `a product description of ${n} characters`,
+      n > 100_000 ? 'invalid' : 'harmless',
+      editP((p) => (p[0].full_description = 'word '.repeat(n / 5))),
+    );
+  }
+  for (let i = 0; i < 4; i++) {
+    const k = 2 + r.int(7);
+    const v = 2 + r.int(11);
+    webshop(
+      `a product with ${k} options of ${v} values (${v ** k} goals)`,
+      v ** k > 400_000 ? 'invalid' : 'either',
+      editP((p) => {
+        p[0].customization_options = Object.fromEntries(
+          Array.from({ length: k }, (_, a) => [`Option ${a}`, Array.from({ length: v }, (_, b) => ({ value: `value ${b}`, image: null }))]),
+        );
+      }),
+    );
+  }
+  webshop(
+    '7 options of 10 values',
+    'invalid',
+    editP((p) => {
+      p[0].customization_options = Object.fromEntries(
+        Array.from({ length: 7 }, (_, a) => [`Option ${a}`, Array.from({ length: 10 }, (_, b) => ({ value: `value ${b}`, image: null }))]),
+      );
+    }),
+  );
+  webshop(
+    '20,000 products of one long bullet point each',
+    'either',
+    editP((p) => {
+      for (let i = 0; i < 20_000; i++) p.push({ ...p[0], asin: `B${String(i).padStart(9, '0')}`, small_description: ['bullet '.repeat(2000)] });
+    }),
+  );
+  for (const [desc, text] of [
+    ['"["', '['],
+    ['empty', ''],
+    ['an object', '{}'],
+    ['nested 100000 deep', `${'['.repeat(100000)}${']'.repeat(100000)}`],
+    ['a list of numbers', '[1, 2, 3]'],
+  ])
+    webshop(`products: ${desc}`, 'invalid', (f) => writeFileSync(f.products, text));
+
+  // ALFWorld: one game per data folder, played through createEnv('alfworld', { source: 'tw-pddl', dataDir }).
+  const { kitchenFile } = await import('./envs/alfworld/fixtures.ts');
+  const things = (n) => Array.from({ length: n }, (_, i) => `t${i + 1}`);
+  const domain = (actions = '', predicates = '') => `(define (domain tiny)
+  (:requirements :adl :typing)
+  (:types thing)
+  (:predicates (p ?x - thing) (q ?x - thing) (seen ?x - thing) ${predicates})
+  (:action look :parameters (?x - thing) :precondition (p ?x) :effect (seen ?x))
+  ${actions})`;
+  const problem = (n, init = '', goal = '(seen t1)') => `(define (problem tiny1) (:domain tiny)
+  (:objects ${things(n).join(' ')} - thing)
+  (:init ${things(n)
+    .map((x) => `(p ${x})`)
+    .join(' ')} ${init})
+  (:goal ${goal}))`;
+  const grammar = (rules = {}) => {
+    const all = { intro: [{ rhs: 'You see things.' }], ...rules };
+    return `grammar :: """${JSON.stringify(all)}""";\naction look { template :: "look at {x}"; feedback :: "You look."; }\n`;
+  };
+  const tiny = (parts = {}) => ({ pddl_domain: domain(), pddl_problem: problem(3), grammar: grammar(), solvable: true, walkthrough: null, ...parts });
+  const game = (desc, expect, file, split = 'train', tweak) =>
+    add('alfworld-games', desc, expect, 'alfworld', (dir) => {
+      const trial = join(dir, 'd', 'train', 'pick_and_place_simple-Apple-None-Cabinet-1', 'trial_1');
+      mkdirSync(trial, { recursive: true });
+      writeFileSync(join(trial, 'game.tw-pddl'), typeof file === 'string' ? file : JSON.stringify(file));
+      writeFileSync(join(trial, 'traj_data.json'), JSON.stringify({ task_type: 'pick_and_place_simple' }));
+      tweak?.(trial, dir);
+      return { source: 'tw-pddl', dataDir: join(dir, 'd'), train: [split], eval: [] };
+    });
+  game('the kitchen fixture', 'harmless', kitchenFile());
+  game('the tiny game', 'harmless', tiny());
+  for (let i = 0; i < 3; i++) {
+    const depth = r.pick([10, 200, 300, 5_000, 100_000]);
+    const deep = '(not '.repeat(depth) + '(seen t1)' + ')'.repeat(depth);
+    game(`a goal nested ${depth} deep`, depth > 250 ? 'invalid' : 'either', tiny({ pddl_problem: problem(3, '', deep) }));
+  }
+  game(
+    'a precondition nested 100,000 deep',
+    'invalid',
+    tiny({
+      pddl_domain: domain(`(:action deep :parameters (?x - thing) :precondition ${'(and '.repeat(100_000)}(p ?x)${')'.repeat(100_000)} :effect (q ?x))`),
+    }),
+  );
+  game('a grammar rule that derives itself', 'invalid', tiny({ grammar: grammar({ intro: [{ rhs: '#loop#' }], loop: [{ rhs: '#loop#' }] }) }));
+  game(
+    'a grammar rule that grows its text forever',
+    'invalid',
+    tiny({ grammar: grammar({ intro: [{ rhs: '#grow#' }], grow: [{ rhs: 'more text #grow#' }] }) }),
+  );
+  for (let i = 0; i < 2; i++) {
+    const n = 5 + r.int(26);
+    const ors = Array.from({ length: n }, () => '(or (p ?x) (q ?x))').join(' ');
+    game(
+      `a precondition with ${n} ors`,
+      n > 20 ? 'invalid' : 'either',
+      tiny({ pddl_domain: domain(`(:action many :parameters (?x - thing) :precondition (and ${ors}) :effect (q ?x))`) }),
+    );
+  }
+  for (let i = 0; i < 2; i++) {
+    const k = 2 + r.int(4);
+    const n = r.pick([20, 60, 200]);
+    const params = Array.from({ length: k }, (_, a) => `?v${a}`).join(' ');
+    game(
+      `an action of ${k} unconstrained parameters over ${n} objects`,
+      n ** k > 1e8 ? 'invalid' : 'either',
+      tiny({ pddl_domain: domain(`(:action free :parameters (${params} - thing) :precondition () :effect (q ?v0))`), pddl_problem: problem(n) }),
+    );
+  }
+  const join6 = ['a', 'b', 'c', 'd', 'e', 'f'].map((v) => `p(${v}:thing)`).join(' & ') + ' & q(z:thing)';
+  game(
+    'a grammar condition joining six queries over 60 facts',
+    'invalid',
+    tiny({ pddl_problem: problem(60), grammar: grammar({ intro: [{ rhs: 'joined', condition: join6 }, { rhs: 'plain' }] }) }),
+  );
+  game('text after the last ) of the domain', 'invalid', tiny({ pddl_domain: `${domain()} (extra)` }));
+  game('an undeclared predicate in the goal', 'invalid', tiny({ pddl_problem: problem(3, '', '(nowhere t1)') }));
+  game('a type cycle', 'invalid', tiny({ pddl_domain: domain().replace('(:types thing)', '(:types thing - box box - thing)') }));
+  game('game.tw-pddl not JSON', 'invalid', '{"pddl_domain": ');
+  game('game.tw-pddl nested 100000 deep', 'invalid', `{"pddl_domain": ${'['.repeat(100000)}${']'.repeat(100000)}}`);
+  for (const [file, what] of [
+    ['game.tw-pddl', 'fifo'],
+    ['game.tw-pddl', 'zero'],
+    ['traj_data.json', 'fifo'],
+    ['traj_data.json', 'zero'],
+  ])
+    game(`${file} replaced by ${what}`, 'invalid', kitchenFile(), 'train', (trial) => replaceWith(join(trial, file), what));
+  game('game.tw-pddl a sparse 100 MB file', 'invalid', kitchenFile(), 'train', (trial) => truncateSync(join(trial, 'game.tw-pddl'), 100 * 2 ** 20));
+  game('split ../dx/train, a sibling folder sharing the prefix', 'invalid', kitchenFile(), '../dx/train', (trial, dir) => {
+    cpSync(join(dir, 'd'), join(dir, 'dx'), { recursive: true });
+    rmSync(join(dir, 'd', 'train'), { recursive: true });
+    mkdirSync(join(dir, 'd', 'train'));
+  });
+  game("split .. (the data folder's parent)", 'invalid', kitchenFile(), '..');
+  game('split a link to a folder outside the data folder', 'either', kitchenFile(), 'linked', (trial, dir) =>
+    symlinkSync(join(dir, 'd', 'train'), join(dir, 'd', 'linked')),
+  );
+  game('a folder nested 200 deep under the split', 'either', kitchenFile(), 'train', (trial, dir) => {
+    let p = join(dir, 'd', 'train');
+    for (let i = 0; i < 200; i++) p = join(p, 'n');
+    mkdirSync(p, { recursive: true });
+  });
+  return out;
+}
+
+async function probeData() {
+  const t = tally();
+  const r = rng(SEED * 31 + 9);
+  const cases = sample(await dataCases(r), r);
+  const dir = join(work, 'data');
+  mkdirSync(dir);
+  const specs = cases.map((c, i) => {
+    const d = join(dir, `case-${i}`);
+    mkdirSync(d);
+    return { env: c.env, options: c.make(d), seed: 1 + r.int(1000) };
+  });
+  const results = await runWorkers('data', specs, { caseTimeoutMs: 20_000 });
+  results.forEach((res, i) => countLoad(t, cases[i], res, (x) => (x.valid === false ? 'a malformed step result' : undefined)));
+  return t;
+}
+
+// --- Category 10: two processes on one run folder, on a job folder and its method folders.
+
+async function probeConcurrency() {
+  const t = tally();
+  const dir = join(work, 'concurrency');
+  mkdirSync(dir);
+  const jobConfig = (d, iterations) => {
+    const path = join(d, 'job.yaml');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        name: 'job',
+        runsDir: d,
+        compare: ['lamer', 'gigpo'],
+        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 4 }, promptStyle: 'compact' },
+        env: { name: 'minesweeper', options: { rows: 4, cols: 4, mines: 2, maxTurns: 2 } },
+        trial: { episodes: 2 },
+        rollout: { tasksPerIteration: 2, groupSize: 2, maxResponseTokens: 8 },
+        optim: { lr: 1e-3, miniBatchRows: 8 },
+        train: { iterations, evalEvery: 0, checkpointEvery: 1 },
+        eval: { tasks: 3 },
+        sft: { trials: 4, steps: 1, reflectSteps: 0, batchRows: 4 },
+      }),
+    );
+    return path;
+  };
+  // [kind, description, first (argv builder), when the second starts (a path that must exist), second (argv builder), folder whose metrics must be 1..n]
+  const long = 20;
+  const cases = [
+    [
+      'same folder',
+      'two lamer train on one run name, the second --force',
+      (d) => ['train', '--config', runConfig(d, 'one', long), '--quiet'],
+      (d) => join(d, 'one', 'metrics.jsonl'),
+      (d) => ['train', '--config', runConfig(d, 'one', long), '--quiet', '--force'],
+      (d) => join(d, 'one'),
+    ],
+    [
+      'same folder',
+      'two lamer train on one run name, the second --resume',
+      (d) => ['train', '--config', runConfig(d, 'one', long), '--quiet'],
+      (d) => join(d, 'one', 'checkpoints', 'latest'),
+      (d) => ['train', '--config', runConfig(d, 'one', long), '--quiet', '--resume'],
+      (d) => join(d, 'one'),
+    ],
+    [
+      'method folder of a job',
+      'a job runs; lamer train --name job/lamer --force',
+      (d) => ['train', '--config', jobConfig(d, long), '--quiet'],
+      (d) => join(d, 'job', 'lamer', 'metrics.jsonl'),
+      (d) => ['train', '--config', runConfig(d, 'job/lamer', long), '--quiet', '--force'],
+      (d) => join(d, 'job', 'lamer'),
+    ],
+    [
+      'method folder of a job',
+      'a job runs; lamer train --name job/lamer --resume',
+      (d) => ['train', '--config', jobConfig(d, long), '--quiet'],
+      (d) => join(d, 'job', 'lamer', 'checkpoints', 'latest'),
+      (d) => ['train', '--config', runConfig(d, 'job/lamer', long), '--quiet', '--resume'],
+      (d) => join(d, 'job', 'lamer'),
+    ],
+    [
+      'parent folder',
+      'a run on job/lamer; the job on job --force',
+      (d) => ['train', '--config', runConfig(d, 'job/lamer', long), '--quiet'],
+      (d) => join(d, 'job', 'lamer', 'metrics.jsonl'),
+      (d) => ['train', '--config', jobConfig(d, long), '--quiet', '--force'],
+      (d) => join(d, 'job', 'lamer'),
+    ],
+    [
+      'parent folder',
+      'a run on a/b; lamer train --name a --force',
+      (d) => ['train', '--config', runConfig(d, 'a/b', long), '--quiet'],
+      (d) => join(d, 'a', 'b', 'metrics.jsonl'),
+      (d) => ['train', '--config', runConfig(d, 'a', 3), '--quiet', '--force'],
+      (d) => join(d, 'a', 'b'),
+    ],
+    [
+      'child folder',
+      'a run on a; lamer train --name a/b',
+      (d) => ['train', '--config', runConfig(d, 'a', long), '--quiet'],
+      (d) => join(d, 'a', 'metrics.jsonl'),
+      (d) => ['train', '--config', runConfig(d, 'a/b', 3), '--quiet'],
+      (d) => join(d, 'a'),
+    ],
+  ];
+  const chosen = QUICK ? cases.filter((_, i) => i % 3 === SEED % 3) : cases;
+  // One pair at a time: the first must still be running when the second starts.
+  for (const [i, [kind, desc, firstArgv, ready, secondArgv, folder]] of chosen.entries()) {
+    const d = join(dir, `case-${i}`);
+    mkdirSync(d);
+    const firstP = spawnWatched([process.execPath, bin, ...firstArgv(d)], { timeoutMs: 300_000 });
+    const t0 = performance.now();
+    while (!existsSync(ready(d)) && performance.now() - t0 < 120_000) await new Promise((res) => setTimeout(res, 100));
+    const second = await spawnWatched([process.execPath, bin, ...secondArgv(d)], { timeoutMs: 120_000 });
+    const first = await firstP;
+    const its = iterationsOf(folder(d));
+    const want = Array.from({ length: long }, (_, k) => k + 1).join(',');
+    const what = `${desc} (the second started once ${ready(d).slice(d.length + 1)} existed)`;
+    if (first.code !== 0)
+      count(t, first.killed || first.signal ? 'crash' : 'silent', kind, {
+        what,
+        expect: 'the first run finishes (exit 0)',
+        got: `exit ${first.code ?? first.signal}: ${short(first.err.slice(-300))}`,
+      });
+    else if (its?.join(',') !== want)
+      count(t, 'silent', kind, {
+        what,
+        expect: `iterations ${1}..${long} once each in ${folder(d).slice(d.length + 1)}/metrics.jsonl`,
+        got: `${short(its?.join(',') ?? 'no metrics.jsonl', 200)}`,
+      });
+    else if (second.code === 0) count(t, 'silent', kind, { what, expect: 'the second refused (E_LOCKED)', got: 'exit 0' });
+    else {
+      const [cls, why] = classifyCli(second, 'error', 'train');
+      count(t, cls, kind, { what, expect: 'the second refused (E_LOCKED)', got: why });
+      if (cls === 'coded' && why !== 'E_LOCKED') t.notes.push(`${desc}: refused with ${why}, not E_LOCKED`);
+    }
+    const locks = [folder(d), dirname(folder(d))].map((f) => join(f, '.lock')).filter((f) => existsSync(f));
+    if (locks.length) count(t, 'silent', kind, { what, expect: 'no lock left after both exit', got: `${locks.join(', ')} left` });
+  }
+  return t;
+}
+
+// --- Category 11: SIGINT at each phase of a run, then --resume.
+
+async function probeSignals() {
+  const t = tally();
+  const dir = join(work, 'signals');
+  mkdirSync(dir);
+  // [phase, the stderr text after which SIGINT is sent, how many SIGINTs]
+  const phases = [
+    ['start-up', null, 1],
+    ['rollout', 'iter 2 rollout', 1],
+    ['update', 'iter 2 rollout: 100%', 1],
+    ['after an iteration (checkpoint save)', '[lamer] iter 2/', 1],
+    ['evaluation', 'eval lamer', 1],
+    ['evaluation, twice', 'eval lamer', 2],
+    ['rollout, twice', 'iter 3 rollout', 2],
+  ];
+  const chosen = QUICK ? phases.filter((_, i) => i % 3 === SEED % 3) : phases;
+  for (const [i, [phase, marker, times]] of chosen.entries()) {
+    const d = join(dir, `case-${i}`);
+    mkdirSync(d);
+    const cfg = runConfig(d, 'one', 4, { train: { evalEvery: 2 }, eval: { tasks: 6 } });
+    const child = spawn(process.execPath, [bin, 'train', '--config', cfg], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    children.add(child);
+    let err = '';
+    let sentAt = null;
+    const send = () => {
+      if (sentAt !== null) return;
+      sentAt = performance.now();
+      for (let k = 0; k < times; k++) setTimeout(() => child.kill('SIGINT'), k * 100);
+    };
+    if (marker === null) setTimeout(send, 300 + r0(SEED, i) * 700);
+    child.stderr.on('data', (b) => {
+      err += b.toString();
+      if (marker !== null && err.includes(marker)) send();
+    });
+    const exit = await new Promise((res) => {
+      const t0 = performance.now();
+      let peak = 0;
+      const guard = setInterval(() => {
+        peak = Math.max(peak, rssMb(child.pid));
+        if (sentAt !== null && performance.now() - sentAt > 30_000) child.kill('SIGKILL');
+        if (performance.now() - (sentAt ?? performance.now()) > 30_000 || rssMb(child.pid) > RSS_CAP_MB) child.kill('SIGKILL');
+      }, 100);
+      child.on('close', (code, signal) => {
+        clearInterval(guard);
+        children.delete(child);
+        noteInput(performance.now() - t0, peak);
+        res({ code, signal, ms: sentAt === null ? null : performance.now() - sentAt });
+      });
+    });
+    const runDir = join(d, 'one');
+    const what = `SIGINT${times > 1 ? ` x${times}` : ''} during ${phase} of a 4-iteration run (evaluation every 2)`;
+    if (exit.signal === 'SIGKILL') {
+      count(t, 'crash', phase, { what, expect: 'exit within 30 s of the signal', got: 'still running 30 s after SIGINT (hang)' });
+      continue;
+    }
+    if (existsSync(join(runDir, '.lock'))) {
+      count(t, 'silent', phase, { what, expect: 'the lock released', got: `exit ${exit.code}; .lock left` });
+      continue;
+    }
+    // Ended by the signal itself (before the handler is in place, or a second SIGINT), or by the handler: exit 130 or
+    // E_INTERRUPTED.
+    const interrupted = exit.signal === 'SIGINT' || (exit.code !== 0 && (/E_INTERRUPTED|interrupt/i.test(err) || exit.code === 130));
+    if (exit.code !== 0 && !interrupted) {
+      count(t, 'crash', phase, { what, expect: 'E_INTERRUPTED or exit 130', got: `exit ${exit.code ?? exit.signal}: ${short(err.slice(-300))}` });
+      continue;
+    }
+    // Resume to the end: every iteration once, an evaluation at iterations 2 and 4.
+    const resumed =
+      sentAt === null || exit.code === 0
+        ? { code: 0, err: '' }
+        : await spawnWatched([process.execPath, bin, 'train', '--config', cfg, '--resume', '--quiet'], { timeoutMs: 180_000 });
+    const its = iterationsOf(runDir);
+    const evals = eventsOf(runDir, 'eval');
+    if (resumed.code !== 0 && !existsSync(join(runDir, 'checkpoints', 'latest')) && /E_|nothing to resume|no checkpoint/i.test(resumed.err)) {
+      // Interrupted before the first checkpoint: nothing to resume is a coded answer.
+      count(t, 'coded', phase);
+    } else if (resumed.code !== 0) {
+      count(t, 'crash', phase, { what, expect: 'lamer train --resume finishes the run', got: `exit ${resumed.code}: ${short(resumed.err.slice(-300))}` });
+    } else if (its?.join(',') !== '1,2,3,4') {
+      count(t, 'silent', phase, { what, expect: 'iterations 1,2,3,4 once each after --resume', got: short(its?.join(',') ?? 'none') });
+    } else if (!evals?.includes(2) || !evals?.includes(4)) {
+      count(t, 'silent', phase, { what, expect: 'evaluations at iterations 2 and 4 after --resume', got: `evaluations at ${JSON.stringify(evals)}` });
+    } else count(t, interrupted ? 'coded' : 'correct', phase);
+    t.notes.push(`${what}: exit ${exit.code ?? exit.signal}${exit.ms === null ? '' : `, ${Math.round(exit.ms)} ms after the signal`}`);
+  }
+  return t;
+}
+
+/** A uniform in [0, 1) of the seed and an index (the start-up signal's delay). */
+function r0(seed, i) {
+  return rng(seed * 131 + i)();
+}
+
+// ------------------------------------------------------------------------------------------------------------------
 
 const started = performance.now();
 const rows = [];
@@ -1638,15 +2815,23 @@ try {
     ['tensor', 'tensor-API abuses', () => probeTensor()],
     ['env', 'adversarial agent responses', () => probeEnv()],
     ['paths', 'path tricks', () => probePaths()],
+    ['adapters', 'LoRA adapters and lamer merge', () => probeAdapters()],
+    ['optimizer', 'optimizer and ZeRO shard files', () => probeOptimizer()],
+    ['runstate', 'trainer state and checkpoints/latest on --resume', () => probeRunState()],
+    ['data', 'WebShop data files and ALFWorld game folders', () => probeData()],
+    ['concurrency', 'two processes on a run folder or its parent', () => probeConcurrency()],
+    ['signals', 'SIGINT at each phase, then --resume', () => probeSignals()],
   ];
   for (const [key, label, fn] of plan) {
     if (!only.includes(key)) continue;
     const t0 = performance.now();
     process.stderr.write(`probe: ${label}...`);
+    usage.maxMs = 0;
+    usage.peakMb = 0;
     const t = await fn();
     const s = (performance.now() - t0) / 1000;
     process.stderr.write(` ${t.tried} in ${s.toFixed(0)} s\n`);
-    rows.push({ label, t, s });
+    rows.push({ label, t, s, maxMs: usage.maxMs, peakMb: usage.peakMb });
   }
 } finally {
   cleanup();
@@ -1655,20 +2840,31 @@ try {
 console.log(
   `lamer hardening probe${QUICK ? ' (--quick: about 10% of the samples)' : ''}, seed ${SEED}, ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
 );
-console.log('| category | tried | coded error | correct result | crash (signal / uncoded exception / hang past a timeout) | silent (accepted garbage) |');
-console.log('|---|---:|---:|---:|---:|---:|');
+console.log(
+  '| category | tried | coded error | correct result | crash (signal / uncoded exception / hang past a timeout) | silent (accepted garbage) | slowest input (s) | largest child (MB resident) | run time (s) |',
+);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 const sum = { tried: 0, coded: 0, correct: 0, crash: 0, silent: 0 };
-for (const { label, t } of rows) {
-  console.log(`| ${label} | ${t.tried} | ${t.coded} | ${t.correct} | ${t.crash} | ${t.silent} |`);
+const fmt = (ms) => (ms / 1000).toFixed(1);
+for (const { label, t, s, maxMs, peakMb } of rows) {
+  console.log(`| ${label} | ${t.tried} | ${t.coded} | ${t.correct} | ${t.crash} | ${t.silent} | ${fmt(maxMs)} | ${Math.round(peakMb)} | ${s.toFixed(0)} |`);
   for (const k of Object.keys(sum)) sum[k] += t[k];
 }
-if (rows.length > 1) console.log(`| **all** | ${sum.tried} | ${sum.coded} | ${sum.correct} | ${sum.crash} | ${sum.silent} |`);
+if (rows.length > 1) {
+  const most = (k) => Math.max(...rows.map((r) => r[k]));
+  const total = rows.reduce((a, r) => a + r.s, 0);
+  console.log(
+    `| **all** | ${sum.tried} | ${sum.coded} | ${sum.correct} | ${sum.crash} | ${sum.silent} | ${fmt(most('maxMs'))} | ${Math.round(most('peakMb'))} | ${total.toFixed(0)} |`,
+  );
+}
 console.log(
   "\nCoded: a LamerError code (CLI: `[E_...]`, or a usage error with exit 2, or the command's own refusal). " +
     'Checkpoint cases are copies of `lamer init-model --preset tiny --seed 3 --out DIR` with one mutation each, loaded ' +
     'in a child with Policy.load(DIR) and then used (encode, logprobs, renderChat, decode). Agent responses: ' +
     `step() or, every tenth call, parseReflection(); a call over ${SLOW_MS} ms (best of 3) counts as a crash. ` +
-    `Children are killed past ${RSS_CAP_MB} MB resident or their time limit.`,
+    `Children are killed past ${RSS_CAP_MB} MB resident or their time limit. Slowest input: a worker's case from its ` +
+    'start to its result (an agent-response case is 100 calls), or a whole command (a CLI call, a merge, a resume, a pair ' +
+    'of runs on one folder, a run signalled and resumed).',
 );
 const findings = rows.flatMap(({ label, t }) => t.findings.map((f) => ({ label, ...f })));
 if (findings.length) {
