@@ -2764,7 +2764,9 @@ async function probeSignals() {
       count(t, 'crash', phase, { what, expect: 'exit within 30 s of the signal', got: 'still running 30 s after SIGINT (hang)' });
       continue;
     }
-    if (existsSync(join(runDir, '.lock'))) {
+    // A process that ended by its own exit releases its lock; one ended by a signal cannot, and --resume (below) must
+    // take the dead holder's lock over.
+    if (exit.code !== null && existsSync(join(runDir, '.lock'))) {
       count(t, 'silent', phase, { what, expect: 'the lock released', got: `exit ${exit.code}; .lock left` });
       continue;
     }
