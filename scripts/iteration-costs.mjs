@@ -11,9 +11,14 @@ if (dirs.length === 0) {
   console.error('usage: node scripts/iteration-costs.mjs RUN_DIR [RUN_DIR ...]');
   process.exit(2);
 }
+/** @typedef {Record<string, number | undefined> & { type: string }} Event */
+/** @type {(xs: Event[], f: (e: Event) => number | undefined) => number} */
 const sum = (xs, f) => xs.reduce((a, x) => a + (f(x) ?? 0), 0);
+/** @type {(x: number, d?: number) => string} */
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
-console.log('| run | method | iterations | iteration s | rollout s | update s | rollout cores | update cores | rows | prompt tokens | generated | update tokens computed | prefix-cache reuse |');
+console.log(
+  '| run | method | iterations | iteration s | rollout s | update s | rollout cores | update cores | rows | prompt tokens | generated | update tokens computed | prefix-cache reuse |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const dir of dirs) {
   const methods = readdirSync(dir).filter((m) => existsSync(join(dir, m, 'metrics.jsonl')));
@@ -21,7 +26,7 @@ for (const dir of dirs) {
     const events = readFileSync(join(dir, m, 'metrics.jsonl'), 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l))
+      .map((l) => /** @type {Event} */ (JSON.parse(l)))
       .filter((e) => e.type === 'iteration');
     if (events.length === 0) continue;
     const roll = sum(events, (e) => e.rolloutSeconds);
