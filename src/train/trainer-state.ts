@@ -10,7 +10,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { LamerError } from '../errors.js';
 import { adapterBaseModel, isAdapterDir } from '../model/policy.js';
-import { readRegularFile } from '../util/fs.js';
+import { jsonDepth, MAX_JSON_DEPTH, readRegularFile } from '../util/fs.js';
 import { sha256, sha256OfFile } from '../util/hash.js';
 import { runSeeds, type TrainerConfig } from './config.js';
 
@@ -88,7 +88,8 @@ const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as nu
 
 /**
  * The trainer state of checkpoint folder `dir`, checked: E_CHECKPOINT naming the file when it is missing, not a
- * regular file, not JSON, or holds an iteration that is not a count or not the checkpoint folder's own number.
+ * regular file, not JSON, nested deeper than MAX_JSON_DEPTH, or holds an iteration that is not a count or not the
+ * checkpoint folder's own number.
  */
 export function readTrainerState(dir: string): TrainerState {
   const path = join(dir, STATE_FILE);
@@ -102,6 +103,8 @@ export function readTrainerState(dir: string): TrainerState {
     });
   }
   const bad = (what: string) => new LamerError('E_CHECKPOINT', `${path}: ${what}; this is not a trainer state this program wrote`);
+  // The messages below quote values (JSON.stringify), which recurses once per level of nesting.
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw bad(`arrays and objects nested more than ${MAX_JSON_DEPTH} deep`);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw bad('expected a JSON object');
   const s = raw as Record<string, unknown>;
   if (!isCount(s.iteration)) throw bad(`'iteration' must be a count of completed iterations (a whole number >= 0), found ${JSON.stringify(s.iteration)}`);
