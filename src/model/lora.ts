@@ -82,7 +82,8 @@ export interface AdapterFiles {
 
 /**
  * Reads and checks `dir`'s adapter_config.json against the tensor names of its adapter_model.safetensors (`names`):
- * the adapted modules are those the file holds A and B for. E_CHECKPOINT names the file and what is wrong.
+ * the adapted modules are those the file holds A and B for, and target_modules must name each of them and nothing
+ * outside the model's projections. E_CHECKPOINT names the file and what is wrong.
  */
 export function readAdapterConfig(dir: string, names: readonly string[], model: Pick<ModelConfig, 'numHiddenLayers'>): AdapterFiles {
   const file = join(dir, ADAPTER_CONFIG_FILE);
@@ -146,12 +147,62 @@ export function readAdapterConfig(dir: string, names: readonly string[], model: 
     const [lb, mb] = order(b);
     return la - lb || ma - mb;
   });
+  checkTargetModules(raw.target_modules, paths, model, fail);
   const base = raw.base_model_name_or_path;
   return {
     options: { r: r as number, alpha: alpha as number, dropout: dropout as number, rslora: rslora as boolean, modules: paths },
     raw,
     baseModel: typeof base === 'string' && base.length > 0 ? base : null,
   };
+}
+
+/**
+ * Checks adapter_config.json's target_modules as peft reads it against the modules the adapter's tensors adapt
+ * (`adapted`, module paths): a string is 'all-linear' or a pattern the whole module path must match (peft's
+ * re.fullmatch), a list names modules by their path or its last parts (peft's `key == t or key.endswith('.' + t)`).
+ * Refused through `fail`: any other type, an empty list, an entry that names no decoder projection of the model (peft
+ * refuses targets missing from the model, and this decoder adapts its projections only), a pattern that is not a
+ * valid regular expression, and an adapted module that target_modules does not name (peft would not attach it, and its
+ * tensors would be dropped).
+ */
+function checkTargetModules(targets: unknown, adapted: readonly string[], model: Pick<ModelConfig, 'numHiddenLayers'>, fail: (what: string) => never): void {
+  const field = `field 'target_modules'`;
+  const quote = (v: unknown) => {
+    const text = JSON.stringify(v) ?? String(v);
+    return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+  };
+  const projections = loraModulePaths(model, 'all-linear');
+  let names: (path: string) => boolean;
+  if (typeof targets === 'string') {
+    if (targets === 'all-linear') names = () => true;
+    else {
+      let pattern: RegExp;
+      try {
+        pattern = new RegExp(`^(?:${targets})$`);
+      } catch (e) {
+        return fail(`${field} ${quote(targets)} is not a regular expression this program can read (${(e as Error).message})`);
+      }
+      names = (path) => pattern.test(path);
+    }
+  } else if (Array.isArray(targets) && targets.length > 0 && targets.every((t) => typeof t === 'string')) {
+    const list = targets as string[];
+    const named = (path: string, t: string) => path === t || path.endsWith(`.${t}`);
+    for (const t of list) {
+      if (!projections.some((path) => named(path, t))) {
+        fail(
+          `${field} entry ${quote(t)} names no module of the model (this decoder adapts ${LORA_MODULES.join(', ')} on layers 0-${model.numHiddenLayers - 1})`,
+        );
+      }
+    }
+    names = (path) => list.some((t) => named(path, t));
+  } else {
+    return fail(`${field}: expected a module name pattern or a non-empty list of module names, found ${quote(targets)}`);
+  }
+  for (const path of adapted) {
+    if (!names(path)) {
+      fail(`${field} ${quote(targets)} does not name module ${path}, whose LoRA tensors ${ADAPTER_WEIGHTS_FILE} holds`);
+    }
+  }
 }
 
 const FLOAT_DTYPES = new Set(['float32', 'float64', 'float16', 'bfloat16']);

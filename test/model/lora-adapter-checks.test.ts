@@ -36,7 +36,7 @@ const opts = { r: 2, alpha: 4, rslora: false };
 
 describe('adapter_config.json', () => {
   it("takes peft's default lora_alpha (8, not r) when the field is missing", () => {
-    const { options } = readAdapterConfig(configDir({ peft_type: 'LORA', r: 4 }), [A, B], model);
+    const { options } = readAdapterConfig(configDir({ peft_type: 'LORA', r: 4, target_modules: ['q_proj'] }), [A, B], model);
     expect(PEFT_DEFAULT_LORA_ALPHA).toBe(8);
     expect(options.alpha).toBe(8);
     expect(options.rslora).toBe(false);
@@ -44,14 +44,51 @@ describe('adapter_config.json', () => {
 
   it('refuses a use_rslora that is not a boolean, naming the field', () => {
     for (const value of ['yes', 1, 'true', {}]) {
-      const dir = configDir({ peft_type: 'LORA', r: 4, lora_alpha: 8, use_rslora: value });
+      const dir = configDir({ peft_type: 'LORA', r: 4, lora_alpha: 8, use_rslora: value, target_modules: ['q_proj'] });
       const { code, message } = codeOf(() => readAdapterConfig(dir, [A, B], model));
       expect(code).toBe('E_CHECKPOINT');
       expect(message).toContain("'use_rslora'");
       expect(message).toContain(join(dir, 'adapter_config.json'));
     }
-    expect(readAdapterConfig(configDir({ r: 4, use_rslora: true }), [A, B], model).options.rslora).toBe(true);
-    expect(readAdapterConfig(configDir({ r: 4, use_rslora: null }), [A, B], model).options.rslora).toBe(false);
+    expect(readAdapterConfig(configDir({ r: 4, use_rslora: true, target_modules: ['q_proj'] }), [A, B], model).options.rslora).toBe(true);
+    expect(readAdapterConfig(configDir({ r: 4, use_rslora: null, target_modules: ['q_proj'] }), [A, B], model).options.rslora).toBe(false);
+  });
+});
+
+describe('adapter_config.json target_modules', () => {
+  const withTargets = (target_modules: unknown) =>
+    configDir(target_modules === undefined ? { peft_type: 'LORA', r: 4 } : { peft_type: 'LORA', r: 4, target_modules });
+
+  it('refuses what peft refuses (not a name, a pattern or a list of names; a name the model lacks), naming the file and the field', () => {
+    for (const value of [5, ['no_such_proj'], [], ['q_proj', 7], null, undefined, { q_proj: true }, '(q_proj', ['lm_head'], ['layers.2.self_attn.q_proj']]) {
+      const dir = withTargets(value);
+      const { code, message } = codeOf(() => readAdapterConfig(dir, [A, B], model));
+      expect(code, JSON.stringify(value)).toBe('E_CHECKPOINT');
+      expect(message).toContain(join(dir, 'adapter_config.json'));
+      expect(message).toContain("'target_modules'");
+    }
+  });
+
+  it('refuses target_modules that leave out a module the tensors adapt (peft would drop its weights)', () => {
+    for (const value of [['v_proj'], 'model\\.layers\\.1\\..*', '.*v_proj', ['layers.1.self_attn.q_proj']]) {
+      const { code, message } = codeOf(() => readAdapterConfig(withTargets(value), [A, B], model));
+      expect(code).toBe('E_CHECKPOINT');
+      expect(message).toContain('does not name module model.layers.0.self_attn.q_proj');
+    }
+  });
+
+  it('accepts names, paths, path endings, patterns and all-linear that name every adapted module', () => {
+    for (const value of [
+      ['q_proj'],
+      ['q_proj', 'v_proj', 'down_proj'],
+      ['model.layers.0.self_attn.q_proj'],
+      ['self_attn.q_proj'],
+      'all-linear',
+      '.*\\.(q_proj|v_proj)',
+      'model\\.layers\\.0\\.self_attn\\.q_proj',
+    ]) {
+      expect(readAdapterConfig(withTargets(value), [A, B], model).options.modules, JSON.stringify(value)).toEqual(['model.layers.0.self_attn.q_proj']);
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 // Hostile adapter folders end to end (the checks themselves: test/model/lora-adapter-checks.test.ts): a NaN or
 // integer-typed tensor in adapter_model.safetensors is refused when the adapter loads, naming the file and the tensor,
 // so `lamer merge` writes nothing; and `lamer merge --out` through a symbolic link to the base is refused, the base
-// left as it was.
+// left as it was; and target_modules that peft would refuse, or that leave out a module the tensors adapt, are refused
+// at load.
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,6 +80,27 @@ describe('hostile LoRA adapters', () => {
     // The untouched adapter loads and merges.
     await policy.loadAdapter(adapter);
     expect(await merge.run(['--model', base, '--adapter', adapter, '--out', join(tempDir('lora-hostile-ok'), 'merged')])).toBe(0);
+  });
+
+  it('refuses target_modules that peft refuses or that leave out an adapted module, and merge writes nothing', async () => {
+    const { base, adapter } = await fixture();
+    const config = JSON.parse(readFileSync(join(adapter, 'adapter_config.json'), 'utf8')) as Record<string, unknown>;
+    for (const [value, why] of [
+      [5, /expected a module name pattern or a non-empty list/],
+      [['no_such_proj'], /entry "no_such_proj" names no module of the model/],
+      [['q_proj'], /does not name module model\.layers\.0\.self_attn\.v_proj/],
+    ] as const) {
+      const dir = copyAdapter(adapter);
+      writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify({ ...config, target_modules: value }));
+      const out = join(tempDir('lora-hostile-out'), 'merged');
+      const err = await merge.run(['--model', base, '--adapter', dir, '--out', out]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LamerError);
+      expect((err as LamerError).code).toBe('E_CHECKPOINT');
+      expect((err as Error).message).toContain(join(dir, 'adapter_config.json'));
+      expect((err as Error).message).toContain("'target_modules'");
+      expect((err as Error).message).toMatch(why);
+      expect(existsSync(out)).toBe(false);
+    }
   });
 
   it('refuses merge --out through a symbolic link to the base (or to a folder under a linked parent)', async () => {
