@@ -273,18 +273,20 @@ async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResul
         .sort()
     : [];
   if (files.length === 0) throw new Error(`no recorded updates in ${dir}; record a job's with LAMER_RECORD_UPDATES=DIR`);
-  const records = files.map((f) => readUpdateRecord(join(dir, f)).batch);
-  note?.(`${files.length} recorded updates from ${dir}: ${records.map((b) => b.promptIds.length).join(', ')} rows`);
+  const records = files.map((f) => readUpdateRecord(join(dir, f)));
+  note?.(`${files.length} recorded updates from ${dir}: ${records.map((r) => `${r.method} ${r.batch.promptIds.length}`).join(', ')} rows`);
   const preset = await presetCheckpoint('tiny');
   await using policy = await Policy.init(preset.config, { seed: 0, assets: preset.assets });
   // The default job's update settings (configs/default.yaml), learning rate 0 so every round trains the same weights.
   const options = { microBatchTokens: 4096, entropyCoef: 0.001, temperature: 1, lr: 0 };
-  const run = async (sharePrefix: boolean) => {
+  const methods = [...new Set(records.map((r) => r.method))].sort();
+  // One method's recorded updates, each staged and stepped in mini-batches of 64 rows in a seeded order.
+  const run = async (method: string, sharePrefix: boolean) => {
     let seconds = 0;
     let computed = 0;
     let rows = 0;
     let tokens = 0;
-    for (const record of records) {
+    for (const { batch: record } of records.filter((r) => r.method === method)) {
       using opt = Optimizer.create(policy, { lr: 1e-4 });
       const t0 = performance.now();
       const { batch, rows: kept } = trainBatch(record);
@@ -302,27 +304,29 @@ async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResul
     }
     return { seconds, computed, rows, tokens };
   };
-  await run(false);
-  await run(true);
-  const off: number[] = [];
-  const on: number[] = [];
-  let last = { off: await run(false), on: await run(true) };
-  off.push(last.off.seconds);
-  on.push(last.on.seconds);
-  for (let round = 1; round < SHARE_ROUNDS; round++) {
-    last = { off: await run(false), on: await run(true) };
-    off.push(last.off.seconds);
-    on.push(last.on.seconds);
+  const out: BenchResult[] = [];
+  for (const method of methods) {
+    const updates = records.filter((r) => r.method === method).length;
+    await run(method, false);
+    await run(method, true);
+    const off: number[] = [];
+    const on: number[] = [];
+    let last = { off: await run(method, false), on: await run(method, true) };
+    for (let round = 0; round < SHARE_ROUNDS; round++) {
+      if (round > 0) last = { off: await run(method, false), on: await run(method, true) };
+      off.push(last.off.seconds);
+      on.push(last.on.seconds);
+    }
+    out.push(
+      { name: `${method} update (recorded), sharePrefix off`, value: median(off) / updates, unit: 's/update' },
+      { name: `${method} update (recorded), sharePrefix on`, value: median(on) / updates, unit: 's/update' },
+      { name: `${method} update off/on`, value: median(off) / median(on), unit: 'x (speed-up)' },
+      { name: `  ${method} tokens per row (prompt + response)`, value: last.off.tokens / last.off.rows, unit: 'tokens/row' },
+      { name: `  ${method} tokens computed per row, off (padding included)`, value: last.off.computed / last.off.rows, unit: 'tokens/row' },
+      { name: `  ${method} tokens computed per row, on`, value: last.on.computed / last.on.rows, unit: 'tokens/row' },
+    );
   }
-  const perUpdate = (s: number) => s / records.length;
-  return [
-    { name: 'default-job update (recorded), sharePrefix off', value: perUpdate(median(off)), unit: 's/update' },
-    { name: 'default-job update (recorded), sharePrefix on', value: perUpdate(median(on)), unit: 's/update' },
-    { name: 'default-job update off/on', value: median(off) / median(on), unit: 'x (speed-up)' },
-    { name: '  tokens per row (prompt + response)', value: last.off.tokens / last.off.rows, unit: 'tokens/row' },
-    { name: '  tokens computed per row, sharePrefix off (padding included)', value: last.off.computed / last.off.rows, unit: 'tokens/row' },
-    { name: '  tokens computed per row, sharePrefix on', value: last.on.computed / last.on.rows, unit: 'tokens/row' },
-  ];
+  return out;
 }
 
 export const benches: Bench[] = [
