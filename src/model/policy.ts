@@ -138,6 +138,35 @@ export function isCheckpointDir(dir: string): boolean {
   return existsSync(join(dir, 'config.json')) || isAdapterDir(dir);
 }
 
+/** The weights file of checkpoint `root` that holds tensor `name` (the shard its index names, else model.safetensors). */
+function weightsFileOf(root: string, name: string): string {
+  const index = join(root, 'model.safetensors.index.json');
+  if (!existsSync(index)) return join(root, 'model.safetensors');
+  const map = (readJsonFile(index) as { weight_map?: Record<string, unknown> } | null)?.weight_map;
+  const file = map?.[name];
+  return typeof file === 'string' ? join(root, file) : index;
+}
+
+/**
+ * Refuses a loaded checkpoint whose weights hold NaN or infinite values, as stored in the model's parameter dtype (a
+ * finite value beyond that dtype's range became infinite on load): E_CHECKPOINT naming the file and the tensor. A sum
+ * in float64 of finite float32 values cannot overflow, so a sum that is not finite means such a value.
+ */
+function checkFiniteWeights(root: string, native: NativeModel): void {
+  const params = native.parameters();
+  try {
+    for (const [name, t] of Object.entries(params)) {
+      if (Number.isFinite(addon().sum(t))) continue;
+      throw new LamerError(
+        'E_CHECKPOINT',
+        `${weightsFileOf(root, name)}: tensor '${name}' holds NaN or infinite values as loaded in ${native.paramDtype} (a value beyond ${native.paramDtype}'s range becomes infinite); the checkpoint is corrupt`,
+      );
+    }
+  } finally {
+    for (const t of Object.values(params)) t.dispose();
+  }
+}
+
 /** The base_model_name_or_path an adapter folder names, or null. */
 export function adapterBaseModel(dir: string): string | null {
   const raw = readJsonFile(join(dir, ADAPTER_CONFIG_FILE)) as Record<string, unknown> | null;
@@ -232,6 +261,12 @@ export class Policy {
     const chatTemplate = ChatTemplate.load(root);
     const { device, dtype, paramDtype } = Policy.#dtypes(options);
     const native = await addon().modelLoad(root, toNativeConfig(config), device, dtype, paramDtype);
+    try {
+      checkFiniteWeights(root, native);
+    } catch (e) {
+      native.dispose();
+      throw e;
+    }
     const policy = new Policy(native, config, assets, tokenizer, chatTemplate, options.tokenBudget ?? 8192);
     policy.#source = root;
     return policy;
