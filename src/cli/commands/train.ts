@@ -87,11 +87,19 @@ export const command: Command = {
     // One job per seed, each in its own folder; without --seeds, the one job the config names.
     const jobs = seeds ? seeds.map((s) => loadConfig(values.config!, [...overrides, `seed=${s}`, `name=${base.name}-seed${s}`])) : [base];
     // SIGINT / SIGTERM: the current step is abandoned, the completed iterations are checkpointed, and the exit code
-    // is 128 + the signal's number (130, 143); a second signal quits at once.
+    // is 128 + the signal's number (130, 143); a second signal quits at once. It quits by the signal itself: with the
+    // handlers removed, the signal's default action ends the process without exit()'s static destructors, which
+    // would tear libtorch down under a worker thread still inside a backward pass (a SIGSEGV). The run's lock stays
+    // behind, naming a dead process, and --resume takes it over.
     const controller = new AbortController();
     let received: NodeJS.Signals | undefined;
     const stop = (signal: NodeJS.Signals) => {
-      if (received) process.exit(signal === 'SIGTERM' ? 143 : 130);
+      if (received) {
+        process.removeAllListeners('SIGINT');
+        process.removeAllListeners('SIGTERM');
+        process.kill(process.pid, signal);
+        return;
+      }
       received = signal;
       console.error(`\nlamer train: ${signal}: stopping after saving what completed (send it again to quit at once)`);
       controller.abort(new LamerError('E_INTERRUPTED', `interrupted by ${signal}`));

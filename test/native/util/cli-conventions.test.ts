@@ -1,9 +1,10 @@
 // The `lamer` command's conventions, run as a user runs it (bin/lamer.js in a child process): --version, usage errors
 // on stderr with exit 2 and a suggestion for a typo, output into a closed pipe ending quietly, and SIGINT during
-// training exiting 130 with the completed iterations checkpointed, so --resume goes on from them.
+// training exiting 130 with the completed iterations checkpointed, so --resume goes on from them; a second SIGINT ending
+// the process by the signal itself, and --resume taking over the lock it leaves.
 import { describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -73,6 +74,37 @@ describe('lamer command-line conventions', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(err).not.toContain('EPIPE');
     expect(code).toBe(0);
+  });
+
+  it('a second SIGINT during training ends the process by the signal (no exit, no static destructors); --resume takes over', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-sigint2-'));
+    const config = tinyYaml(dir, { iterations: 200, checkpointEvery: 1 }, 3);
+    const child = spawn(process.execPath, [bin, 'train', '--config', config, '--quiet'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    let sent = 0;
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (sent === 0 && /iter 3\/200/.test(err)) {
+        sent = 1;
+        child.kill('SIGINT');
+      } else if (sent === 1 && err.includes('send it again to quit at once')) {
+        sent = 2; // while the first signal's step is still being abandoned: mid rollout or update
+        child.kill('SIGINT');
+      }
+    });
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])));
+    expect(sent).toBe(2);
+    // process.exit() here ran libtorch's static destructors under a thread still in backward (a SIGSEGV in 1 of 4).
+    expect({ code, signal }, err).toEqual({ code: null, signal: 'SIGINT' });
+    expect(existsSync(join(dir, 'tiny', '.lock'))).toBe(true);
+    const saved = Math.max(
+      ...readdirSync(join(dir, 'tiny', 'checkpoints'))
+        .filter((n) => /^ckpt-\d+$/.test(n))
+        .map((n) => Number(n.slice(5))),
+    );
+    const resumed = lamer(['train', '--config', config, '--quiet', '--resume', '--set', `train.iterations=${saved + 1}`]);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(resumed.err).toContain(`iter ${saved + 1}/${saved + 1}`);
   });
 
   it('SIGINT during training: exit 130, the completed iterations checkpointed, --resume finishes the run', async () => {
