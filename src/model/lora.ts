@@ -5,6 +5,7 @@
 // ranks, embedding adapters) is refused by name rather than dropped.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { LamerError } from '../errors.js';
 import { readJsonFile } from '../util/fs.js';
 import type { NativeLoraOptions } from '../native/types.js';
@@ -156,14 +157,17 @@ export function readAdapterConfig(dir: string, names: readonly string[], model: 
   };
 }
 
+/** The RegExp flag of V8's linear-time engine (enabled by --enable-experimental-regexp-engine). */
+const LINEAR_REGEXP = 'l';
+
 /**
  * Checks adapter_config.json's target_modules as peft reads it against the modules the adapter's tensors adapt
  * (`adapted`, module paths): a string is 'all-linear' or a pattern the whole module path must match (peft's
- * re.fullmatch), a list names modules by their path or its last parts (peft's `key == t or key.endswith('.' + t)`).
- * Refused through `fail`: any other type, an empty list, an entry that names no decoder projection of the model (peft
- * refuses targets missing from the model, and this decoder adapts its projections only), a pattern that is not a
- * valid regular expression, and an adapted module that target_modules does not name (peft would not attach it, and its
- * tensors would be dropped).
+ * re.fullmatch, here matched in linear time), a list names modules by their path or its last parts (peft's
+ * `key == t or key.endswith('.' + t)`). Refused through `fail`: any other type, an empty list, an entry that names no
+ * decoder projection of the model (peft refuses targets missing from the model, and this decoder adapts its
+ * projections only), a pattern that is not a regular expression the linear-time engine runs, and an adapted module
+ * that target_modules does not name (peft would not attach it, and its tensors would be dropped).
  */
 function checkTargetModules(targets: unknown, adapted: readonly string[], model: Pick<ModelConfig, 'numHiddenLayers'>, fail: (what: string) => never): void {
   const field = `field 'target_modules'`;
@@ -178,7 +182,10 @@ function checkTargetModules(targets: unknown, adapted: readonly string[], model:
     else {
       let pattern: RegExp;
       try {
-        pattern = new RegExp(`^(?:${targets})$`);
+        // V8's linear-time engine (flag 'l'): a pattern that backtracks exponentially, such as (.*)*x, would otherwise
+        // hold the process on one module path; one that needs backtracking (backreferences, lookarounds) is refused.
+        setFlagsFromString('--enable-experimental-regexp-engine');
+        pattern = new RegExp(`^(?:${targets})$`, LINEAR_REGEXP);
       } catch (e) {
         return fail(`${field} ${quote(targets)} is not a regular expression this program can read (${(e as Error).message})`);
       }

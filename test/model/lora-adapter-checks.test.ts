@@ -69,6 +69,21 @@ describe('adapter_config.json target_modules', () => {
     }
   });
 
+  it('matches a pattern in linear time: one that backtracks exponentially ends at once, one that needs backtracking is refused', () => {
+    const started = Date.now();
+    for (const value of ['(.*)*x', '([a-z.]+)+X', '(a|a)*x']) {
+      const { code, message } = codeOf(() => readAdapterConfig(withTargets(value), [A, B], model));
+      expect(code).toBe('E_CHECKPOINT');
+      expect(message).toContain('does not name module model.layers.0.self_attn.q_proj');
+    }
+    expect(Date.now() - started).toBeLessThan(2000);
+    for (const value of ['(q)\\1_proj', '.*(?<=q)_proj']) {
+      const { code, message } = codeOf(() => readAdapterConfig(withTargets(value), [A, B], model));
+      expect(code).toBe('E_CHECKPOINT');
+      expect(message).toContain('is not a regular expression this program can read');
+    }
+  });
+
   it('refuses target_modules that leave out a module the tensors adapt (peft would drop its weights)', () => {
     for (const value of [['v_proj'], 'model\\.layers\\.1\\..*', '.*v_proj', ['layers.1.self_attn.q_proj']]) {
       const { code, message } = codeOf(() => readAdapterConfig(withTargets(value), [A, B], model));
