@@ -22,7 +22,8 @@ function events(dir: string, name: string, rank = 0): TrainerEvent[] {
 const iterations = (es: TrainerEvent[]) => es.filter((e): e is IterationEvent => e.type === 'iteration');
 const evals = (es: TrainerEvent[]) => es.filter((e): e is EvalEvent => e.type === 'eval');
 
-/** Rollout figures equal, losses within 1e-5 relative (summation order of the reduced gradients). */
+/** Rollout figures equal, losses and gradient norms within 5e-5 relative: float32 sums in another order (the reduced
+ * gradients, and micro-batches that pack each rank's rows as their own prefix trees, not the whole mini-batch's). */
 function expectSameIteration(a: IterationEvent, b: IterationEvent): void {
   expect(a.iteration).toBe(b.iteration);
   expect(a.rows).toBe(b.rows);
@@ -30,8 +31,8 @@ function expectSameIteration(a: IterationEvent, b: IterationEvent): void {
   expect(a.promptTokens).toBe(b.promptTokens);
   expect(a.reward).toBeCloseTo(b.reward, 12);
   expect(a.validRatio).toBeCloseTo(b.validRatio, 12);
-  expect(Math.abs(a.loss - b.loss) / Math.max(1e-6, Math.abs(b.loss))).toBeLessThan(1e-5);
-  expect(Math.abs(a.gradNorm - b.gradNorm) / b.gradNorm).toBeLessThan(1e-5);
+  expect(Math.abs(a.loss - b.loss) / Math.max(1e-6, Math.abs(b.loss))).toBeLessThan(5e-5);
+  expect(Math.abs(a.gradNorm - b.gradNorm) / b.gradNorm).toBeLessThan(5e-5);
 }
 
 describe('data-parallel training (2 Gloo ranks)', () => {
