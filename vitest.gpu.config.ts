@@ -6,7 +6,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     pool: 'forks',
-    include: ['test/native/engine/cuda-graphs.test.ts', 'test/native/model/fused-ops.test.ts', 'test/native/algo/native.test.ts'],
+    include: [
+      'test/native/engine/cuda-graphs.test.ts',
+      'test/native/model/fused-ops.test.ts',
+      'test/native/algo/native.test.ts',
+      'test/native/train/share-prefix.test.ts',
+    ],
     testTimeout: 120_000,
     hookTimeout: 600_000,
   },

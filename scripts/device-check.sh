@@ -9,7 +9,7 @@
 #   train         train-step tokens/s: Qwen3-0.6B shape full fine-tuning, Qwen3-4B shape LoRA r16
 #   tests         the GPU test files (vitest.gpu.config.ts: CUDA graphs against eager, live-length attention, the
 #                 fused operators' kernels, sequence attention's kernel choice, the GiGPO kernel, train steps seen by
-#                 the next replay)
+#                 the next replay, shared-prefix train steps in bf16 against padded ones)
 #   hf            transformers' generate() on the engine stage's batch-32 case (static cache, then eager)
 #   engine-large  the Qwen3-0.6B shape at batch 128 and the Qwen3-4B shape at batch 64, engine then transformers
 #   job           the default job (configs/default.yaml, seed 0), its wall time; stopped with SIGINT at its limit, it
