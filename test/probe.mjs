@@ -916,6 +916,31 @@ function checkpointMutations(base, r) {
     }
     add('data-flip', `model.safetensors data bytes ${flips.join(' ')}`, 'either', put('model.safetensors', buf));
   }
+  // NaN and infinite weights at random float tensors and elements: a loaded model would score NaN log-probs.
+  const floatTensors = Object.keys(header).filter((k) => k !== '__metadata__' && ['F32', 'BF16', 'F16'].includes(header[k].dtype));
+  for (let i = 0; i < 12; i++) {
+    const name = floatTensors[r.int(floatTensors.length)];
+    const {
+      dtype,
+      data_offsets: [from, to],
+    } = header[name];
+    const width = dtype === 'F32' ? 4 : 2;
+    const element = r.int((to - from) / width);
+    const [what, value] = [
+      ['NaN', NaN],
+      ['+Inf', Infinity],
+      ['-Inf', -Infinity],
+    ][i % 3];
+    const buf = Buffer.from(st);
+    const at = headerEnd + from + element * width;
+    if (dtype === 'F32') buf.writeFloatLE(value, at);
+    else if (dtype === 'BF16') {
+      const f = Buffer.alloc(4);
+      f.writeFloatLE(value, 0);
+      buf.writeUInt16LE(f.readUInt16LE(2), at);
+    } else buf.writeUInt16LE(Number.isNaN(value) ? 0x7e00 : value > 0 ? 0x7c00 : 0xfc00, at);
+    add('data-nonfinite', `model.safetensors ${name}[${element}] = ${what}`, 'invalid', put('model.safetensors', buf));
+  }
   // Structural edits of the safetensors header.
   const h = (edit) => {
     const c = structuredClone(header);
