@@ -75,6 +75,7 @@ int64_t TreeBlock(at::Device device);
 // attention gathers per layer (blocks times the longest row) kGatherFactor times the budget. A row longer than the
 // budget gets its own group.
 inline constexpr int64_t kGatherFactor = 16;
-std::vector<std::vector<size_t>> PrefixTreeGroups(const std::vector<std::pair<const int64_t*, int64_t>>& rows, int64_t budget, int64_t block);
+std::vector<std::vector<size_t>> PrefixTreeGroups(const std::vector<std::pair<const int64_t*, int64_t>>& rows, int64_t budget,
+                                                  int64_t block);
 
 }  // namespace lamer::model
