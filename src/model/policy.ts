@@ -445,7 +445,19 @@ export class Policy {
       }
     }
     if (seqs.length === 0) return [];
-    return this.native.logprobs(seqs, starts, temperature, this.#tokenBudget);
+    const out = await this.native.logprobs(seqs, starts, temperature, this.#tokenBudget);
+    // A log-prob is finite for any finite logits; NaN or -Infinity means the forward overflowed (weights finite but
+    // far beyond any trained model's, e.g. a corrupted byte), which the caller must hear about rather than score.
+    out.forEach((lp, j) => {
+      const t = lp.findIndex((x) => !Number.isFinite(x));
+      if (t >= 0) {
+        throw new LamerError(
+          'E_CHECKPOINT',
+          `logprobs: the model (${this.#source ?? 'in memory'}) gave a non-finite log-prob (${lp[t]}) for sequence ${j}, token ${starts[j] + t}: its forward overflows, so its weights are corrupt or too large for its compute dtype`,
+        );
+      }
+    });
+    return out;
   }
 
   /** fp32 logits [B, T, vocab] of the sequences, left-padded to the longest. */

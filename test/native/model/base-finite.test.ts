@@ -1,6 +1,7 @@
 // A base checkpoint whose weights hold NaN or infinite values is refused when it loads (E_CHECKPOINT naming the file
 // and the tensor), not loaded to give NaN log-probs: in model.safetensors, in a shard of a sharded checkpoint, in
-// bfloat16 as in float32, and where a finite value is beyond the range of the dtype the weights are loaded as.
+// bfloat16 as in float32, and where a finite value is beyond the range of the dtype the weights are loaded as; a finite
+// value so large that the forward overflows gives a coded error from logprobs instead of NaN log-probs.
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -86,6 +87,25 @@ describe('non-finite base weights', () => {
     // The same file loads as float32, where the value is finite.
     await using policy = await Policy.load(dir, { device: 'cpu', dtype: 'float32', paramDtype: 'float32' });
     expect(policy.config.numHiddenLayers).toBeGreaterThan(1);
+  });
+
+  it('a finite weight so large the forward overflows: log-probs are refused with a code, not returned as NaN', async () => {
+    const dir = await base();
+    // Finite values, as a flipped exponent byte makes them: a row of layer 0's gate projection at -1.4e38 drives SiLU to
+    // -inf * 0 for every token (one such value in the last layer's down projection gives finite, if useless, scores).
+    editSafetensors(join(dir, 'model.safetensors'), (st) => {
+      const e = st.tensors.get('model.layers.0.mlp.gate_proj.weight')!;
+      for (let i = 0; i < 64; i++) e.bytes.writeFloatLE(-1.4e38, 4 * i);
+    });
+    await using policy = await Policy.load(dir, { device: 'cpu' });
+    const err = await policy.logprobs({ prompts: [[3, 4, 5]], completions: [[6, 7]] }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LamerError);
+    expect((err as LamerError).code).toBe('E_CHECKPOINT');
+    expect((err as LamerError).message).toMatch(/non-finite log-prob .* sequence 0, token [34]/);
+    expect((err as LamerError).message).toContain(dir);
   });
 
   it('loads the untouched checkpoint', async () => {
