@@ -56,28 +56,50 @@ struct Micro {
   std::vector<double> weight;                // per scored token: its weight in the mini-batch's aggregated loss
 };
 
-// tok_begin[r]: row r's first token in the batch's per-token columns; out_begin[r]: in the step's result; row_weight[r]:
-// its tokens' weight (all indexed by batch row).
-Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<int64_t>& tok_begin, const std::vector<int64_t>& out_begin,
-            const std::vector<double>& row_weight) {
-  Micro m;
+// The rows' ids as (pointer, length) spans, in the order given.
+std::vector<std::pair<const int64_t*, int64_t>> RowSpans(const Batch& b, const std::vector<int64_t>& rows) {
   std::vector<std::pair<const int64_t*, int64_t>> spans;
   spans.reserve(rows.size());
   for (int64_t r : rows) spans.emplace_back(b.ids.data() + b.row_begin[r], b.length(r));
-  model::LeftPadded padded = model::LeftPad(spans);
+  return spans;
+}
+
+// One micro-batch's forward input and scored tokens. `block` 0: the rows left-padded to the widest; above 0: packed
+// as one prefix tree with query blocks of `block` (model/batching.h), so a prefix they share is computed once, and
+// each scored token reads the hidden state of its predecessor's packed token, the one it would have in its own row.
+// tok_begin[r]: row r's first token in the batch's per-token columns; out_begin[r]: in the step's result; row_weight[r]:
+// its tokens' weight (all indexed by batch row).
+Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<int64_t>& tok_begin, const std::vector<int64_t>& out_begin,
+            const std::vector<double>& row_weight, int64_t block = 0) {
+  Micro m;
+  const auto spans = RowSpans(b, rows);
+  std::optional<model::PrefixTree> tree;
+  model::LeftPadded padded;
+  if (block > 0) {
+    tree = model::PackPrefixTree(spans, block);
+  } else {
+    padded = model::LeftPad(spans);
+  }
   const int64_t T = padded.width;
   for (size_t i = 0; i < rows.size(); ++i) {
     const int64_t r = rows[i];
     const int64_t len = b.length(r);
-    const int64_t off = T - len;
     const int64_t* src = b.ids.data() + b.row_begin[r];
     for (int64_t t = b.starts[r]; t < len; ++t) {
-      m.flat.push_back(static_cast<int64_t>(i) * T + off + t - 1);
+      // The hidden state that predicts token t: the packed index of token t - 1, or its padded column.
+      m.flat.push_back(tree ? tree->path[i][t - 1] : static_cast<int64_t>(i) * T + (T - len) + t - 1);
       m.targets.push_back(src[t]);
       m.token.push_back(tok_begin[r] + t - b.starts[r]);
       m.out.push_back(out_begin[r] + t - b.starts[r]);
       m.weight.push_back(row_weight[r]);
     }
+  }
+  if (tree) {
+    m.ids = tree->ids;
+    m.positions = tree->positions;
+    m.computed = tree->tokens;
+    m.tree = std::move(tree->attention);
+    return m;
   }
   m.ids = padded.ids;
   m.positions = padded.positions;
@@ -87,48 +109,22 @@ Micro Build(const Batch& b, const std::vector<int64_t>& rows, const std::vector<
   return m;
 }
 
-// The same rows packed as one prefix tree (model/batching.h): a prefix they share is computed once, and each scored
-// token reads the hidden state of its predecessor's packed token, which is the one it would have in its own row.
-Micro BuildTree(const Batch& b, const std::vector<int64_t>& rows, const std::vector<int64_t>& tok_begin,
-                const std::vector<int64_t>& out_begin, const std::vector<double>& row_weight, int64_t block) {
-  Micro m;
-  std::vector<std::pair<const int64_t*, int64_t>> spans;
-  spans.reserve(rows.size());
-  for (int64_t r : rows) spans.emplace_back(b.ids.data() + b.row_begin[r], b.length(r));
-  model::PrefixTree tree = model::PackPrefixTree(spans, block);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const int64_t r = rows[i];
-    const int64_t len = b.length(r);
-    const int64_t* src = b.ids.data() + b.row_begin[r];
-    const std::vector<int64_t>& path = tree.path[i];
-    for (int64_t t = b.starts[r]; t < len; ++t) {
-      m.flat.push_back(path[t - 1]);
-      m.targets.push_back(src[t]);
-      m.token.push_back(tok_begin[r] + t - b.starts[r]);
-      m.out.push_back(out_begin[r] + t - b.starts[r]);
-      m.weight.push_back(row_weight[r]);
-    }
+// `groups` of indices into `rows` as groups of the rows themselves.
+std::vector<std::vector<int64_t>> PickRows(const std::vector<int64_t>& rows, const std::vector<std::vector<size_t>>& groups) {
+  std::vector<std::vector<int64_t>> out;
+  out.reserve(groups.size());
+  for (const auto& group : groups) {
+    std::vector<int64_t>& micro = out.emplace_back();
+    for (const auto i : group) micro.push_back(rows[i]);
   }
-  m.ids = tree.ids;
-  m.positions = tree.positions;
-  m.computed = tree.tokens;
-  m.tree = std::move(tree.attention);
-  return m;
+  return out;
 }
 
 // The micro-batches of `rows`: padded forwards by width, or prefix trees by packed tokens.
 std::vector<std::vector<int64_t>> StepMicroBatches(const Batch& batch, const std::vector<int64_t>& rows, int64_t budget, bool share,
                                                    int64_t block) {
   if (!share) return MicroBatches(batch, rows, budget);
-  std::vector<std::pair<const int64_t*, int64_t>> spans;
-  spans.reserve(rows.size());
-  for (int64_t r : rows) spans.emplace_back(batch.ids.data() + batch.row_begin[r], batch.length(r));
-  std::vector<std::vector<int64_t>> out;
-  for (const auto& group : model::PrefixTreeGroups(spans, budget, block)) {
-    std::vector<int64_t>& micro = out.emplace_back();
-    for (const auto i : group) micro.push_back(rows[i]);
-  }
-  return out;
+  return PickRows(rows, model::PrefixTreeGroups(RowSpans(batch, rows), budget, block));
 }
 
 at::Tensor Column(const std::vector<float>& column, const std::vector<int64_t>& token, const at::TensorOptions& opts) {
@@ -185,12 +181,7 @@ void Batch::Validate(int64_t vocab) const {
 std::vector<std::vector<int64_t>> MicroBatches(const Batch& batch, const std::vector<int64_t>& rows, int64_t budget) {
   std::vector<int64_t> widths(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) widths[i] = batch.length(rows[i]);
-  std::vector<std::vector<int64_t>> out;
-  for (const auto& group : model::WidestFirstGroups(widths, budget, model::ForwardOverhead(budget))) {
-    std::vector<int64_t>& micro = out.emplace_back();
-    for (const auto i : group) micro.push_back(rows[i]);
-  }
-  return out;
+  return PickRows(rows, model::WidestFirstGroups(widths, budget, model::ForwardOverhead(budget)));
 }
 
 namespace {
@@ -444,8 +435,7 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   int64_t micro_index = 0;
 
   for (const auto& rows : micro) {
-    const Micro m = share ? BuildTree(batch, rows, counts.tok_begin, counts.out_begin, counts.row_weight, block)
-                          : Build(batch, rows, counts.tok_begin, counts.out_begin, counts.row_weight);
+    const Micro m = Build(batch, rows, counts.tok_begin, counts.out_begin, counts.row_weight, share ? block : 0);
     if (m.flat.empty()) continue;
     computed += static_cast<double>(m.computed);
     const at::Device dev = decoder_->device();
