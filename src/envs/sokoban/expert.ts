@@ -1,11 +1,11 @@
-// Sokoban expert: plays the exact solver's shortest plan three moves per turn, and writes reflections that name what
-// went wrong (the move that got a box stuck, or the turns that ran out) and the shortest solution from the start —
-// everything a reflection needs to win the same room in the next episode.
+// Sokoban expert: plays the exact solver's shortest plan, movesPerTurn moves a turn (compact style: the moves alone),
+// and writes reflections that name what went wrong (the move that got a box stuck, or the turns that ran out) and
+// the shortest solution from the start: everything a reflection needs to win the same room in the next episode.
 
 import type { Expert, PromptStyle, TrajectoryStep } from '../types.js';
 import type { SokobanEnv } from './env.js';
 import { parseSokobanMoves } from './parse.js';
-import { applyMove, boxesOnTargets, cellName, isSolved, type Move, type SokobanState } from './solver.js';
+import { applyMove, boxesOnTargets, cellName, isSolved, type Move, type SokobanRoom, type SokobanState } from './solver.js';
 
 export interface ExpertOptions {
   /** `compact` writes terse reflections for tiny models (the compact prompt style); default `full`. */
@@ -26,9 +26,11 @@ export class SokobanExpert implements Expert {
     const plan = this.env.planFromCurrent();
     if (plan === null || plan.length === 0) {
       // Dead or already solved: there is nothing useful to do, but the answer stays well-formed.
-      return 'No move can place every box from here.\n<action>up</action>';
+      return this.style === 'compact' ? '<action>up</action>' : 'No move can place every box from here.\n<action>up</action>';
     }
     const next = plan.slice(0, this.env.settings.movesPerTurn);
+    // Compact: the moves alone; a tiny model learns the board-to-move mapping, not to write out a search.
+    if (this.style === 'compact') return `<action>${next.join(', ')}</action>`;
     return (
       `The shortest solution from this state takes ${plan.length} move(s): ${plan.join(', ')}. ` +
       `I play the next ${next.length}.\n<action>${next.join(', ')}</action>`
@@ -36,7 +38,8 @@ export class SokobanExpert implements Expert {
   }
 
   reflect(steps: TrajectoryStep[]): string {
-    return `I review the trial.\n<remark>${this.reflectionText(steps)}</remark>`;
+    const remark = `<remark>${this.reflectionText(steps)}</remark>`;
+    return this.style === 'compact' ? remark : `I review the trial.\n${remark}`;
   }
 
   /** What went wrong in a trajectory replayed from the initial state, and the plan for the next trial. */
@@ -56,7 +59,7 @@ export class SokobanExpert implements Expert {
         if (isSolved(room, state)) break replay;
         if (out.pushedTo >= 0 && graph.distanceToGoal(state) === -1) {
           problem = compact
-            ? `stuck: move ${moveCount} ${move} box ${cellName(room, out.pushedTo)}.`
+            ? `stuck: move ${moveCount} ${move} box ${compactCell(room, out.pushedTo)}.`
             : `Move ${moveCount} (${move}) pushed the box to ${cellName(room, out.pushedTo)}, where it got stuck: ` +
               `from there no sequence of moves puts every box on a target.`;
           break replay;
@@ -74,6 +77,11 @@ export class SokobanExpert implements Expert {
     if (compact) return `${problem} plan: ${plan.join(', ')}`;
     return `${problem} Plan: from the start play ${describePlan(plan, env.settings.movesPerTurn)}.`;
   }
+}
+
+/** A cell as the compact board names it: `(r, c)`, 1-based (one token of the compact tokenizers up to 9). */
+function compactCell(room: SokobanRoom, cell: number): string {
+  return `(${Math.floor(cell / room.width) + 1}, ${(cell % room.width) + 1})`;
 }
 
 function describePlan(plan: readonly Move[], perTurn: number): string {

@@ -15,6 +15,7 @@ import {
 } from '../common/paper-prompts.js';
 import { pyFormat, pyStrip } from '../common/python.js';
 import type { PlayPromptInput, ReflectPromptInput } from '../types.js';
+import { SYMBOLS } from './solver.js';
 
 export interface SokobanPromptSettings {
   width: number;
@@ -48,13 +49,40 @@ export function sokobanAnswerFormat(s: SokobanPromptSettings): string {
 
 const REFLECT_HINT = 'Name the box that got stuck (or the moves that were wasted) and write the sequence of moves to try from the start.';
 
-/** Compact board: rows without their numbers, cells space-separated, rows joined by ` / `. */
-export const compactSokobanBoard: CompactObservation = (text) =>
-  text
+/**
+ * Compact board: rows without their numbers, cells space-separated, rows joined by ` / `, then where the pieces are
+ * as cells `(r, c)` (1-based, counted in the picture): `; P (r, c)` for the player, `X` for each box off a target,
+ * `O` for each free target (also under the player), `√` for each box on one. A tiny model reads "the box is below
+ * me" from two cell tokens next to the answer far more easily than by locating symbols in the picture; the picture
+ * stays for the walls.
+ */
+export const compactSokobanBoard: CompactObservation = (text) => {
+  const rows = text
     .split('\n')
     .map((line) => line.replace(/^\s*\d+\s*:\s*/, '').trim())
-    .filter((line) => line.length > 0)
-    .join(' / ');
+    .filter((line) => line.length > 0);
+  const player: string[] = [];
+  const boxes: string[] = [];
+  const targets: string[] = [];
+  const placed: string[] = [];
+  rows.forEach((row, r) =>
+    row.split(/\s+/).forEach((symbol, c) => {
+      const cell = `(${r + 1}, ${c + 1})`;
+      if (symbol === SYMBOLS.player || symbol === SYMBOLS.playerOnTarget) player.push(cell);
+      if (symbol === SYMBOLS.box) boxes.push(cell);
+      if (symbol === SYMBOLS.target || symbol === SYMBOLS.playerOnTarget) targets.push(cell);
+      if (symbol === SYMBOLS.boxOnTarget) placed.push(cell);
+    }),
+  );
+  const where = [
+    ...player.map((c) => `${SYMBOLS.player} ${c}`),
+    ...boxes.map((c) => `${SYMBOLS.box} ${c}`),
+    ...targets.map((c) => `${SYMBOLS.target} ${c}`),
+    ...placed.map((c) => `${SYMBOLS.boxOnTarget} ${c}`),
+  ];
+  const picture = rows.join(' / ');
+  return where.length > 0 ? `${picture} ; ${where.join(' ')}` : picture;
+};
 
 export function sokobanPlayPrompt(input: PlayPromptInput, s: SokobanPromptSettings): string {
   return composePlayPrompt({

@@ -81,11 +81,11 @@ describe.skipIf(!py.ok)(`tokenizers against transformers${py.ok ? '' : ` (skippe
     });
   });
 
-  describe('compact project tokenizer', () => {
+  describe.each(['compact', 'compact-sokoban'] as const)('compact project tokenizer %s', (name) => {
     let dir: string;
     let tokenizer: TextTokenizer;
     beforeAll(() => {
-      const files = buildCompactTokenizer();
+      const files = buildCompactTokenizer(name);
       dir = tempDir('compacttok');
       writeFileSync(join(dir, 'tokenizer.json'), files['tokenizer.json']);
       writeFileSync(join(dir, 'tokenizer_config.json'), files['tokenizer_config.json']);
@@ -100,6 +100,8 @@ describe.skipIf(!py.ok)(`tokenizers against transformers${py.ok ? '' : ` (skippe
         'search[red shoes under $40] click[Buy Now] go to fridge 1',
         'UPPER lower MiXeD 0123456789 !@#$%^&*()_+-=[]{}|;:\'",.<>/?`~',
         'naïve café 日本語 🙂\r\n\ttab',
+        'sok T2 | mem: T1 fail note: stuck: move 2 down box (4, 3). plan: up, left | now: # # # / # S X / # √ O ; P (2, 2) X (2, 3) | act:',
+        '<action>up, down</action><remark>out of turns: 0/1 placed.</remark> upup downtown #__# √√',
       ];
       const ref = await oracle.request<{ ids: number[][] }>({ op: 'encode', tokenizer: dir, texts });
       texts.forEach((t, i) => {
