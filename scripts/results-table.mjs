@@ -6,6 +6,8 @@
 // out as Markdown.
 // usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...   (--a: the methods compared with the others;
 // default the runs' first method)
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { register } from 'tsx/esm/api';
 
 register();
@@ -55,10 +57,22 @@ for (const r of runs) {
   }
 }
 
+// The environment and its options as each run's config.json records them (a CPU-scale variant names itself here).
+const envs = new Set(
+  dirs.map((d) => {
+    const env = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')).env;
+    const options = Object.entries({ ...env.options, ...env.evalOptions }).map(([k, v]) => `${k} ${JSON.stringify(v)}`);
+    return options.length > 0 ? `${env.name} (${options.join(', ')})` : env.name;
+  }),
+);
+if (envs.size !== 1) {
+  console.error(`results-table: the runs evaluate different environments or options: ${[...envs].join('; ')}`);
+  process.exit(2);
+}
 // compareRuns refuses runs whose records name different task lists, so "the same tasks" is checked, not assumed.
 console.log(
-  `${c.runs.length} seeds (${seeds}), each scored on the same ${describeTaskSet(c.taskSet)} (task hash ${c.taskSet.hash.slice(0, 12)}); ` +
-    `mean over the seeds, 95% t-interval on ${c.runs.length - 1} d.o.f.\n`,
+  `${c.runs.length} seeds (${seeds}) on ${[...envs][0]}, each scored on the same ${describeTaskSet(c.taskSet)} ` +
+    `(task hash ${c.taskSet.hash.slice(0, 12)}); mean over the seeds, 95% t-interval on ${c.runs.length - 1} d.o.f.\n`,
 );
 console.log(`| method | pass@1 / pass@2 / pass@${n} | pass@${n} (95% CI over seeds) | reflections right |`);
 console.log('|---|---|---|---|');
