@@ -122,6 +122,8 @@ export interface EvalResult {
   stats: RolloutStats;
   /** Reflections the environment could check (Environment.checkReflection) and how many stated the facts right. */
   reflectionChecks: ReflectionChecks;
+  /** Actions answered (play turns) and how many of them the environment could not parse into a valid action. */
+  turns: TurnCounts;
   /** Who wrote the reflections. */
   reflections: ReflectionSource;
   /** The tasks scored: split, first task, count and content hash. */
@@ -133,6 +135,32 @@ export interface EvalResult {
 export interface ReflectionChecks {
   checked: number;
   correct: number;
+}
+
+export interface TurnCounts {
+  played: number;
+  invalid: number;
+}
+
+/** Play turns of the transcripts and the invalid ones (the response parsed into no valid action). */
+export function countTurns(transcripts: readonly TrialTranscript[]): TurnCounts {
+  let played = 0;
+  let invalid = 0;
+  for (const t of transcripts) {
+    for (const e of t.episodes) {
+      for (const turn of e.turns) {
+        played++;
+        if (!turn.valid) invalid++;
+      }
+    }
+  }
+  return { played, invalid };
+}
+
+/** "lamer: 7 of 2322 actions invalid (0.3%)". */
+export function formatInvalidTurns(method: string, t: TurnCounts): string {
+  const share = t.played > 0 ? ((100 * t.invalid) / t.played).toFixed(1) : '0.0';
+  return `${method}: ${t.invalid} of ${t.played} actions invalid (${share}%)`;
 }
 
 const checkedPercent = (c: ReflectionChecks): string => `${((100 * c.correct) / c.checked).toFixed(1)}%`;
@@ -297,6 +325,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     trials,
     stats,
     reflectionChecks: countReflectionChecks(trials),
+    turns: countTurns(transcripts),
     reflections,
     taskSet,
     transcripts,

@@ -1,7 +1,7 @@
 // The typed events a training run produces. `Trainer.run()` yields them; the run folder's metrics.jsonl holds one
 // per line; `lamer report` draws them.
 import type { TrainingMemory } from './runtime.js';
-import type { ReflectionChecks, TaskSet } from '../eval/evaluate.js';
+import type { ReflectionChecks, TurnCounts, TaskSet } from '../eval/evaluate.js';
 
 export interface IterationEvent {
   type: 'iteration';
@@ -83,6 +83,8 @@ export interface EvalEvent {
   firstWin?: number[];
   /** Reflections whose facts the environment could check, and the correct ones (absent when none were checked). */
   reflectionChecks?: ReflectionChecks;
+  /** Actions answered and how many were invalid (absent in an earlier build's records). */
+  turns?: TurnCounts;
   /** Present when the environment's scripted expert wrote the reflections (eval.reflections: expert). */
   reflections?: 'expert';
 }

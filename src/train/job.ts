@@ -5,7 +5,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { makeDirs, readRegularFile } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison, type PairedComparison } from '../eval/compare.js';
-import { formatReflectionChecks } from '../eval/evaluate.js';
+import { formatInvalidTurns, formatReflectionChecks } from '../eval/evaluate.js';
 import { formatPassAtKTable } from '../eval/table.js';
 import { CHANCE_METHODS, TRAINED_METHODS, isChanceMethod, type Method } from '../eval/methods.js';
 import { validateConfig, type TrainerConfig } from './config.js';
@@ -201,6 +201,7 @@ export function summarizeEvaluations(results: EvalSummary[], config: TrainerConf
     ),
     ...comparisons.map(formatComparison),
     ...results.flatMap((r) => (r.reflectionChecks ? [formatReflectionChecks(r.method, r.reflectionChecks)] : [])),
+    ...results.flatMap((r) => (r.turns ? [formatInvalidTurns(r.method, r.turns)] : [])),
   ].join('\n');
   return { results, table, comparisons };
 }

@@ -295,6 +295,7 @@ export class Trainer {
       ...(result.typeSplits ? { typeSplits: result.typeSplits, bySplit: result.bySplit } : {}),
       firstWin: result.trials.map((t) => t.wonEpisode),
       ...(checks.checked > 0 ? { reflectionChecks: checks } : {}),
+      turns: result.turns,
       ...(expert ? { reflections: 'expert' as const } : {}),
     };
   }

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createEnv } from '../../src/envs/registry.js';
 import { EVAL_SEEDS, taskSeed } from '../../src/envs/common/seeds.js';
 import { hasCode } from '../../src/errors.js';
-import { evaluate, evalTaskSeeds } from '../../src/eval/evaluate.js';
+import { countTurns, evaluate, evalTaskSeeds, formatInvalidTurns } from '../../src/eval/evaluate.js';
 import { evalTrialMode, trainRolloutShape } from '../../src/eval/methods.js';
 import { scriptedPolicy } from '../../src/rollout/scripted.js';
 import type { Environment } from '../../src/envs/types.js';
@@ -54,6 +54,24 @@ describe('evaluate', () => {
       expect(policy.requests.every((q) => q.temperature === 0.7 && q.topP === 0.8 && q.topK === 20)).toBe(true);
       expect(r).toMatchObject({ method, env: 'minesweeper', tasks: 4, passAtK: [0, 0, 0] });
     }
+  });
+
+  it('counts the actions answered and the invalid ones, the pipeline check of a warm start', async () => {
+    // Every other answer has no <action> tag: invalid, a no-op turn of the environment.
+    let n = 0;
+    const policy: PolicyClient = {
+      async generate(request: GenerateRequest) {
+        return scriptedResult(request, n++ % 2 === 0 ? 'I am not sure.' : click(1, 1));
+      },
+    };
+    const r = await evaluate({ policy, env: () => new TinyBoard(), tasks: evalTaskSeeds(2), method: 'gigpo', episodes: 2 });
+    const turns = r.transcripts.flatMap((t) => t.episodes.flatMap((e) => e.turns));
+    expect(r.turns.played).toBe(turns.length);
+    expect(r.turns.invalid).toBe(turns.filter((t) => !t.valid).length);
+    expect(r.turns.invalid).toBeGreaterThan(0);
+    expect(r.turns.invalid).toBeLessThan(r.turns.played);
+    expect(formatInvalidTurns('gigpo', { played: 8, invalid: 2 })).toBe('gigpo: 2 of 8 actions invalid (25.0%)');
+    expect(countTurns([])).toEqual({ played: 0, invalid: 0 });
   });
 
   it('an expert policy passes every MineSweeper task at pass@1', async () => {
