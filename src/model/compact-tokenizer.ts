@@ -79,7 +79,10 @@ const SOKOBAN_VOCABULARY: CompactVocabulary = {
     ' T',
     ' R',
     ...['up', 'down', 'left', 'right'].flatMap((m) => [` ${m}`, m]),
-    ...['sok', 'acts', 'now', 'act', 'mem', 'note', 'fail', 'init', 'end', 'stuck', 'plan', 'out', 'turns', 'placed', 'moves'].flatMap((w) => [` ${w}`, w]),
+    ...['sok', 'acts', 'now', 'act', 'mem', 'note', 'fail', 'init', 'end', 'stuck', 'blocked', 'plan', 'out', 'turns', 'placed', 'moves'].flatMap((w) => [
+      ` ${w}`,
+      w,
+    ]),
   ],
 };
 
