@@ -1,11 +1,17 @@
 #!/usr/bin/env node
-// The README's results table, read from run folders (the seeds of `lamer train --seeds`): per method the mean
-// pass@1/2/3 over the seeds with the across-seed 95% t-interval of pass@3, then the first method against each other
-// one, the across-seed mean difference of pass@3 and of the gain pass@1->3 with their t-intervals (SPEC §11), and
-// the reflections the model wrote that name the mine it hit. The figures are `lamer compare`'s; this only lays them
-// out as Markdown.
+// The README's results tables, read from run folders (the seeds of `lamer train --seeds`). The figures are `lamer
+// compare`'s; this only lays them out as Markdown.
+//
+// One job's seeds: per method the mean pass@1/2/3 over the seeds with the across-seed 95% t-interval of pass@3, the
+// reflections the environment could check and the right ones, and the invalid actions (where the records count
+// them); then the first method against each other one, the across-seed mean difference of pass@3 and of the gain
+// pass@1->3 with their t-intervals (SPEC §11).
 // usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...   (--a: the methods compared with the others;
 // default the runs' first method)
+//
+// --environments: one row per environment (the runs grouped by the environment and options their config.json
+// records), the paper's LaMer - GiGPO pass@3 beside lamer's across its seeds, with the chance row.
+// usage: node scripts/results-table.mjs --environments RUN_DIR...
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { register } from 'tsx/esm/api';
@@ -15,19 +21,74 @@ const { compareRuns } = await import('../src/eval/across-runs.ts');
 const { readRunEvaluation } = await import('../src/cli/commands/compare.ts');
 const { describeTaskSet } = await import('../src/eval/evaluate.ts');
 
+/**
+ * The paper's Table (Qwen3-4B, N = 3): LaMer's and GiGPO's pass@3 per environment (arXiv 2512.16848). ALFWorld is
+ * reported per task type there (out of distribution: Cool +23, Pick Two +14 over RL), with no pass@3 of its own.
+ */
+const PAPER = {
+  sokoban: { lamer: 55.9, gigpo: 44.1 },
+  minesweeper: { lamer: 74.4, gigpo: 55.1 },
+  webshop: { lamer: 89.1, gigpo: 75.2 },
+};
+
 const args = process.argv.slice(2);
 /** @type {string[]} */
 const as = [];
 /** @type {string[]} */
 const dirs = [];
+let environments = false;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--a') as.push(args[++i]);
+  else if (args[i] === '--environments') environments = true;
   else dirs.push(args[i]);
 }
-if (dirs.length === 0 || as.some((a) => !a)) {
-  console.error('usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...');
+if (dirs.length === 0 || as.some((a) => !a) || (environments && as.length > 0)) {
+  console.error('usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...\n       node scripts/results-table.mjs --environments RUN_DIR...');
   process.exit(2);
 }
+
+const pct = (/** @type {number} */ x) => (100 * x).toFixed(1);
+const signed = (/** @type {number} */ x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+const interval = (/** @type {{ mean: number, low: number, high: number } | undefined} */ i) =>
+  i ? `${signed(i.mean)} (${signed(i.low)} to ${signed(i.high)})` : '-';
+const level = (/** @type {{ mean: number, low: number, high: number } | undefined} */ i) => (i ? `${pct(i.mean)} (${pct(i.low)} to ${pct(i.high)})` : '-');
+
+/** The environment and its options as a run's config.json records them (a CPU-scale variant names itself here). */
+function environmentOf(/** @type {string} */ dir) {
+  const env = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).env;
+  const options = Object.entries({ ...env.options, ...env.evalOptions }).map(([k, v]) => `${k} ${JSON.stringify(v)}`);
+  return { name: /** @type {string} */ (env.name), label: options.length > 0 ? `${env.name} (${options.join(', ')})` : env.name };
+}
+
+if (environments) {
+  /** @type {Map<string, { name: string, dirs: string[] }>} */
+  const groups = new Map();
+  for (const d of dirs) {
+    const e = environmentOf(d);
+    const g = groups.get(e.label) ?? { name: e.name, dirs: [] };
+    g.dirs.push(d);
+    groups.set(e.label, g);
+  }
+  console.log(
+    "| environment (lamer's task) | paper: LaMer / GiGPO pass@3, difference | lamer: LaMer / GiGPO / random pass@3 | lamer: LaMer - GiGPO pass@3 (95% CI over seeds) | gain pass@1->3 (95% CI over seeds) | seeds, tasks |",
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const [label, g] of groups) {
+    const runs = g.dirs.map(readRunEvaluation);
+    const c = compareRuns(runs, { a: 'lamer' });
+    const p = c.pairs.find((x) => x.b === 'gigpo');
+    // Mean pass@N over the seeds.
+    const mean = (/** @type {string} */ m) => c.methods.find((x) => x.method === m)?.mean.at(-1);
+    const [l, gi, r] = ['lamer', 'gigpo', 'random'].map(mean);
+    const paper = PAPER[/** @type {keyof typeof PAPER} */ (g.name)];
+    const paperCell = paper ? `${paper.lamer} / ${paper.gigpo}, ${signed((paper.lamer - paper.gigpo) / 100)}` : 'per task type';
+    const ours = [l, gi, r].map((x) => (x === undefined ? '-' : pct(x))).join(' / ');
+    const seeds = c.runs.map((x) => x.seed ?? x.run).join(', ');
+    console.log(`| ${label} | ${paperCell} | ${ours} | ${interval(p?.passAtN)} | ${interval(p?.gain)} | ${seeds}; ${describeTaskSet(c.taskSet)} |`);
+  }
+  process.exit(0);
+}
+
 const runs = dirs.map(readRunEvaluation);
 const c = compareRuns(runs);
 // Pairs of every method named with --a against the methods after it (a pair is listed once).
@@ -36,11 +97,6 @@ as.forEach((a, i) => {
   for (const p of compareRuns(runs, { a }).pairs) if (!as.slice(0, i).includes(p.b)) pairs.push(p);
 });
 const n = c.episodes;
-const pct = (/** @type {number} */ x) => (100 * x).toFixed(1);
-const signed = (/** @type {number} */ x) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
-const interval = (/** @type {{ mean: number, low: number, high: number } | undefined} */ i) =>
-  i ? `${signed(i.mean)} (${signed(i.low)} to ${signed(i.high)})` : '-';
-const level = (/** @type {{ mean: number, low: number, high: number } | undefined} */ i) => (i ? `${pct(i.mean)} (${pct(i.low)} to ${pct(i.high)})` : '-');
 const seeds = c.runs.map((r) => r.seed ?? r.run).join(', ');
 
 // Reflections right, summed over the seeds, for the methods that reflect: eval.json holds the evaluation events
@@ -57,14 +113,20 @@ for (const r of runs) {
   }
 }
 
-// The environment and its options as each run's config.json records them (a CPU-scale variant names itself here).
-const envs = new Set(
-  dirs.map((d) => {
-    const env = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')).env;
-    const options = Object.entries({ ...env.options, ...env.evalOptions }).map(([k, v]) => `${k} ${JSON.stringify(v)}`);
-    return options.length > 0 ? `${env.name} (${options.join(', ')})` : env.name;
-  }),
-);
+// Invalid actions, summed over the seeds, where the records count them (TurnCounts in each evaluation event).
+/** @type {Map<string, { played: number, invalid: number }>} */
+const turns = new Map();
+for (const r of runs) {
+  for (const m of /** @type {ReadonlyArray<{ method: string, turns?: { played: number, invalid: number } }>} */ (r.results)) {
+    if (!m.turns) continue;
+    const s = turns.get(m.method) ?? { played: 0, invalid: 0 };
+    s.played += m.turns.played;
+    s.invalid += m.turns.invalid;
+    turns.set(m.method, s);
+  }
+}
+
+const envs = new Set(dirs.map((d) => environmentOf(d).label));
 if (envs.size !== 1) {
   console.error(`results-table: the runs evaluate different environments or options: ${[...envs].join('; ')}`);
   process.exit(2);
@@ -74,12 +136,16 @@ console.log(
   `${c.runs.length} seeds (${seeds}) on ${[...envs][0]}, each scored on the same ${describeTaskSet(c.taskSet)} ` +
     `(task hash ${c.taskSet.hash.slice(0, 12)}); mean over the seeds, 95% t-interval on ${c.runs.length - 1} d.o.f.\n`,
 );
-console.log(`| method | pass@1 / pass@2 / pass@${n} | pass@${n} (95% CI over seeds) | reflections right |`);
-console.log('|---|---|---|---|');
+// The invalid-actions column appears where the records count them (records of earlier builds do not).
+const withTurns = turns.size > 0;
+console.log(`| method | pass@1 / pass@2 / pass@${n} | pass@${n} (95% CI over seeds) | reflections right |${withTurns ? ' invalid actions |' : ''}`);
+console.log(`|---|---|---|---|${withTurns ? '---|' : ''}`);
 for (const m of c.methods) {
   const k = checks.get(m.method);
   const right = k ? `${k.correct} of ${k.checked} (${pct(k.correct / k.checked)}%)` : '';
-  console.log(`| ${m.method} | ${m.mean.map(pct).join(' / ')} | ${level(m.passAtN)} | ${right} |`);
+  const t = turns.get(m.method);
+  const invalid = withTurns ? ` ${t ? `${t.invalid} of ${t.played} (${pct(t.played > 0 ? t.invalid / t.played : 0)}%)` : ''} |` : '';
+  console.log(`| ${m.method} | ${m.mean.map(pct).join(' / ')} | ${level(m.passAtN)} | ${right} |${invalid}`);
 }
 console.log(`\n| difference | pass@${n} (95% CI over seeds) | gain pass@1->${n} (95% CI over seeds) | per seed pass@${n} | per seed gain |`);
 console.log('|---|---|---|---|---|');
