@@ -231,6 +231,16 @@ const sftSchema = z
      * run seed.
      */
     taskSeed: z.number().int().nonnegative().nullable().default(null).describe('block of training tasks the demonstrations are played on (null: the run seed)'),
+    /**
+     * Cut each scripted response after this many characters. The scripted players have no tokenizer; earlier builds
+     * cut their answers at rollout.maxResponseTokens characters, which left long reflections without their closing
+     * tag, so the next episode's memory held an empty note (the default job keeps that cut: its headline was
+     * measured with it). null: never cut.
+     */
+    maxResponseChars: positiveInt
+      .nullable()
+      .default(null)
+      .describe('cut each scripted demonstration response after this many characters (null: never; the default job pins 96)'),
     lr: z.number().positive().default(1e-3).describe('learning rate of the warm start'),
     batchRows: positiveInt.default(32).describe('rows per warm-start step'),
   })

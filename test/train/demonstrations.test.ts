@@ -35,6 +35,29 @@ describe('warm-start demonstrations (MineSweeper)', () => {
     expect(weighted.reflect).toEqual(weighted.responses.map(isReflection));
   });
 
+  it('keeps scripted answers whole unless sft.maxResponseChars cuts them (then memory notes go empty)', async () => {
+    // 5x5 boards with 3 mines: reflections listing the safe cells run past 96 characters.
+    const five = (sft: Record<string, number | null>) =>
+      collectDemonstrations(
+        validateConfig({
+          ...config({}),
+          env: { name: 'minesweeper', options: { rows: 5, cols: 5, mines: 3, maxTurns: 10 } },
+          sft: { trials: 64, steps: 1, ...sft },
+        }),
+      );
+    const whole = await five({ reflectionWeight: 1, memoryWeight: 1 });
+    const reflections = whole.responses.filter(isReflection);
+    expect(reflections.length).toBeGreaterThan(5);
+    expect(reflections.every((r) => r.endsWith('</remark>'))).toBe(true);
+    expect(reflections.some((r) => r.length > 96)).toBe(true);
+    const emptyNotes = (d: typeof whole) => d.prompts.filter((p, i) => !d.reflect[i] && /note: *( ;| \|)/.test(p)).length;
+    expect(emptyNotes(whole)).toBe(0);
+    const cut = await five({ reflectionWeight: 1, memoryWeight: 1, maxResponseChars: 96 });
+    expect(cut.responses.every((r) => r.length <= 96)).toBe(true);
+    expect(cut.responses.filter(isReflection).some((r) => !r.endsWith('</remark>'))).toBe(true);
+    expect(emptyNotes(cut)).toBeGreaterThan(0);
+  });
+
   it('a later episode opens first the safe cells the reflections in its prompt list, never their mines', async () => {
     const demos = await collectDemonstrations(config({ reflectionWeight: 1, memoryWeight: 1 }));
     let checked = 0;
