@@ -6,6 +6,7 @@ import { compareRuns, formatRunsComparison } from '../../eval/across-runs.js';
 import { describeTaskSet } from '../../eval/evaluate.js';
 import { loadConfig } from '../../train/config.js';
 import { runJob } from '../../train/job.js';
+import { codeVersion } from '../../train/code-version.js';
 import { createNativeRuntime } from '../../train/native-runtime.js';
 import { parseCommandArgs, parseSeedList } from '../args.js';
 import type { Command } from '../command.js';
@@ -38,6 +39,9 @@ export const command: Command = {
   summary: 'train a policy (default job: LaMer vs GiGPO on a CPU) and print pass@k on held-out tasks',
   usage,
   async run(argv) {
+    // The code this process loaded is the checkout as it is now: read its commit before a long job runs, so that a
+    // commit made while the job runs is not recorded as the code of its later runs (codeVersion caches per process).
+    codeVersion();
     const values = parseCommandArgs('train', usage, argv, {
       config: { type: 'string', default: 'default' },
       set: { type: 'string', multiple: true, default: [] },
