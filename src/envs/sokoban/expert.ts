@@ -7,7 +7,7 @@
 import type { Expert, PromptStyle, TrajectoryStep } from '../types.js';
 import type { SokobanEnv } from './env.js';
 import { parseSokobanMoves } from './parse.js';
-import { applyMove, boxesOnTargets, cellName, isSolved, type Move, type SokobanRoom, type SokobanState } from './solver.js';
+import { applyMove, boxesOnTargets, cellLabel, cellName, isSolved, type Move, type SokobanRoom, type SokobanState } from './solver.js';
 
 export interface ExpertOptions {
   /** `compact` writes terse reflections for tiny models (the compact prompt style); default `full`. */
@@ -46,74 +46,72 @@ export class SokobanExpert implements Expert {
 
   /** What went wrong in a trajectory replayed from the initial state, and the plan for the next trial. */
   reflectionText(steps: readonly TrajectoryStep[]): string {
-    if (this.style === 'compact') return this.compactReflection(steps);
-    const env = this.env;
-    const { room, graph } = env;
-    let state: SokobanState = env.initialState;
-    let moveCount = 0;
-    let problem: string | null = null;
-    replay: for (const step of steps) {
-      for (const move of parseSokobanMoves(step.action, env.settings.movesPerTurn)) {
-        if (moveCount >= env.settings.maxMoves) break replay;
-        const out = applyMove(room, state, move);
-        moveCount++;
-        state = out.state;
-        if (isSolved(room, state)) break replay;
-        if (out.pushedTo >= 0 && graph.distanceToGoal(state) === -1) {
-          problem =
-            `Move ${moveCount} (${move}) pushed the box to ${cellName(room, out.pushedTo)}, where it got stuck: ` +
-            `from there no sequence of moves puts every box on a target.`;
-          break replay;
-        }
-      }
-    }
-    if (problem === null) {
-      const placed = boxesOnTargets(room, state);
-      problem =
-        `I made ${moveCount} move(s) and ran out of turns with ${placed} of ${state.boxes.length} box(es) on ` +
-        `targets; my moves did not follow a shortest route.`;
-    }
-    const plan = graph.shortestPlan(env.initialState) ?? [];
-    return `${problem} Plan: from the start play ${describePlan(plan, env.settings.movesPerTurn)}.`;
-  }
-
-  /**
-   * The compact reflection: only facts the failed trial shows, each as a move and the cell the player stood on, so a
-   * small model can copy them from the trajectory and the next episode can avoid them (as MineSweeper's reflection
-   * names the mine): `blocked: right at (4, 3).` for the first move that moved nothing (a wall, or a box that could
-   * not move), `stuck: up at (5, 3).` for the push that left the room unsolvable, `out of turns: k/n placed.` when
-   * neither happened.
-   */
-  compactReflection(steps: readonly TrajectoryStep[]): string {
-    const env = this.env;
-    const { room, graph } = env;
-    let state: SokobanState = env.initialState;
-    let moveCount = 0;
-    let blocked: string | null = null;
-    let stuck: string | null = null;
-    replay: for (const step of steps) {
-      for (const move of parseSokobanMoves(step.action, env.settings.movesPerTurn)) {
-        if (moveCount >= env.settings.maxMoves) break replay;
-        const from = state.player;
-        const out = applyMove(room, state, move);
-        moveCount++;
-        state = out.state;
-        if (isSolved(room, state)) break replay;
-        if (!out.moved && blocked === null) blocked = `blocked: ${move} at ${compactCell(room, from)}.`;
-        if (out.pushedTo >= 0 && graph.distanceToGoal(state) === -1) {
-          stuck = `stuck: ${move} at ${compactCell(room, from)}.`;
-          break replay;
-        }
-      }
-    }
-    const facts = [blocked, stuck].filter((f): f is string => f !== null);
-    if (facts.length === 0) facts.push(`out of turns: ${boxesOnTargets(room, state)}/${state.boxes.length} placed.`);
-    return facts.join(' ');
+    const { room, graph, initialState, settings } = this.env;
+    const replay = replayTrial(this.env, steps);
+    if (this.style === 'compact') return compactReflection(room, replay);
+    const problem = replay.stuck
+      ? `Move ${replay.stuck.moveNumber} (${replay.stuck.move}) pushed the box to ${cellName(room, replay.stuck.pushedTo)}, where it got ` +
+        `stuck: from there no sequence of moves puts every box on a target.`
+      : `I made ${replay.moves} move(s) and ran out of turns with ${boxesOnTargets(room, replay.state)} of ` +
+        `${replay.state.boxes.length} box(es) on targets; my moves did not follow a shortest route.`;
+    const plan = graph.shortestPlan(initialState) ?? [];
+    return `${problem} Plan: from the start play ${describePlan(plan, settings.movesPerTurn)}.`;
   }
 }
 
-function compactCell(room: SokobanRoom, cell: number): string {
-  return `(${Math.floor(cell / room.width) + 1}, ${(cell % room.width) + 1})`;
+/** A move of the replay and the cell the player stood on when making it. */
+interface ReplayedMove {
+  move: Move;
+  from: number;
+  /** 1-based number of the move in the episode. */
+  moveNumber: number;
+}
+
+interface TrialReplay {
+  /** Moves made, and the state after the last. */
+  moves: number;
+  state: SokobanState;
+  /** The first move that moved nothing (a wall, or a box that could not move). */
+  blocked: ReplayedMove | null;
+  /** The push that left the room unsolvable, where the box went; the replay stops there. */
+  stuck: (ReplayedMove & { pushedTo: number }) | null;
+}
+
+/** The trajectory replayed from the initial state, as the environment plays it, up to a win or the fatal push. */
+function replayTrial(env: SokobanEnv, steps: readonly TrajectoryStep[]): TrialReplay {
+  const { room, graph, settings } = env;
+  let state: SokobanState = env.initialState;
+  let moves = 0;
+  let blocked: ReplayedMove | null = null;
+  replay: for (const step of steps) {
+    for (const move of parseSokobanMoves(step.action, settings.movesPerTurn)) {
+      if (moves >= settings.maxMoves) break replay;
+      const from = state.player;
+      const out = applyMove(room, state, move);
+      moves++;
+      state = out.state;
+      if (isSolved(room, state)) break replay;
+      if (!out.moved && blocked === null) blocked = { move, from, moveNumber: moves };
+      if (out.pushedTo >= 0 && graph.distanceToGoal(state) === -1) {
+        return { moves, state, blocked, stuck: { move, from, moveNumber: moves, pushedTo: out.pushedTo } };
+      }
+    }
+  }
+  return { moves, state, blocked, stuck: null };
+}
+
+/**
+ * The compact reflection: only facts the failed trial shows, each as a move and the cell the player stood on, so a
+ * small model can copy them from the trajectory and the next episode can avoid them (as MineSweeper's reflection
+ * names the mine): `blocked: right at (4, 3).` for the first move that moved nothing, `stuck: up at (5, 3).` for the
+ * push that left the room unsolvable, `out of turns: k/n placed.` when neither happened.
+ */
+function compactReflection(room: SokobanRoom, replay: TrialReplay): string {
+  const facts: string[] = [];
+  if (replay.blocked) facts.push(`blocked: ${replay.blocked.move} at ${cellLabel(room, replay.blocked.from)}.`);
+  if (replay.stuck) facts.push(`stuck: ${replay.stuck.move} at ${cellLabel(room, replay.stuck.from)}.`);
+  if (facts.length === 0) facts.push(`out of turns: ${boxesOnTargets(room, replay.state)}/${replay.state.boxes.length} placed.`);
+  return facts.join(' ');
 }
 
 function describePlan(plan: readonly Move[], perTurn: number): string {

@@ -260,6 +260,11 @@ export function renderRoom(room: SokobanRoom, state: SokobanState, firstRow = 1)
   return lines.join('\n');
 }
 
+/** 1-based `(r, c)` of a cell, as compact boards and reflections name it (one token of the compact tokenizers). */
+export function cellLabel(room: SokobanRoom, cell: number): string {
+  return `(${Math.floor(cell / room.width) + 1}, ${(cell % room.width) + 1})`;
+}
+
 /** 1-based "row r, column c" of a cell, as prompts and reflections name it. */
 export function cellName(room: SokobanRoom, cell: number): string {
   return `row ${Math.floor(cell / room.width) + 1}, column ${(cell % room.width) + 1}`;
