@@ -86,10 +86,50 @@ const SOKOBAN_VOCABULARY: CompactVocabulary = {
   ],
 };
 
+/**
+ * Every object and receptacle type of lamer's generated ALFWorld households (test/model/tokenizer.test.ts checks the
+ * list against the generator's).
+ */
+export const ALFWORLD_TYPES: readonly string[] = (
+  'alarmclock apple armchair bathtubbasin bed book bowl box bread butterknife cabinet candle cd cellphone cloth ' +
+  'coffeetable countertop creditcard cup desk desklamp diningtable dishsponge drawer dresser egg fork fridge garbagecan ' +
+  'kettle keychain knife ladle laptop lettuce microwave mug newspaper pan pen pencil peppershaker pillow plate pot ' +
+  'potato remotecontrol safe saltshaker shelf sidetable sinkbasin soapbar soapbottle sofa spatula spoon spraybottle ' +
+  'statue stoveburner tissuebox toilet toiletpaper tomato towelholder tvstand vase watch winebottle'
+).split(' ');
+/** Instance numbers 1..6 cover the generator's standard households but for 1 name in 5,000 rooms (small ones: 1..4). */
+export const ALFWORLD_MAX_NUMBER = 6;
+
+/**
+ * ALFWorld: each name with its number and leading space (` cabinet 3`) one added token, so that choosing a listed
+ * command is copying names, not spelling them (added tokens match leftmost-longest before pre-tokenization, so ` desk 1`
+ * never matches inside ` desklamp 1`); each type word alone (the goal names types), the commands' verbs and the
+ * words of the observations and of the compact prompt's fields one token each.
+ */
+const ALFWORLD_VOCABULARY: CompactVocabulary = {
+  pieces: [
+    ...ALFWORLD_TYPES.map((t) => ` ${t}`),
+    ...(
+      'alf can acts now act mem note fail init end remark searched none arrive see nothing closed pick using move ' +
+      'use inventory some hot two them under clean heat cool find put examine take from with go to open close look ' +
+      'turn middle quickly around Looking happens Nothing carrying In On'
+    )
+      .split(' ')
+      .flatMap((w) => [` ${w}`, w]),
+    ' /',
+    ' |',
+    ' ;',
+    ' T',
+    ' R',
+  ],
+  added: ALFWORLD_TYPES.flatMap((t) => Array.from({ length: ALFWORLD_MAX_NUMBER }, (_, i) => ` ${t} ${i + 1}`)),
+};
+
 /** Compact tokenizer names and what each adds to the base vocabulary. */
 export const COMPACT_VOCABULARIES = {
   compact: null,
   'compact-sokoban': SOKOBAN_VOCABULARY,
+  'compact-alfworld': ALFWORLD_VOCABULARY,
 } as const satisfies Record<string, CompactVocabulary | null>;
 
 export type CompactTokenizerName = keyof typeof COMPACT_VOCABULARIES;

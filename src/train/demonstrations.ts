@@ -3,10 +3,15 @@
 // memory before RL. MineSweeper is played by the logic player WITH memory (SPEC §10): it sees only what a model sees
 // (the board and its own earlier reflections), so every demonstrated move is one the model could learn to make; its
 // failed episodes produce the reflections "where the mine was, which cells were safe" that the next episode uses.
-// Other environments are played by their expert with some random moves, and only the expert's moves are kept.
+// ALFWorld's generated games are played the same way by the search player (it sees the task, the observations of the
+// episode and its own reflections, and searches for what it has not seen), with some random moves. Other environments
+// (and ALFWorld's data-folder games) are played by their expert with some random moves; only the scripted moves are kept.
 import { createEnv } from '../envs/registry.js';
 import { MineSweeperEnv } from '../envs/minesweeper/env.js';
 import { MineSweeperLogicPlayer, type LogicGuess } from '../envs/minesweeper/expert.js';
+import { AlfWorldEnv } from '../envs/alfworld/env.js';
+import { AlfWorldSearchPlayer } from '../envs/alfworld/searcher.js';
+import { Rng } from '../util/rng.js';
 import { extractAction } from '../envs/common/tags.js';
 import { TASK_BLOCK_SIZE, blockTaskSeed } from '../envs/common/seeds.js';
 import { distinctTaskSeeds } from '../envs/common/task-lists.js';
@@ -54,10 +59,47 @@ class MineSweeperDemoPolicy implements PolicyClient {
   }
 }
 
+/**
+ * The ALFWorld search player of one trial, as a policy: with probability `noise` a turn plays a random admissible
+ * command instead (flagged, so the warm start does not train on it), so that episodes fail and are reflected on.
+ */
+class AlfWorldDemoPolicy implements PolicyClient {
+  readonly #player: AlfWorldSearchPlayer;
+  readonly #rng: Rng;
+
+  constructor(
+    private readonly view: TrialView,
+    private readonly noise: number,
+    seed: number,
+    style: PromptStyle,
+  ) {
+    this.#player = new AlfWorldSearchPlayer(view.env as AlfWorldEnv, { style });
+    this.#rng = new Rng(deriveSeed(seed, view.group, view.trial, 0x5ea7c4));
+  }
+
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    const steps = this.view.steps;
+    if (this.view.phase === 'reflect') {
+      this.#player.endEpisode(steps);
+      return scriptedResult(request, this.#player.reflect(steps.slice()));
+    }
+    if (this.noise > 0 && this.#rng.next() < this.noise) {
+      const options = (this.view.env as AlfWorldEnv).admissibleActions();
+      return { ...scriptedResult(request, `<action>${this.#rng.pick(options)}</action>`), randomMove: true };
+    }
+    return scriptedResult(request, this.#player.act(steps));
+  }
+}
+
 function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
   const style = config.model.promptStyle;
   if (config.env.name === 'minesweeper') {
     return (view) => new MineSweeperDemoPolicy(view, config.seed, style, config.sft.guess);
+  }
+  if (config.env.name === 'alfworld') {
+    const fallback = scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
+    return (view) =>
+      view.env instanceof AlfWorldEnv && view.env.task() !== null ? new AlfWorldDemoPolicy(view, config.sft.noise, config.seed, style) : fallback(view);
   }
   return scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
 }

@@ -8,7 +8,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ChatTemplate } from '../../src/model/chat.js';
 import { TextTokenizer } from '../../src/model/tokenizer.js';
-import { buildCompactTokenizer } from '../../src/model/compact-tokenizer.js';
+import { ALFWORLD_MAX_NUMBER, ALFWORLD_TYPES, buildCompactTokenizer, type CompactTokenizerName } from '../../src/model/compact-tokenizer.js';
+import { householdTypes as generatedAlfWorldTypes } from '../../src/envs/alfworld/games/world.js';
 import { qwen3TokenizerFiles, QWEN3_IDS } from '../../src/model/presets.js';
 import { removeTempDirs, tempDir } from '../helpers/index.js';
 
@@ -74,7 +75,7 @@ describe('compact project tokenizer', () => {
 });
 
 describe('per-environment compact tokenizers', () => {
-  const load = (name: 'compact' | 'compact-sokoban'): TextTokenizer => {
+  const load = (name: CompactTokenizerName): TextTokenizer => {
     const files = buildCompactTokenizer(name);
     const dir = tempDir(name);
     writeFileSync(join(dir, 'tokenizer.json'), files['tokenizer.json']);
@@ -114,9 +115,32 @@ describe('per-environment compact tokenizers', () => {
     expect(sok.decode(sok.encode(odd))).toBe(odd);
   });
 
+  it('compact-alfworld: every name of a generated household with its number is one token, never inside a longer one', () => {
+    const alf = load('compact-alfworld');
+    const base = load('compact');
+    // Every type the generator uses has its names; the list cannot drift from the generator's.
+    expect([...ALFWORLD_TYPES].sort()).toEqual(generatedAlfWorldTypes());
+    for (const type of ALFWORLD_TYPES) {
+      for (let k = 1; k <= ALFWORLD_MAX_NUMBER; k++) expect(alf.encode(` ${type} ${k}`)).toHaveLength(1);
+    }
+    const command = '<action>take apple 2 from countertop 1</action>';
+    expect(alf.encode(command)).toHaveLength(6);
+    expect(base.encode(command).length).toBeGreaterThan(12);
+    // ` desk 1` is not found inside ` desklamp 1`, nor ` apple 1` inside ` apple 12` (which stays lossless).
+    const desk = alf.encode(' desk 1')[0];
+    expect(alf.encode('go to desklamp 1')).not.toContain(desk);
+    expect(alf.encode('go to desklamp 1')).toContain(alf.encode(' desklamp 1')[0]);
+    for (const text of ['take apple 12 from desk 1', 'cabinet 1cabinet 1', 'alf put a hot mug in cabinet. T1 | act:']) {
+      expect(alf.decode(alf.encode(text))).toBe(text);
+    }
+    // The base's single tokens stay single.
+    expect(alf.encode('(4, 2)')).toHaveLength(1);
+    expect(alf.encode('<remark>')).toHaveLength(1);
+  });
+
   it('refuses an unknown compact tokenizer name with E_CONFIG naming the choices', () => {
     expect(() => buildCompactTokenizer('compact-chess' as never)).toThrow(
-      expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('compact, compact-sokoban') }),
+      expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('compact, compact-sokoban, compact-alfworld') }),
     );
   });
 });

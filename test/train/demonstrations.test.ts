@@ -108,6 +108,45 @@ describe('warm-start demonstrations (MineSweeper)', () => {
   });
 });
 
+describe('warm-start demonstrations (ALFWorld generated games)', () => {
+  const alfConfig = (noise: number) =>
+    validateConfig({
+      name: 'demo',
+      model: { init: { preset: 'tiny', tokenizer: 'compact-alfworld', seed: 0 }, promptStyle: 'compact' },
+      env: { name: 'alfworld', options: { household: 'small', maxTurns: 8 } },
+      trial: { episodes: 3, historyWindow: 10 },
+      rollout: { groupSize: 4 },
+      sft: { trials: 48, trialsPerTask: 1, steps: 1, noise, reflectionWeight: 1, memoryWeight: 1 },
+    });
+
+  it("are the search player's: bare commands, fact reflections, later episodes going where the memory says", async () => {
+    const d = await collectDemonstrations(alfConfig(0));
+    expect(d.trials).toBe(48);
+    const reflections = d.responses.filter(isReflection);
+    expect(reflections.length).toBeGreaterThan(5);
+    for (const r of reflections) expect(r).toMatch(/^<remark>(?:[a-z]+ \d+ at [a-z]+ \d+\. ?)*(?:searched: [^<]+\.)?<\/remark>$/);
+    for (const r of d.responses.filter((x) => !isReflection(x))) expect(r).toMatch(/^<action>[a-z0-9 ]+<\/action>$/);
+    // A later episode's first move, when its memory places the task's object (not the lamp), goes to that place.
+    let checked = 0;
+    d.prompts.forEach((p, i) => {
+      if (!p.includes('mem: T1 fail note:') || p.includes('| acts:') || isReflection(d.responses[i])) return;
+      const words = p.slice(0, p.indexOf(' T')).replace('.', '').split(' ');
+      const note = p.slice(p.indexOf('note:'), p.indexOf(' | ', p.indexOf('note:')));
+      const at = [...note.matchAll(/([a-z]+) (\d+) at ([a-z]+ \d+)\./g)].find((m) => m[1] !== 'desklamp' && words.includes(m[1]));
+      if (at === undefined) return;
+      expect(d.responses[i]).toBe(`<action>go to ${at[3]}</action>`);
+      checked++;
+    });
+    expect(checked).toBeGreaterThan(3);
+  });
+
+  it('leave the random moves out, and win most trials', async () => {
+    const d = await collectDemonstrations(alfConfig(0.3));
+    expect(d.won).toBeGreaterThan(d.trials / 2);
+    expect(d.responses.every((r) => !r.startsWith('I try something at random'))).toBe(true);
+  });
+});
+
 describe("the default job's seeds: demonstration boards by content", () => {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
   const flat = (file: string) => readFileSync(join(root, file), 'utf8').replace(/\s+/g, ' ');

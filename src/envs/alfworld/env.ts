@@ -35,7 +35,8 @@ import {
 } from './prompts.js';
 import { lamerSourceOption, loadLamerTemplates, noPaperTemplates, type LamerTemplates } from '../common/paper-prompts.js';
 import { IN_DISTRIBUTION_TYPES, TASK_TYPES, readTaskTypes, type TaskType } from './games/tasks.js';
-import { generateHousehold } from './games/world.js';
+import { HOUSEHOLD_SIZES, generateHousehold, type HouseholdSize } from './games/world.js';
+import type { Task } from './games/tasks.js';
 
 export { NOTHING_HAPPENS };
 
@@ -60,9 +61,11 @@ export interface AlfWorldOptions {
   valid?: 'tags' | 'admissible';
   /** A LaMer checkout (or its alfworld prompt.py) whose templates promptStyle 'paper' fills; null: no paper prompts. */
   lamerSource?: string | null;
+  /** Generated games: `standard` (default) households of ALFWorld's size, or the CPU-scale `small` ones. */
+  household?: HouseholdSize;
 }
 
-const OPTION_KEYS = ['source', 'dataDir', 'train', 'eval', 'select', 'taskTypes', 'evalTaskTypes', 'maxTurns', 'valid', 'lamerSource'] as const;
+const OPTION_KEYS = ['source', 'dataDir', 'train', 'eval', 'select', 'taskTypes', 'evalTaskTypes', 'maxTurns', 'valid', 'lamerSource', 'household'] as const;
 
 /** One task: its game, and what the splits and reports need to know of it. */
 interface TaskInfo {
@@ -72,6 +75,8 @@ interface TaskInfo {
   key: string;
   /** Where it came from (a data-folder path, or `generated seed N`). */
   origin: string;
+  /** A generated game's task (object, destination and lamp types); null for a data-folder game. */
+  task: Task | null;
 }
 
 /** A few hundred games stay parsed and grounded; a trial's K attempts and evaluation's probes reuse them. */
@@ -157,6 +162,7 @@ export class AlfWorldEnv implements Environment {
   readonly trainTypes: readonly TaskType[];
   readonly evalTypes: readonly TaskType[];
   readonly validMode: 'tags' | 'admissible';
+  readonly household: HouseholdSize;
   private readonly data: DataGames | null = null;
   private readonly dataDir: string | null = null;
   private readonly splits: { train: string[]; eval: string[]; select: string[] } | null = null;
@@ -188,6 +194,14 @@ export class AlfWorldEnv implements Environment {
     if (valid !== 'tags' && valid !== 'admissible')
       throw new LamerError('E_ENV', `alfworld option valid: expected 'tags' (LaMer's) or 'admissible', found ${JSON.stringify(valid)}`);
     this.validMode = valid;
+    const household = options.household ?? 'standard';
+    if (!HOUSEHOLD_SIZES.includes(household)) {
+      throw new LamerError(
+        'E_ENV',
+        `alfworld option household: expected ${HOUSEHOLD_SIZES.map((h) => `'${h}'`).join(' or ')}, found ${JSON.stringify(household)}`,
+      );
+    }
+    this.household = household;
     this.trainTypes = options.taskTypes === undefined ? IN_DISTRIBUTION_TYPES : readTaskTypes(options.taskTypes, 'taskTypes');
     this.evalTypes = options.evalTaskTypes === undefined ? TASK_TYPES : readTaskTypes(options.evalTaskTypes, 'evalTaskTypes');
     const lamerSource = lamerSourceOption('alfworld', opts);
@@ -217,6 +231,9 @@ export class AlfWorldEnv implements Environment {
         if (options[key] !== undefined) throw new LamerError('E_ENV', `alfworld option ${key}: only for source 'tw-pddl'`);
       }
     }
+    if (source === 'tw-pddl' && options.household !== undefined) {
+      throw new LamerError('E_ENV', "alfworld option household: only for source 'generated' (a data folder's games are the size they are)");
+    }
   }
 
   /** What the environment plays: source, valid, grammar. */
@@ -236,7 +253,7 @@ export class AlfWorldEnv implements Environment {
     const t = this.paperTemplates;
     const paper = t === null ? {} : { paperPrompts: { file: t.file, sha256: t.sha256 } };
     const base = { source: this.source, valid: this.validMode, taskTypes: this.trainTypes.join(','), evalTaskTypes: this.evalTypes.join(',') };
-    if (this.data === null) return { ...base, grammar: GENERATED_GRAMMAR_VERSION, ...paper };
+    if (this.data === null) return { ...base, household: this.household, grammar: GENERATED_GRAMMAR_VERSION, ...paper };
     const list = (games: GameEntry[]) => ({ count: games.length, sha256: sha256(games.map((g) => `${g.path} ${g.fileHash}\n`).join('')) });
     const grammars: Record<string, number> = {};
     for (const g of [...this.data.train, ...this.data.eval, ...this.data.select]) grammars[g.grammar] = (grammars[g.grammar] ?? 0) + 1;
@@ -265,6 +282,12 @@ export class AlfWorldEnv implements Environment {
   get game(): TwPddlGame {
     if (this.current === null) throw new LamerError('E_ENV', 'alfworld: call reset(seed) before using the environment');
     return this.current;
+  }
+
+  /** The game's text at the start of the episode (the room's receptacles and the task), without the admissible list. */
+  get initialGameText(): string {
+    this.requireInfo();
+    return this.initialText;
   }
 
   /** Commands applied so far in this episode. */
@@ -298,7 +321,7 @@ export class AlfWorldEnv implements Environment {
 
   /** Starts a given game file (tests, a single game); `taskType` labels it in reports. */
   resetToGame(logic: GameLogic, taskType: TaskType, origin = logic.where): Observation {
-    this.info = { logic, taskType, key: sha256(logic.file.pddl_problem), origin };
+    this.info = { logic, taskType, key: sha256(logic.file.pddl_problem), origin, task: null };
     return this.restart();
   }
 
@@ -343,6 +366,11 @@ export class AlfWorldEnv implements Environment {
 
   taskType(): string | undefined {
     return this.info?.taskType;
+  }
+
+  /** The current generated game's task (object, destination and lamp types); null for a data-folder game. */
+  task(): Task | null {
+    return this.requireInfo().task;
   }
 
   /** The problem's SHA-256: two seeds give the same task exactly when they give the same problem. */
@@ -390,14 +418,21 @@ export class AlfWorldEnv implements Environment {
   private generatedTask(seed: number): TaskInfo {
     const split = contentSplitOfSeed(seed);
     const types = split === 'eval' ? this.evalTypes : this.trainTypes;
-    return cached(`generated:${types.join(',')}:${seed}`, () => {
+    const small = this.household === 'small';
+    return cached(`generated:${this.household}:${types.join(',')}:${seed}`, () => {
       let problem = '';
-      const house = generateHousehold(seed, types, (h) => {
-        problem = householdProblem(h);
-        return split === undefined || contentSplit(problem) === split;
-      });
-      const logic = new GameLogic(householdGame(house, problem), `alfworld generated seed ${seed}`);
-      return { logic, taskType: house.task.type, key: sha256(problem), origin: `generated seed ${seed}` };
+      const house = generateHousehold(
+        seed,
+        types,
+        (h) => {
+          problem = householdProblem(h);
+          return split === undefined || contentSplit(problem) === split;
+        },
+        this.household,
+      );
+      const origin = `generated${small ? ' small' : ''} seed ${seed}`;
+      const logic = new GameLogic(householdGame(house, problem), `alfworld ${origin}`);
+      return { logic, taskType: house.task.type, key: sha256(problem), origin, task: house.task };
     });
   }
 
@@ -422,7 +457,7 @@ export class AlfWorldEnv implements Environment {
     const entry = list[(seed - start) % list.length];
     return cached(`file:${entry.file}`, () => {
       const { game } = loadGameFile(entry.file);
-      return { logic: new GameLogic(game, entry.path), taskType: entry.taskType, key: entry.problemHash, origin: entry.path };
+      return { logic: new GameLogic(game, entry.path), taskType: entry.taskType, key: entry.problemHash, origin: entry.path, task: null };
     });
   }
 }

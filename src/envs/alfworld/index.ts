@@ -5,7 +5,8 @@
 //            demangler (demangle) and the domain and grammar of generated games (logic-text);
 //   games/   where games come from: an ALFWorld download's folders (data), lamer's households (world, generate),
 //            the task types (tasks) and the walkthrough replay of `lamer env check` (check);
-//   the top  what LaMer sees: the environment (env), the expert, the prompts and the action projection (parse).
+//   the top  what LaMer sees: the environment (env), the expert, the search player of the warm start (searcher), the
+//            prompts and the action projection (parse).
 
 import { LamerError } from '../../errors.js';
 import type { Environment, Expert } from '../types.js';
@@ -14,6 +15,7 @@ import { AlfWorldExpert } from './expert.js';
 
 export { AlfWorldEnv, NOTHING_HAPPENS, type AlfWorldOptions } from './env.js';
 export { AlfWorldExpert } from './expert.js';
+export { AlfWorldSearchPlayer, type SearchFacts } from './searcher.js';
 export { GameLogic, TwPddlGame, readGameFile, type GameFile } from './engine/game.js';
 export { collectGames, foldersWith, grammarVersion, loadGameFile, type GameEntry } from './games/data.js';
 export { householdGame, householdProblem, householdTrajData, withWalkthrough } from './games/generate.js';
@@ -22,7 +24,7 @@ export { planOperators } from './engine/planner.js';
 export { projectAction } from './parse.js';
 export { demangleNames } from './engine/demangle.js';
 export { IN_DISTRIBUTION_TYPES, OUT_OF_DISTRIBUTION_TYPES, TASK_TYPES, readTaskTypes, type Task, type TaskType } from './games/tasks.js';
-export { generateHousehold, type Household } from './games/world.js';
+export { HOUSEHOLD_SIZES, generateHousehold, type Household, type HouseholdSize } from './games/world.js';
 export { replayGame, replayGames, writeGeneratedGames, type ReplayResult, type WriteOptions } from './games/check.js';
 
 export function createAlfWorldEnv(options?: AlfWorldOptions): AlfWorldEnv {

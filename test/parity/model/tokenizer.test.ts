@@ -81,7 +81,7 @@ describe.skipIf(!py.ok)(`tokenizers against transformers${py.ok ? '' : ` (skippe
     });
   });
 
-  describe.each(['compact', 'compact-sokoban'] as const)('compact project tokenizer %s', (name) => {
+  describe.each(['compact', 'compact-sokoban', 'compact-alfworld'] as const)('compact project tokenizer %s', (name) => {
     let dir: string;
     let tokenizer: TextTokenizer;
     beforeAll(() => {
@@ -102,6 +102,9 @@ describe.skipIf(!py.ok)(`tokenizers against transformers${py.ok ? '' : ` (skippe
         'naïve café 日本語 🙂\r\n\ttab',
         'sok T2 | mem: T1 fail note: stuck: move 2 down box (4, 3). plan: up, left | now: # # # / # S X / # √ O ; P (2, 2) X (2, 3) | act:',
         '<action>up, down</action><remark>out of turns: 0/1 placed.</remark> upup downtown #__# √√',
+        // ALFWorld names as added tokens: leftmost-longest, never inside a longer name or number.
+        'alf put a clean soapbar in garbagecan 1. T2 | mem: T1 fail note: apple 1 at cabinet 2. searched: drawer 1. | now: You open the cabinet 1. In it, you see a apple 1, and a desklamp 1. / can: go to desk 1, take apple 12 from cabinet 12 | act:',
+        '<action>move pen 1 to desk 1</action> pencil 1 desklamp 1 cabinet 7 cabinet 1cabinet 1  cabinet 1,apple 6',
       ];
       const ref = await oracle.request<{ ids: number[][] }>({ op: 'encode', tokenizer: dir, texts });
       texts.forEach((t, i) => {

@@ -8,6 +8,13 @@ import { TASK_TYPES, type Task, type TaskType } from './tasks.js';
 
 export type RoomKind = 'kitchen' | 'livingroom' | 'bedroom' | 'bathroom';
 
+/**
+ * `standard`: rooms of ALFWorld's size (6 to 20 receptacles, 5 to 13 distractor objects). `small`: a CPU-scale variant
+ * with 5 to 10 receptacles and 2 to 5 distractors, where a search from receptacle to receptacle fits in a few turns.
+ */
+export type HouseholdSize = 'standard' | 'small';
+export const HOUSEHOLD_SIZES: readonly HouseholdSize[] = ['standard', 'small'];
+
 export interface Receptacle {
   /** `cabinet 3`: the name the game shows (the generated ids demangle to it). */
   id: string;
@@ -42,6 +49,19 @@ interface RoomSpec {
   /** Object types that may appear as distractors or pick targets. */
   objects: readonly string[];
 }
+
+/** Receptacle counts of the small households (types absent here keep none); the object lists are the standard ones. */
+// prettier-ignore
+const SMALL_RECEPTACLES: Record<RoomKind, Record<string, [number, number]>> = {
+  kitchen: {
+    cabinet: [1, 2], countertop: [1, 1], diningtable: [0, 1], drawer: [1, 1], fridge: [1, 1], microwave: [1, 1],
+    sinkbasin: [1, 1], stoveburner: [1, 1],
+  },
+  livingroom: { coffeetable: [1, 1], drawer: [1, 2], shelf: [1, 1], sidetable: [1, 1], sofa: [1, 1], cabinet: [0, 1] },
+  bedroom: { bed: [1, 1], desk: [1, 1], drawer: [1, 2], shelf: [0, 1], sidetable: [1, 1], garbagecan: [0, 1] },
+  bathroom: { cabinet: [1, 2], countertop: [1, 1], sinkbasin: [1, 1], toilet: [1, 1], garbagecan: [0, 1] },
+};
+const DISTRACTORS: Record<HouseholdSize, [number, number]> = { standard: [5, 13], small: [2, 5] };
 
 // The room table, one receptacle kind or object list per line as it reads best (not reflowed by the formatter).
 // prettier-ignore
@@ -85,6 +105,16 @@ const ROOMS: Record<RoomKind, RoomSpec> = {
     objects: ['candle', 'cloth', 'dishsponge', 'soapbar', 'soapbottle', 'spraybottle', 'tissuebox', 'toiletpaper'],
   },
 };
+
+/** Every receptacle and object type a generated household may hold, sorted (the compact-alfworld tokenizer names them). */
+export function householdTypes(): string[] {
+  const types = new Set<string>(LAMP_TYPES);
+  for (const spec of Object.values(ROOMS)) {
+    for (const t of Object.keys(spec.receptacles)) types.add(t);
+    for (const t of spec.objects) types.add(t);
+  }
+  return [...types].sort();
+}
 
 /** Which objects each task type may ask for, and where it may ask them to be put. */
 export const CLEANABLE = new Set([
@@ -184,24 +214,29 @@ function int(rng: Rng, [lo, hi]: [number, number]): number {
  * Generate one household with a task of one of `taskTypes` (uniformly), from `seed`; `accept` may refuse a household
  * (e.g. one whose content belongs to another split), and generation goes on with the same stream.
  */
-export function generateHousehold(seed: number, taskTypes: readonly TaskType[] = TASK_TYPES, accept: (house: Household) => boolean = () => true): Household {
+export function generateHousehold(
+  seed: number,
+  taskTypes: readonly TaskType[] = TASK_TYPES,
+  accept: (house: Household) => boolean = () => true,
+  size: HouseholdSize = 'standard',
+): Household {
   if (taskTypes.length === 0) throw new LamerError('E_ENV', 'alfworld: no task types to sample from');
   const rng = new Rng(seed);
   const taskType = rng.pick(taskTypes);
   // Retry layouts until the task is posable (e.g. a living room that drew no cabinet cannot host "put in cabinet");
   // the retries consume the same stream, so the result stays a function of the seed.
   for (let attempt = 0; attempt < 1000; attempt++) {
-    const house = tryHousehold(rng, taskType);
+    const house = tryHousehold(rng, taskType, size);
     if (house !== null && accept(house)) return house;
   }
   throw new LamerError('E_ENV', `alfworld: could not generate a ${taskType} household for seed ${seed}`);
 }
 
-function tryHousehold(rng: Rng, taskType: TaskType): Household | null {
+function tryHousehold(rng: Rng, taskType: TaskType, size: HouseholdSize): Household | null {
   const room = rng.pick(rooms(taskType));
   const spec = ROOMS[room];
   const receptacles: Receptacle[] = [];
-  for (const [type, range] of Object.entries(spec.receptacles)) {
+  for (const [type, range] of Object.entries(size === 'small' ? SMALL_RECEPTACLES[room] : spec.receptacles)) {
     const n = int(rng, range);
     for (let i = 1; i <= n; i++) receptacles.push({ id: `${type} ${i}`, type, openable: OPENABLE_TYPES.has(type) });
   }
@@ -248,7 +283,7 @@ function tryHousehold(rng: Rng, taskType: TaskType): Household | null {
   const targetIds: string[] = [];
   for (let i = 0; i < needed + (rng.next() < 0.35 ? 1 : 0); i++) targetIds.push(addThing(objectType));
   const distractorTypes = spec.objects.filter((o) => o !== objectType);
-  const distractors = 5 + rng.int(9);
+  const distractors = int(rng, DISTRACTORS[size]);
   for (let i = 0; i < distractors; i++) addThing(rng.pick(distractorTypes));
 
   // Task objects never start where the task wants them (the goal must not hold at the start).
