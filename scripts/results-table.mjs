@@ -5,7 +5,9 @@
 // One job's seeds: per method the mean pass@1/2/3 over the seeds with the across-seed 95% t-interval of pass@3, the
 // reflections the environment could check and the right ones, and the invalid actions (where the records count
 // them); then the first method against each other one, the across-seed mean difference of pass@3 and of the gain
-// pass@1->3 with their t-intervals (SPEC §11).
+// pass@1->3 with their t-intervals (SPEC §11). Where the records split the tasks into in- and out-of-distribution types
+// (ALFWorld), also each method's pass@N on the ID and OOD lines and the first method's difference to each other one
+// there, with across-seed t-intervals.
 // usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...   (--a: the methods compared with the others;
 // default the runs' first method)
 //
@@ -17,7 +19,7 @@ import { join } from 'node:path';
 import { register } from 'tsx/esm/api';
 
 register();
-const { compareRuns } = await import('../src/eval/across-runs.ts');
+const { compareRuns, runsInterval } = await import('../src/eval/across-runs.ts');
 const { readRunEvaluation } = await import('../src/cli/commands/compare.ts');
 const { describeTaskSet } = await import('../src/eval/evaluate.ts');
 
@@ -153,4 +155,31 @@ for (const p of pairs) {
   const per = (/** @type {(c: import('../src/eval/compare.ts').PairedComparison) => { mean: number }} */ f) =>
     p.perRun.map((r) => signed(f(r.comparison).mean)).join(', ');
   console.log(`| ${p.a} - ${p.b} | ${interval(p.passAtN)} | ${interval(p.gain)} | ${per((x) => x.passAtN)} | ${per((x) => x.gain)} |`);
+}
+
+// In- and out-of-distribution task types, where every record splits them (bySplit in each evaluation event).
+/** @type {(r: { results: ReadonlyArray<unknown> }, method: string) => { bySplit?: Record<string, number[]>, tasksByType?: Record<string, number>, typeSplits?: Record<string, string> } | undefined} */
+const record = (r, method) => /** @type {any} */ (r.results).find((/** @type {{ method: string }} */ x) => x.method === method);
+const splits = ['ID', 'OOD'].filter((s) => runs.every((r) => c.methods.every((m) => record(r, m.method)?.bySplit?.[s] !== undefined)));
+if (splits.length > 0) {
+  // One seed gives its value alone, without an interval.
+  const atLevel = (/** @type {number[]} */ v) => (v.length >= 2 ? level(runsInterval(v)) : pct(v[0]));
+  const difference = (/** @type {number[]} */ v) => (v.length >= 2 ? interval(runsInterval(v)) : signed(v[0]));
+  const first = record(runs[0], c.methods[0].method);
+  const tasksOf = (/** @type {string} */ s) =>
+    Object.entries(first?.typeSplits ?? {})
+      .filter(([, v]) => v === s)
+      .reduce((n, [t]) => n + (first?.tasksByType?.[t] ?? 0), 0);
+  console.log(`\n| method | ${splits.map((s) => `${s} pass@${n} (95% CI over seeds; ${tasksOf(s)} tasks)`).join(' | ')} |`);
+  console.log(`|---|${splits.map(() => '---|').join('')}`);
+  for (const m of c.methods) {
+    const cells = splits.map((s) => atLevel(runs.map((r) => record(r, m.method)?.bySplit?.[s]?.at(-1) ?? 0)));
+    console.log(`| ${m.method} | ${cells.join(' | ')} |`);
+  }
+  console.log(`\n| difference | ${splits.map((s) => `${s} pass@${n} (95% CI over seeds)`).join(' | ')} |`);
+  console.log(`|---|${splits.map(() => '---|').join('')}`);
+  for (const p of pairs) {
+    const cells = splits.map((s) => difference(runs.map((r) => (record(r, p.a)?.bySplit?.[s]?.at(-1) ?? 0) - (record(r, p.b)?.bySplit?.[s]?.at(-1) ?? 0))));
+    console.log(`| ${p.a} - ${p.b} | ${cells.join(' | ')} |`);
+  }
 }

@@ -190,6 +190,14 @@ const sftSchema = z
     trials: z.number().int().nonnegative().default(0).describe('scripted expert trials used as demonstrations (0: no warm start)'),
     /** Probability that the demonstrating expert makes a random move, so failed episodes and reflections occur. */
     noise: unitInterval.default(0.3).describe('probability of a random move by the demonstrating expert'),
+    /**
+     * ALFWorld's generated games: the share of the random moves that are commands the game refuses ("Nothing
+     * happens."): the room's current place again, the task's object taken from where it is not, the last command
+     * repeated. A model's own mistakes lead to such states; without them the demonstrations never show recovering.
+     */
+    refusedMoves: unitInterval
+      .default(0)
+      .describe("ALFWorld: share of the demonstrator's random moves that are commands the game refuses, so recovering is shown"),
     steps: z.number().int().nonnegative().default(200).describe('supervised steps on all demonstration rows'),
     /**
      * Steps on the reflection rows alone before the `steps` on all rows. A model trained from scratch on the mixed

@@ -70,6 +70,7 @@ class AlfWorldDemoPolicy implements PolicyClient {
   constructor(
     private readonly view: TrialView,
     private readonly noise: number,
+    private readonly refused: number,
     seed: number,
     style: PromptStyle,
   ) {
@@ -83,12 +84,32 @@ class AlfWorldDemoPolicy implements PolicyClient {
       this.#player.endEpisode(steps);
       return scriptedResult(request, this.#player.reflect(steps.slice()));
     }
-    if (this.noise > 0 && this.#rng.next() < this.noise) {
-      const options = (this.view.env as AlfWorldEnv).admissibleActions();
-      return { ...scriptedResult(request, `<action>${this.#rng.pick(options)}</action>`), randomMove: true };
+    // Both draws every turn, so the stream stays aligned whatever the probabilities are.
+    const [noiseDraw, refusedDraw] = [this.#rng.next(), this.#rng.next()];
+    if (noiseDraw < this.noise) {
+      const env = this.view.env as AlfWorldEnv;
+      const admissible = env.admissibleActions();
+      const refused = refusedDraw < this.refused ? refusedCommands(env, steps).filter((c) => !admissible.includes(c)) : [];
+      const command = this.#rng.pick(refused.length > 0 ? refused : admissible);
+      return { ...scriptedResult(request, `<action>${command}</action>`), randomMove: true };
     }
     return scriptedResult(request, this.#player.act(steps));
   }
+}
+
+/** Commands a model plausibly gets wrong at this point: where it stands again, the task's object from here, a repeat. */
+function refusedCommands(env: AlfWorldEnv, steps: readonly { action: string }[]): string[] {
+  const goes = steps.map((s) => s.action.match(/^go to (.+)$/)?.[1]).filter((x): x is string => x !== undefined);
+  const here = goes.at(-1);
+  const object = env.task()?.objectType;
+  const out: string[] = [];
+  if (here !== undefined) {
+    out.push(`go to ${here}`);
+    if (object !== undefined) out.push(`take ${object} 1 from ${here}`);
+  }
+  const last = steps.at(-1)?.action;
+  if (last !== undefined) out.push(last);
+  return out;
 }
 
 function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
@@ -99,7 +120,9 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
   if (config.env.name === 'alfworld') {
     const fallback = scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
     return (view) =>
-      view.env instanceof AlfWorldEnv && view.env.task() !== null ? new AlfWorldDemoPolicy(view, config.sft.noise, config.seed, style) : fallback(view);
+      view.env instanceof AlfWorldEnv && view.env.task() !== null
+        ? new AlfWorldDemoPolicy(view, config.sft.noise, config.sft.refusedMoves, config.seed, style)
+        : fallback(view);
   }
   return scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
 }

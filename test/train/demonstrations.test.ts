@@ -145,6 +145,23 @@ describe('warm-start demonstrations (ALFWorld generated games)', () => {
     expect(d.won).toBeGreaterThan(d.trials / 2);
     expect(d.responses.every((r) => !r.startsWith('I try something at random'))).toBe(true);
   });
+
+  it('with sft.refusedMoves, show recovering after "Nothing happens." but never train on a refused command', async () => {
+    const base = await collectDemonstrations(alfConfig(0.3));
+    const config = alfConfig(0.3);
+    config.sft.refusedMoves = 1;
+    const d = await collectDemonstrations(config);
+    const after = (x: typeof d) => x.prompts.filter((p, i) => !isReflection(x.responses[i]) && p.includes('now: Nothing happens.')).length;
+    expect(after(base)).toBe(0);
+    expect(after(d)).toBeGreaterThan(20);
+    // The rows after a refused command answer with a command the prompt lists as admissible.
+    d.prompts.forEach((p, i) => {
+      if (isReflection(d.responses[i]) || !p.includes('now: Nothing happens.')) return;
+      const command = d.responses[i].slice('<action>'.length, -'</action>'.length);
+      const can = p.slice(p.lastIndexOf('can: ') + 5, p.lastIndexOf(' | act:')).split(', ');
+      expect(can).toContain(command);
+    });
+  });
 });
 
 describe("the default job's seeds: demonstration boards by content", () => {
