@@ -6,8 +6,8 @@
 // reflections the environment could check and the right ones, and the invalid actions (where the records count
 // them); then the first method against each other one, the across-seed mean difference of pass@3 and of the gain
 // pass@1->3 with their t-intervals (SPEC §11). Where the records split the tasks into in- and out-of-distribution types
-// (ALFWorld), also each method's pass@N on the ID and OOD lines and the first method's difference to each other one
-// there, with across-seed t-intervals.
+// (ALFWorld), also each method's pass@N on the ID and OOD lines with across-seed t-intervals, its mean pass@N on each
+// task type (as the paper's ALFWorld table), and the differences of the pairs on the ID and OOD lines.
 // usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...   (--a: the methods compared with the others;
 // default the runs' first method)
 //
@@ -22,6 +22,7 @@ register();
 const { compareRuns, runsInterval } = await import('../src/eval/across-runs.ts');
 const { readRunEvaluation } = await import('../src/cli/commands/compare.ts');
 const { describeTaskSet } = await import('../src/eval/evaluate.ts');
+const { TASK_TYPES } = await import('../src/envs/alfworld/games/tasks.ts');
 
 /**
  * The paper's Table (Qwen3-4B, N = 3): LaMer's and GiGPO's pass@3 per environment (arXiv 2512.16848). ALFWorld is
@@ -175,6 +176,24 @@ if (splits.length > 0) {
   for (const m of c.methods) {
     const cells = splits.map((s) => atLevel(runs.map((r) => record(r, m.method)?.bySplit?.[s]?.at(-1) ?? 0)));
     console.log(`| ${m.method} | ${cells.join(' | ')} |`);
+  }
+  // Per task type, as the paper's ALFWorld table lays them out: each split's types after it, mean pass@N over the seeds.
+  /** @type {(r: { results: ReadonlyArray<unknown> }, method: string) => { byType?: Record<string, number[]> } | undefined} */
+  const typed = record;
+  const types = splits.flatMap((s) =>
+    Object.keys(first?.typeSplits ?? {})
+      .filter((t) => first?.typeSplits?.[t] === s)
+      .sort((x, y) => TASK_TYPES.indexOf(x) - TASK_TYPES.indexOf(y)),
+  );
+  if (types.length > 0) {
+    console.log(
+      `\n| method (mean pass@${n} over seeds) | ${types.map((t) => `${t} (${first?.typeSplits?.[t]}, ${first?.tasksByType?.[t] ?? 0})`).join(' | ')} |`,
+    );
+    console.log(`|---|${types.map(() => '---|').join('')}`);
+    for (const m of c.methods) {
+      const cells = types.map((t) => pct(runs.reduce((sum, r) => sum + (typed(r, m.method)?.byType?.[t]?.at(-1) ?? 0), 0) / runs.length));
+      console.log(`| ${m.method} | ${cells.join(' | ')} |`);
+    }
   }
   console.log(`\n| difference | ${splits.map((s) => `${s} pass@${n} (95% CI over seeds)`).join(' | ')} |`);
   console.log(`|---|${splits.map(() => '---|').join('')}`);
