@@ -159,7 +159,7 @@ for (const p of pairs) {
 }
 
 // In- and out-of-distribution task types, where every record splits them (bySplit in each evaluation event).
-/** @type {(r: { results: ReadonlyArray<unknown> }, method: string) => { bySplit?: Record<string, number[]>, tasksByType?: Record<string, number>, typeSplits?: Record<string, string> } | undefined} */
+/** @type {(r: { results: ReadonlyArray<unknown> }, method: string) => { bySplit?: Record<string, number[]>, byType?: Record<string, number[]>, tasksByType?: Record<string, number>, typeSplits?: Record<string, string> } | undefined} */
 const record = (r, method) => /** @type {any} */ (r.results).find((/** @type {{ method: string }} */ x) => x.method === method);
 const splits = ['ID', 'OOD'].filter((s) => runs.every((r) => c.methods.every((m) => record(r, m.method)?.bySplit?.[s] !== undefined)));
 if (splits.length > 0) {
@@ -178,12 +178,12 @@ if (splits.length > 0) {
     console.log(`| ${m.method} | ${cells.join(' | ')} |`);
   }
   // Per task type, as the paper's ALFWorld table lays them out: each split's types after it, mean pass@N over the seeds.
-  /** @type {(r: { results: ReadonlyArray<unknown> }, method: string) => { byType?: Record<string, number[]> } | undefined} */
-  const typed = record;
+  /** @type {readonly string[]} */
+  const typeOrder = TASK_TYPES;
   const types = splits.flatMap((s) =>
     Object.keys(first?.typeSplits ?? {})
       .filter((t) => first?.typeSplits?.[t] === s)
-      .sort((x, y) => TASK_TYPES.indexOf(x) - TASK_TYPES.indexOf(y)),
+      .sort((x, y) => typeOrder.indexOf(x) - typeOrder.indexOf(y)),
   );
   if (types.length > 0) {
     console.log(
@@ -191,7 +191,7 @@ if (splits.length > 0) {
     );
     console.log(`|---|${types.map(() => '---|').join('')}`);
     for (const m of c.methods) {
-      const cells = types.map((t) => pct(runs.reduce((sum, r) => sum + (typed(r, m.method)?.byType?.[t]?.at(-1) ?? 0), 0) / runs.length));
+      const cells = types.map((t) => pct(runs.reduce((sum, r) => sum + (record(r, m.method)?.byType?.[t]?.at(-1) ?? 0), 0) / runs.length));
       console.log(`| ${m.method} | ${cells.join(' | ')} |`);
     }
   }

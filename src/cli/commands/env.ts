@@ -2,13 +2,14 @@
 // `generate` writes lamer's generated ALFWorld games as game files, laid out as ALFWorld's downloads are.
 import { parseCommandLine } from '../args.js';
 import type { Command } from '../command.js';
-import { readTaskTypes, replayGames, writeGeneratedGames } from '../../envs/alfworld/index.js';
+import { HOUSEHOLD_SIZES, readTaskTypes, replayGames, writeGeneratedGames, type HouseholdSize } from '../../envs/alfworld/index.js';
 import { loadGameFile } from '../../envs/alfworld/games/data.js';
 import { sha256 } from '../../util/hash.js';
 import { join } from 'node:path';
 
 const usage = `usage: lamer env check --env alfworld --data DIR
        lamer env generate --env alfworld --out DIR [--train N] [--eval N] [--task-types LIST] [--eval-task-types LIST]
+                          [--household standard|small]
 
 check     Replays the walkthrough of every game under DIR (a folder holding game.tw-pddl, at any depth; its
           traj_data.json names the task type when present): each command must be admissible at its step, never
@@ -18,7 +19,8 @@ check     Replays the walkthrough of every game under DIR (a folder holding game
 generate  Writes lamer's generated games with their walkthroughs: N training games under DIR/train (task types 1-4
           by default) and N evaluation games under DIR/valid_unseen (all six), each of its seed's content split,
           as ALFWorld lays out its data (<task>-<Object>-<Receptacle>-<seed>/trial_<seed>/). Default 10 and 10.
-  --task-types, --eval-task-types  comma-separated task types (names or ALFWorld's numbers 1-6)`;
+  --task-types, --eval-task-types  comma-separated task types (names or ALFWorld's numbers 1-6)
+  --household  standard (default) or small (the CPU-scale households of env.options.household)`;
 
 /** The first 12 hex digits of a game file's SHA-256 ('?' when it cannot be read). */
 function fileHash(file: string): string {
@@ -42,6 +44,7 @@ export const command: Command = {
       eval: { type: 'string', default: '10' },
       'task-types': { type: 'string' },
       'eval-task-types': { type: 'string' },
+      household: { type: 'string', default: 'standard' },
     });
     if (!parsed) return 2;
     const { values, positionals } = parsed;
@@ -91,7 +94,10 @@ export const command: Command = {
             v.split(',').map((t) => (/^\d+$/.test(t.trim()) ? Number(t) : t.trim())),
             option,
           );
+    const household = values.household;
+    if (!HOUSEHOLD_SIZES.includes(household as HouseholdSize)) return fail(`--household: expected standard or small, found ${JSON.stringify(household)}`);
     const written = writeGeneratedGames(values.out, {
+      household: household as HouseholdSize,
       train,
       eval: evalGames,
       taskTypes: types(values['task-types'], 'taskTypes'),

@@ -30,6 +30,24 @@ describe('lamer env (alfworld)', () => {
     expect(bad.out).toMatch(/env check: 7 games, 6 replayed to the goal \(\d+ commands\), 1 failed$/);
   });
 
+  it('--household small writes the CPU-scale households, whose walkthroughs replay; other sizes are refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alfworld-small-'));
+    const gen = await captured(() => command.run(['generate', '--env', 'alfworld', '--out', dir, '--train', '3', '--eval', '3', '--household', 'small']));
+    expect(gen.code).toBe(0);
+    const ok = await captured(() => command.run(['check', '--env', 'alfworld', '--data', dir]));
+    expect(ok.out).toMatch(/env check: 6 games, 6 replayed to the goal/);
+    // A small household has at most 10 receptacles (the standard ones up to 20).
+    for (const folder of foldersWith(dir, 'game.tw-pddl')) {
+      const game = JSON.parse(readFileSync(join(folder, 'game.tw-pddl'), 'utf8')) as { pddl_problem: string };
+      const receptacles = new Set(game.pddl_problem.match(/\(receptacleType (\S+) /g));
+      expect(receptacles.size).toBeGreaterThanOrEqual(4);
+      expect(receptacles.size).toBeLessThanOrEqual(10);
+    }
+    const big = await captured(() => command.run(['generate', '--env', 'alfworld', '--out', dir, '--household', 'big']));
+    expect(big.code).toBe(2);
+    expect(big.err).toContain('--household: expected standard or small');
+  });
+
   it('refuses other environments, a missing folder argument and unknown actions (exit 2)', async () => {
     expect((await captured(() => command.run(['check', '--env', 'sokoban', '--data', '.']))).code).toBe(2);
     expect((await captured(() => command.run(['check', '--env', 'alfworld']))).code).toBe(2);

@@ -11,7 +11,7 @@ import { foldersWith, loadGameFile, trajTaskType } from './data.js';
 import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from '../engine/game.js';
 import { householdGame, householdProblem, householdTrajData, withWalkthrough } from './generate.js';
 import { IN_DISTRIBUTION_TYPES, TASK_TYPES, isTaskType, type TaskType } from './tasks.js';
-import { generateHousehold } from './world.js';
+import { generateHousehold, type HouseholdSize } from './world.js';
 
 export interface ReplayResult {
   /** The game's folder relative to the checked folder (`.` for the folder itself). */
@@ -75,6 +75,8 @@ export interface WriteOptions {
   eval: number;
   taskTypes?: readonly TaskType[];
   evalTaskTypes?: readonly TaskType[];
+  /** The households' size (default `standard`), as the environment's `household` option. */
+  household?: HouseholdSize;
 }
 
 /**
@@ -98,7 +100,7 @@ export function writeGeneratedGames(out: string, options: WriteOptions): string[
     for (let i = 0; i < count; i++) {
       const seed = taskSeed(split, i);
       let problem = '';
-      const house = generateHousehold(seed, types, (h) => contentSplit((problem = householdProblem(h))) === split);
+      const house = generateHousehold(seed, types, (h) => contentSplit((problem = householdProblem(h))) === split, options.household ?? 'standard');
       const logic = new GameLogic(householdGame(house, problem), `generated seed ${seed}`);
       const file = withWalkthrough(logic);
       const traj = householdTrajData(house);
