@@ -115,7 +115,7 @@ export class AlfWorldSearchPlayer {
       } else if ((m = command.match(/^take (.+) from (.+)$/))) {
         s.holding = m[1];
         s.where.delete(m[1]);
-      } else if ((m = command.match(/^(?:move (.+) to|put (.+) (?:in|on)) (.+)$/))) {
+      } else if ((m = command.match(/^(?:move (.+) to|put (.+) (?:in\/on|in|on)) (.+)$/))) {
         const obj = m[1] ?? m[2];
         s.holding = null;
         s.placed.set(obj, m[3]);
@@ -151,7 +151,7 @@ export class AlfWorldSearchPlayer {
       return null;
     };
     const putDown = (obj: string, where: string) =>
-      admissible.find((c) => c === `move ${obj} to ${where}` || c === `put ${obj} in ${where}` || c === `put ${obj} on ${where}`) ?? null;
+      admissible.find((c) => [`move ${obj} to ${where}`, `put ${obj} in/on ${where}`, `put ${obj} in ${where}`, `put ${obj} on ${where}`].includes(c)) ?? null;
     const explore = (): string => {
       const next = receptacles.find((r) => !s.searched.has(r) && typeOf(r) !== task.receptacleType);
       if (next === undefined) return 'look';
