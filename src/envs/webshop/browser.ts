@@ -1,0 +1,105 @@
+// A scripted WebShop shopper that acts only on what the pages show and on what its own reflections state: it searches
+// with the request's words, opens the first listed product it has not already bought in an earlier episode of the
+// trial and whose listed price is within the request's limit (turning the page when none is), clicks the option
+// values the request names, and buys. After a failed episode it writes down which products it bought (the page
+// never says whether a product matches the request's attributes: that is found out by buying), and the next episode
+// skips them. The scripted expert (expert.ts) instead reads the data behind the pages to open a product that scores
+// 1, and its compact reflection names that product: neither is something a model can learn from its prompt.
+
+import type { PromptStyle, TrajectoryStep } from '../types.js';
+import type { Goal } from './data/pipeline.js';
+import { requestWords, type WebShopEnv } from './env.js';
+import { optionClicks } from './expert.js';
+import { BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, PRODUCT_WINDOW } from './site/pages.js';
+
+/** The search words: the request before its option list (the compact expert's query), at most 60 characters. */
+export function browserQuery(goal: Goal): string {
+  return requestWords(goal).split(' with ')[0].slice(0, 60).trim();
+}
+
+/** The lowest price a listed price tag shows (`$25.41 to $30.41` -> 25.41); Infinity when it shows none. */
+export function listedPrice(tag: string): number {
+  const m = tag.match(/\$\s*([\d,]+(?:\.\d+)?)/);
+  return m === null ? Infinity : Number(m[1].replace(/,/g, ''));
+}
+
+/** The products a failed episode bought (lowercase ASINs, in order), from its clicks: `click[asin]` then `click[buy now]`. */
+export function boughtInEpisode(steps: readonly TrajectoryStep[]): string[] {
+  const bought: string[] = [];
+  let open: string | null = null;
+  for (const s of steps) {
+    const m = s.action.trim().match(/^click\[\s*(.+?)\s*\]$/i);
+    if (m === null) continue;
+    const what = m[1].toLowerCase();
+    if (/^b[0-9a-z]{9}$/.test(what)) open = what;
+    else if (what === BUY_NOW && open !== null && !bought.includes(open)) bought.push(open);
+  }
+  return bought;
+}
+
+export interface BrowserOptions {
+  /** `compact`: the action alone inside the tags, and a terse reflection; default `full`. */
+  style?: PromptStyle;
+}
+
+export class WebShopBrowser {
+  readonly style: PromptStyle;
+  /** Products bought in earlier, failed episodes of this trial (what the reflections state). */
+  readonly tried: string[] = [];
+
+  constructor(
+    readonly env: WebShopEnv,
+    options: BrowserOptions = {},
+  ) {
+    this.style = options.style ?? 'full';
+  }
+
+  nextAction(): string {
+    const env = this.env;
+    const goal = env.goal;
+    const view = env.view();
+    switch (view.page) {
+      case 'search':
+        return `search[${browserQuery(goal)}]`;
+      case 'results': {
+        const listed = view.hits.slice((view.pageNo - 1) * PRODUCT_WINDOW, view.pageNo * PRODUCT_WINDOW);
+        const pick = listed.find((i) => {
+          const p = env.products[i];
+          return !this.tried.includes(p.asin.toLowerCase()) && listedPrice(p.priceTag) <= goal.priceUpper;
+        });
+        if (pick !== undefined) return `click[${env.products[pick].asin.toLowerCase()}]`;
+        return view.pageNo * PRODUCT_WINDOW < view.hits.length ? `click[${NEXT_PAGE}]` : `click[${BACK_TO_SEARCH}]`;
+      }
+      case 'item': {
+        const index = view.product!;
+        for (const [name, value] of optionClicks(env.products[index], goal, env.settings.fuzz)) {
+          if (view.options.get(name) !== value) return `click[${value}]`;
+        }
+        return `click[${BUY_NOW}]`;
+      }
+      default:
+        return `click[${PREV_PAGE}]`;
+    }
+  }
+
+  act(): string {
+    const action = this.nextAction();
+    if (this.style === 'compact') return `<action>${action}</action>`;
+    return `I open the first listed product I have not bought before, select the requested options and buy it.\n<action>${action}</action>`;
+  }
+
+  /** Remember what a failed episode showed (exactly what its reflection states). */
+  endEpisode(steps: readonly TrajectoryStep[]): void {
+    for (const asin of boughtInEpisode(steps)) if (!this.tried.includes(asin)) this.tried.push(asin);
+  }
+
+  reflect(steps: readonly TrajectoryStep[]): string {
+    const bought = boughtInEpisode(steps);
+    if (this.style === 'compact') return `<remark>${bought.length > 0 ? `wrong: ${bought.join(', ')}.` : 'no purchase.'}</remark>`;
+    const text =
+      bought.length > 0
+        ? `I bought ${bought.join(', ')}, which did not match the whole request; next time I open another product.`
+        : `I bought nothing in ${steps.length} action(s).`;
+    return `I review the trial.\n<remark>${text}</remark>`;
+  }
+}
