@@ -4,18 +4,22 @@
 // (the board and its own earlier reflections), so every demonstrated move is one the model could learn to make; its
 // failed episodes produce the reflections "where the mine was, which cells were safe" that the next episode uses.
 // ALFWorld's generated games are played the same way by the search player (it sees the task, the observations of the
-// episode and its own reflections, and searches for what it has not seen), with some random moves. Other environments
-// (and ALFWorld's data-folder games) are played by their expert with some random moves; only the scripted moves are kept.
+// episode and its own reflections, and searches for what it has not seen), and WebShop by the browser (it opens the
+// first affordable product it has not bought before, and its reflections name what it bought), each with some random
+// moves. Sokoban (and ALFWorld's data-folder games) are played by their expert with some random moves; only the
+// scripted moves are kept.
 import { createEnv } from '../envs/registry.js';
 import { MineSweeperEnv } from '../envs/minesweeper/env.js';
 import { MineSweeperLogicPlayer, type LogicGuess } from '../envs/minesweeper/expert.js';
 import { AlfWorldEnv } from '../envs/alfworld/env.js';
 import { AlfWorldSearchPlayer } from '../envs/alfworld/searcher.js';
+import { WebShopEnv } from '../envs/webshop/env.js';
+import { WebShopBrowser } from '../envs/webshop/browser.js';
 import { Rng } from '../util/rng.js';
 import { extractAction } from '../envs/common/tags.js';
 import { TASK_BLOCK_SIZE, blockTaskSeed } from '../envs/common/seeds.js';
 import { distinctTaskSeeds } from '../envs/common/task-lists.js';
-import type { Environment, PromptStyle } from '../envs/types.js';
+import type { Environment, PromptStyle, TrajectoryStep } from '../envs/types.js';
 import { runRollout } from '../rollout/runner.js';
 import { scriptedPolicy, scriptedResult } from '../rollout/scripted.js';
 import type { GenerateRequest, GenerateResult, PolicyClient, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
@@ -59,42 +63,52 @@ class MineSweeperDemoPolicy implements PolicyClient {
   }
 }
 
+/** A scripted player that remembers its own reflections within a trial (ALFWorld's search player, WebShop's browser). */
+interface MemoryPlayer {
+  act(steps: readonly TrajectoryStep[]): string;
+  endEpisode(steps: readonly TrajectoryStep[]): void;
+  reflect(steps: readonly TrajectoryStep[]): string;
+}
+
 /**
- * The ALFWorld search player of one trial, as a policy: with probability `noise` a turn plays a random admissible
- * command instead (flagged, so the warm start does not train on it), so that episodes fail and are reflected on.
+ * A memory player of one trial, as a policy: with probability `noise` a turn plays a random move instead (flagged, so
+ * the warm start does not train on it), so that episodes fail and are reflected on. `randomMove` is given the second
+ * draw of the turn (ALFWorld: whether the move is one the game refuses).
  */
-class AlfWorldDemoPolicy implements PolicyClient {
-  readonly #player: AlfWorldSearchPlayer;
+class MemoryPlayerDemoPolicy implements PolicyClient {
   readonly #rng: Rng;
 
   constructor(
     private readonly view: TrialView,
+    private readonly player: MemoryPlayer,
     private readonly noise: number,
-    private readonly refused: number,
     seed: number,
-    style: PromptStyle,
+    private readonly randomMove: (rng: Rng, draw: number) => string,
   ) {
-    this.#player = new AlfWorldSearchPlayer(view.env as AlfWorldEnv, { style });
     this.#rng = new Rng(deriveSeed(seed, view.group, view.trial, 0x5ea7c4));
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const steps = this.view.steps;
     if (this.view.phase === 'reflect') {
-      this.#player.endEpisode(steps);
-      return scriptedResult(request, this.#player.reflect(steps.slice()));
+      this.player.endEpisode(steps);
+      return scriptedResult(request, this.player.reflect(steps.slice()));
     }
     // Both draws every turn, so the stream stays aligned whatever the probabilities are.
-    const [noiseDraw, refusedDraw] = [this.#rng.next(), this.#rng.next()];
-    if (noiseDraw < this.noise) {
-      const env = this.view.env as AlfWorldEnv;
-      const admissible = env.admissibleActions();
-      const refused = refusedDraw < this.refused ? refusedCommands(env, steps).filter((c) => !admissible.includes(c)) : [];
-      const command = this.#rng.pick(refused.length > 0 ? refused : admissible);
-      return { ...scriptedResult(request, `<action>${command}</action>`), randomMove: true };
-    }
-    return scriptedResult(request, this.#player.act(steps));
+    const [noiseDraw, secondDraw] = [this.#rng.next(), this.#rng.next()];
+    if (noiseDraw < this.noise) return { ...scriptedResult(request, `<action>${this.randomMove(this.#rng, secondDraw)}</action>`), randomMove: true };
+    return scriptedResult(request, this.player.act(steps));
   }
+}
+
+/** ALFWorld's random move: an admissible command, or with probability `refused` one the game refuses. */
+function alfWorldRandomMove(view: TrialView, refused: number): (rng: Rng, draw: number) => string {
+  return (rng, draw) => {
+    const env = view.env as AlfWorldEnv;
+    const admissible = env.admissibleActions();
+    const wrong = draw < refused ? refusedCommands(env, view.steps).filter((c) => !admissible.includes(c)) : [];
+    return rng.pick(wrong.length > 0 ? wrong : admissible);
+  };
 }
 
 /** Commands a model plausibly gets wrong at this point: where it stands again, the task's object from here, a repeat. */
@@ -121,8 +135,20 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
     const fallback = scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
     return (view) =>
       view.env instanceof AlfWorldEnv && view.env.task() !== null
-        ? new AlfWorldDemoPolicy(view, config.sft.noise, config.sft.refusedMoves, config.seed, style)
+        ? new MemoryPlayerDemoPolicy(
+            view,
+            new AlfWorldSearchPlayer(view.env, { style }),
+            config.sft.noise,
+            config.seed,
+            alfWorldRandomMove(view, config.sft.refusedMoves),
+          )
         : fallback(view);
+  }
+  if (config.env.name === 'webshop') {
+    return (view) =>
+      new MemoryPlayerDemoPolicy(view, new WebShopBrowser(view.env as WebShopEnv, { style }), config.sft.noise, config.seed, (rng) =>
+        rng.pick(view.env.admissibleActions()),
+      );
   }
   return scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
 }

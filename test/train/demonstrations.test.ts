@@ -164,6 +164,32 @@ describe('warm-start demonstrations (ALFWorld generated games)', () => {
   });
 });
 
+describe('warm-start demonstrations (WebShop)', () => {
+  it("are the browser's: reflections name the products bought, and a later episode never opens one of them", async () => {
+    const d = await collectDemonstrations(
+      validateConfig({
+        name: 'demo',
+        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 0 }, promptStyle: 'compact' },
+        env: { name: 'webshop', options: { maxTurns: 12 } },
+        trial: { episodes: 3 },
+        rollout: { groupSize: 4 },
+        sft: { trials: 40, trialsPerTask: 1, steps: 1, noise: 0, reflectionWeight: 1, memoryWeight: 1 },
+      }),
+    );
+    const reflections = d.responses.filter(isReflection);
+    expect(reflections.length).toBeGreaterThan(5);
+    for (const r of reflections) expect(r).toMatch(/^<remark>(?:wrong: b[0-9a-z]{9}(?:, b[0-9a-z]{9})*\.|no purchase\.)<\/remark>$/);
+    let checked = 0;
+    d.prompts.forEach((p, i) => {
+      const wrong = [...p.matchAll(/note: wrong: ([^.|]+)\./g)].flatMap((m) => m[1].split(', '));
+      if (wrong.length === 0 || isReflection(d.responses[i])) return;
+      for (const asin of wrong) expect(d.responses[i]).not.toBe(`<action>click[${asin}]</action>`);
+      checked++;
+    });
+    expect(checked).toBeGreaterThan(10);
+  });
+});
+
 describe("the default job's seeds: demonstration boards by content", () => {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
   const flat = (file: string) => readFileSync(join(root, file), 'utf8').replace(/\s+/g, ' ');
