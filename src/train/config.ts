@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { LamerError } from '../errors.js';
 import { readRegularFile } from '../util/fs.js';
 
-import { METHODS, TRAINED_METHODS } from '../eval/methods.js';
+import { METHODS, TRAINED_METHODS, type Method } from '../eval/methods.js';
 import { LORA_MODULES } from '../model/lora.js';
 import { TOKENIZER_CHOICES } from '../model/presets.js';
 import { lossSchema, optimSchema } from './options.js';
@@ -255,6 +255,47 @@ const sftSchema = z
   })
   .strict();
 
+/**
+ * A named variant of a method in a comparison job: the method with some fields set otherwise (`{ name: lamer-traj0,
+ * method: lamer, set: { advantage.gammaTraj: 0 } }`), trained from the job's one warm start and evaluated on its tasks
+ * like every other entry; its records and tables carry its name. What makes the comparison one is fixed
+ * (VARIANT_FIXED_FIELDS): the seed, the warm start and the model it starts from, and the tasks scored.
+ */
+const variantSchema = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[a-z][a-z0-9+._-]{0,63}$/, 'a name of lowercase letters, digits and + . _ -, starting with a letter')
+      .describe("the variant's name in records and tables (its run folder's too)"),
+    method: z.enum(METHODS).describe('the method it varies'),
+    set: z.record(z.string(), z.unknown()).default({}).describe('dotted config fields and their values, as --set takes them'),
+  })
+  .strict();
+
+export type CompareEntry = TrainerConfig['compare'] extends (infer E)[] | null | undefined ? E : never;
+
+/** Fields (and their subfields) a variant may not set: what the entries of one comparison share. */
+export const VARIANT_FIXED_FIELDS = ['name', 'method', 'compare', 'seed', 'runsDir', 'model', 'sft', 'eval.split', 'eval.offset', 'eval.tasks'] as const;
+
+/** An entry's name: the method's own for a plain entry. */
+export function entryName(entry: CompareEntry): string {
+  return typeof entry === 'string' ? entry : entry.name;
+}
+
+/** An entry's method. */
+export function entryMethod(entry: CompareEntry): Method {
+  return typeof entry === 'string' ? entry : entry.method;
+}
+
+/** The config an entry of a comparison runs: the job's, with the variant's fields set (as --set sets them). */
+export function variantConfig(config: Record<string, unknown>, entry: CompareEntry): Record<string, unknown> {
+  if (typeof entry === 'string') return config;
+  return applyOverrides(
+    config,
+    Object.entries(entry.set).map(([field, value]) => `${field}=${JSON.stringify(value)}`),
+  );
+}
+
 export const configSchema = z
   .object({
     name: z
@@ -284,7 +325,11 @@ export const configSchema = z
      * A comparison job (`lamer train` of the default config): one shared warm start, then each listed method trained
      * from it at an equal episode budget and evaluated on the same held-out tasks; `method` is ignored.
      */
-    compare: z.array(z.enum(METHODS)).min(1).nullish().describe('a comparison job: each listed method from one shared warm start (method is then ignored)'),
+    compare: z
+      .array(z.union([z.enum(METHODS), variantSchema]))
+      .min(1)
+      .nullish()
+      .describe('a comparison job: each listed method (or named variant of one) from one shared warm start (method is then ignored)'),
     model: modelSchema.default(modelSchema.parse({})).describe('the policy model'),
     env: envSchema.describe('the environment'),
     trial: trialSchema.default(trialSchema.parse({})).describe('the LaMer trial'),
@@ -355,7 +400,7 @@ function checkTaskBlocks(c: TrainerConfig): string[] {
         : `field '${field}': expected a block in [0, ${TASK_BLOCKS}); found ${value}`,
     );
   };
-  const trains = TRAINED_METHODS.includes(c.method) || (c.compare ?? []).some((m) => TRAINED_METHODS.includes(m));
+  const trains = TRAINED_METHODS.includes(c.method) || (c.compare ?? []).some((m) => TRAINED_METHODS.includes(entryMethod(m)));
   if (trains) {
     block('rollout.taskSeed', seeds.rolloutTasks);
     if (c.train.iterations * c.rollout.tasksPerIteration > TASK_BLOCK_SIZE) {
@@ -384,11 +429,38 @@ function checkPaperPrompts(c: TrainerConfig): string[] {
   return [];
 }
 
+/** Entry names are unique, a variant is not named as a method, sets no shared field, and makes a valid config. */
+function checkVariants(c: TrainerConfig, input: unknown): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const entry of c.compare ?? []) {
+    const name = entryName(entry);
+    if (seen.has(name)) problems.push(`field 'compare': '${name}' is listed twice; give each entry its own name`);
+    seen.add(name);
+    if (typeof entry === 'string') continue;
+    if ((METHODS as readonly string[]).includes(name)) {
+      problems.push(`field 'compare': variant '${name}' is named as a method; name it after what it varies (e.g. ${entry.method}-traj0)`);
+    }
+    for (const field of Object.keys(entry.set)) {
+      const fixed = VARIANT_FIXED_FIELDS.find((f) => field === f || field.startsWith(`${f}.`));
+      if (fixed) problems.push(`field 'compare': variant '${name}' sets '${field}', which every entry of a comparison shares (${fixed})`);
+    }
+    if (problems.length > 0) continue;
+    try {
+      const base = isPlainObject(input) ? { ...input, compare: undefined, method: entry.method } : {};
+      validateConfig(variantConfig(base, entry), `variant '${name}'`);
+    } catch (e) {
+      problems.push((e as Error).message);
+    }
+  }
+  return problems;
+}
+
 /** Validates a config object; the error names every wrong field, what was expected and what was found. */
 export function validateConfig(input: unknown, source = 'config'): TrainerConfig {
   const r = configSchema.safeParse(input);
   if (r.success) {
-    const problems = [...checkTaskBlocks(r.data), ...checkPaperPrompts(r.data)];
+    const problems = [...checkTaskBlocks(r.data), ...checkPaperPrompts(r.data), ...checkVariants(r.data, input)];
     if (problems.length > 0) throw new LamerError('E_CONFIG', `${source}: ${problems.join('; ')}`);
     return r.data;
   }

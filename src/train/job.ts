@@ -8,7 +8,7 @@ import { compareWithFirst, formatComparison, type PairedComparison } from '../ev
 import { formatInvalidTurns, formatReflectionChecks } from '../eval/evaluate.js';
 import { formatPassAtKTable } from '../eval/table.js';
 import { CHANCE_METHODS, TRAINED_METHODS, isChanceMethod, type Method } from '../eval/methods.js';
-import { validateConfig, type TrainerConfig } from './config.js';
+import { entryMethod, entryName, validateConfig, variantConfig, type CompareEntry, type TrainerConfig } from './config.js';
 import { readableJson } from '../util/json.js';
 import { LamerError, hasCode } from '../errors.js';
 import { LOCK_FILE, claimRunFolder, type RunFolderClaim } from './run-lock.js';
@@ -37,8 +37,11 @@ export interface JobOptions {
   dist?: DistContext;
 }
 
-/** A method's final evaluation as eval.json holds it: the evaluation event without its type and iteration. */
-export type EvalSummary = Omit<EvalEvent, 'type' | 'iteration'>;
+/**
+ * A method's final evaluation as eval.json holds it: the evaluation event without its type and iteration; a variant's
+ * under the variant's name (`method`), with the method it varies (`variantOf`).
+ */
+export type EvalSummary = Omit<EvalEvent, 'type' | 'iteration' | 'method'> & { method: string; variantOf?: Method };
 
 export function evalSummary({ type: _type, iteration: _iteration, ...summary }: EvalEvent): EvalSummary {
   return summary;
@@ -63,9 +66,17 @@ async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalS
   return last && evalSummary(last);
 }
 
-/** The methods a comparison evaluates: the config's list, then the chance rows it does not list already. */
-export function comparisonMethods(compare: readonly Method[]): Method[] {
+/** The entries a comparison evaluates: the config's list, then the chance rows it does not list already. */
+export function comparisonMethods(compare: readonly CompareEntry[]): CompareEntry[] {
   return [...compare, ...CHANCE_METHODS.filter((m) => !compare.includes(m))];
+}
+
+function describeSet(entry: CompareEntry): string {
+  return typeof entry === 'string'
+    ? ''
+    : Object.entries(entry.set)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(', ') || 'no change';
 }
 
 function describeRun(method: Method, iterations: number): string {
@@ -144,7 +155,7 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
     let modelPath = config.model.path;
     // Every method that runs the model starts from the warm start: the trained ones and the prompting baselines
     // (e.g. `reflexion`, the warm start frozen); only a job of chance rows alone has no use for it.
-    const needsWarmStart = config.sft.trials > 0 && config.sft.steps > 0 && config.compare.some((m) => !isChanceMethod(m));
+    const needsWarmStart = config.sft.trials > 0 && config.sft.steps > 0 && config.compare.some((m) => !isChanceMethod(entryMethod(m)));
     if (needsWarmStart) {
       const warmDir = join(runDir, 'warm-start');
       if (!(options.resume && isCheckpointDir(warmDir))) {
@@ -163,18 +174,26 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
       }
       modelPath = warmDir;
     }
-    for (const method of comparisonMethods(config.compare)) {
-      const sub = validateConfig({
-        ...config,
-        compare: undefined,
-        method,
-        name: join(config.name, method),
-        model: { ...config.model, path: modelPath },
-        sft: { ...config.sft, trials: 0 },
-      });
-      log(`[job] ${method}: ${describeRun(method, sub.train.iterations)}`);
+    for (const entry of comparisonMethods(config.compare)) {
+      const [name, method] = [entryName(entry), entryMethod(entry)];
+      const sub = validateConfig(
+        variantConfig(
+          {
+            ...config,
+            compare: undefined,
+            method,
+            name: join(config.name, name),
+            model: { ...config.model, path: modelPath },
+            sft: { ...config.sft, trials: 0 },
+          },
+          entry,
+        ),
+        typeof entry === 'string' ? 'config' : `variant '${name}'`,
+      );
+      log(`[job] ${name}: ${describeRun(method, sub.train.iterations)}${name === method ? '' : ` (${method} with ${describeSet(entry)})`}`);
       const r = await runOne(sub, options);
-      if (r) results.push(r);
+      // A variant's evaluation is recorded under its name, so tables and comparisons tell it from its method.
+      if (r) results.push(name === method ? r : { ...r, method: name, variantOf: method });
     }
   }
   const summary = summarizeEvaluations(results, config);

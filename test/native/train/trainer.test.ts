@@ -262,6 +262,56 @@ describe('Trainer loop', () => {
     expect(table).toContain('lamer - random-memory pass@3');
   });
 
+  it('a comparison runs named variants of a method from the one warm start, each under its name with its fields set', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-job-variants-'));
+    const made: Array<{ method: string; name: string; path: string | undefined; gammaTraj: number; memory: string }> = [];
+    const cfg = validateConfig(
+      config(dir, {
+        compare: [
+          'lamer',
+          { name: 'lamer-traj0', method: 'lamer', set: { 'advantage.gammaTraj': 0 } },
+          { name: 'lamer-both', method: 'lamer', set: { 'trial.memory': 'history_and_reflection' } },
+        ],
+        train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 },
+        sft: { trials: 4, steps: 2, batchRows: 4 },
+      }),
+    );
+    const { results, table } = await runJob(cfg, {
+      runtime: async (c) => {
+        made.push({ method: c.method, name: c.name, path: c.model.path, gammaTraj: c.advantage.gammaTraj, memory: c.trial.memory });
+        return new StandInRuntime();
+      },
+      progress: false,
+      log: () => {},
+    });
+    expect(results.map((r) => r.method)).toEqual(['lamer', 'lamer-traj0', 'lamer-both', 'random', 'random-memory']);
+    expect(results.map((r) => r.variantOf)).toEqual([undefined, 'lamer', 'lamer', undefined, undefined]);
+    expect(table).toContain('lamer - lamer-traj0 pass@3');
+    // The warm start's runtime, then each entry's, all three from the same saved warm start.
+    const warm = join(dir, 'test', 'warm-start');
+    expect(made.slice(1)).toEqual([
+      { method: 'lamer', name: join('test', 'lamer'), path: warm, gammaTraj: cfg.advantage.gammaTraj, memory: cfg.trial.memory },
+      { method: 'lamer', name: join('test', 'lamer-traj0'), path: warm, gammaTraj: 0, memory: cfg.trial.memory },
+      { method: 'lamer', name: join('test', 'lamer-both'), path: warm, gammaTraj: cfg.advantage.gammaTraj, memory: 'history_and_reflection' },
+    ]);
+    // Each run folder's config.json records what it ran; eval.json the variant's name and method.
+    const written = JSON.parse(readFileSync(join(dir, 'test', 'lamer-traj0', 'config.json'), 'utf8')) as { advantage: { gammaTraj: number } };
+    expect(written.advantage.gammaTraj).toBe(0);
+    const evalJson = JSON.parse(readFileSync(join(dir, 'test', 'eval.json'), 'utf8')) as Array<{ method: string; variantOf?: string }>;
+    expect(evalJson[1]).toMatchObject({ method: 'lamer-traj0', variantOf: 'lamer' });
+  });
+
+  it('refuses variants that repeat a name, take a method name, set a shared field or an invalid value', () => {
+    const bad = (compare: unknown[]) => () => validateConfig(config(mkdtempSync(join(tmpdir(), 'lamer-bad-variant-')), { compare } as never));
+    expect(bad(['lamer', { name: 'x', method: 'lamer' }, { name: 'x', method: 'gigpo' }])).toThrow(/'x' is listed twice/);
+    expect(bad([{ name: 'gigpo', method: 'lamer' }])).toThrow(/named as a method/);
+    expect(bad([{ name: 'lamer-s', method: 'lamer', set: { seed: 3 } }])).toThrow(/sets 'seed', which every entry of a comparison shares/);
+    expect(bad([{ name: 'lamer-w', method: 'lamer', set: { 'sft.steps': 3 } }])).toThrow(/sets 'sft.steps'/);
+    expect(bad([{ name: 'lamer-e', method: 'lamer', set: { 'eval.tasks': 3 } }])).toThrow(/sets 'eval.tasks'/);
+    expect(bad([{ name: 'lamer-g', method: 'lamer', set: { 'advantage.gammaTraj': 'high' } }])).toThrow(/variant 'lamer-g'.*advantage.gammaTraj/);
+    expect(bad([{ name: 'Lamer G', method: 'lamer' }])).toThrow(/lowercase/);
+  });
+
   it('a comparison of prompting baselines alone still warm-starts when the config asks for one, and evaluates from it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-job-reflexion-'));
     const made: Array<{ method: string; path: string | undefined }> = [];
