@@ -43,15 +43,18 @@ function readJson(path: string, what: string): unknown {
   }
 }
 
-/** The model a method of a finished job ended with: its last checkpoint when trained, else what it started from. */
-function finalModel(jobDir: string, method: Method, config: TrainerConfig): string | undefined {
+/**
+ * The model an entry of a finished job ended with (`name`: its folder, the method's or a variant's name): its last
+ * checkpoint when trained, else what it started from.
+ */
+function finalModel(jobDir: string, name: string, method: Method, config: TrainerConfig): string | undefined {
   if (isChanceMethod(method)) return undefined;
   if (TRAINED_METHODS.includes(method)) {
-    const ckpt = latestCheckpoint(join(jobDir, method, 'checkpoints'));
-    if (!ckpt) throw new LamerError('E_ARG', `${jobDir}/${method}: no checkpoint to re-score (the job's ${method} run did not finish)`);
+    const ckpt = latestCheckpoint(join(jobDir, name, 'checkpoints'));
+    if (!ckpt) throw new LamerError('E_ARG', `${jobDir}/${name}: no checkpoint to re-score (the job's ${name} run did not finish)`);
     return ckpt;
   }
-  if (!config.model.path) throw new LamerError('E_ARG', `${jobDir}/${method}/config.json: names no model (model.path) to re-score`);
+  if (!config.model.path) throw new LamerError('E_ARG', `${jobDir}/${name}/config.json: names no model (model.path) to re-score`);
   return config.model.path;
 }
 
@@ -87,7 +90,7 @@ export async function rescoreJob(jobDir: string, options: RescoreOptions): Promi
       const path = join(dir, method, 'config.json');
       if (!existsSync(path)) throw new LamerError('E_ARG', `${dir}/${method}: no config.json; re-score a comparison job's folder`);
       const own = validateConfig(readJson(path, `${method}'s config`), path);
-      const model = finalModel(dir, own.method, own);
+      const model = finalModel(dir, method, own.method, own);
       const config = validateConfig({ ...own, eval: scored(own), runsDir: out, name: method, model: { ...own.model, ...(model ? { path: model } : {}) } });
       first ??= config;
       log(
@@ -103,7 +106,8 @@ export async function rescoreJob(jobDir: string, options: RescoreOptions): Promi
           onTranscripts: (ts) => writeFileAtomic(join(out, method, TRANSCRIPTS_FILE), transcriptJsonLines(ts, { method, iteration })),
         });
         writeFileAtomic(join(out, method, 'config.json'), JSON.stringify(config, null, 2) + '\n');
-        results.push(evalSummary(event));
+        // A variant keeps its name (and the method it varies), as the job recorded it.
+        results.push(method === own.method ? evalSummary(event) : { ...evalSummary(event), method, variantOf: own.method });
       } finally {
         await runtime?.dispose();
       }

@@ -11,6 +11,7 @@ import { scriptedPolicy } from '../../../src/rollout/scripted.js';
 import { createEnv } from '../../../src/envs/registry.js';
 import { TRANSCRIPTS_FILE, Trainer } from '../../../src/train/trainer.js';
 import { runJob } from '../../../src/train/job.js';
+import { rescoreJob } from '../../../src/train/rescore.js';
 import { validateConfig } from '../../../src/train/config.js';
 import { codeVersion } from '../../../src/train/code-version.js';
 import type { PolicyRuntime, UpdateBatch } from '../../../src/train/runtime.js';
@@ -299,6 +300,22 @@ describe('Trainer loop', () => {
     expect(written.advantage.gammaTraj).toBe(0);
     const evalJson = JSON.parse(readFileSync(join(dir, 'test', 'eval.json'), 'utf8')) as Array<{ method: string; variantOf?: string }>;
     expect(evalJson[1]).toMatchObject({ method: 'lamer-traj0', variantOf: 'lamer' });
+
+    // Re-scoring the job evaluates each variant's own last checkpoint, under its name.
+    const paths: Array<{ name: string; path: string | undefined }> = [];
+    const rescored = await rescoreJob(join(dir, 'test'), {
+      out: join(dir, 'rescored'),
+      tasks: 4,
+      runtime: async (c) => {
+        paths.push({ name: c.name, path: c.model.path });
+        return new StandInRuntime();
+      },
+      progress: false,
+      log: () => {},
+    });
+    expect(rescored.results.map((r) => r.method)).toEqual(['lamer', 'lamer-traj0', 'lamer-both', 'random', 'random-memory']);
+    expect(rescored.results[2].variantOf).toBe('lamer');
+    expect(paths.map((p) => p.path?.split('/').slice(-3, -1).join('/'))).toEqual(['lamer/checkpoints', 'lamer-traj0/checkpoints', 'lamer-both/checkpoints']);
   });
 
   it('refuses variants that repeat a name, take a method name, set a shared field or an invalid value', () => {
