@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { LamerError } from '../errors.js';
 import { readRegularFile } from '../util/fs.js';
 
-import { METHODS, TRAINED_METHODS, type Method } from '../eval/methods.js';
+import { METHODS, METHOD_SPECS, TRAINED_METHODS, type Method } from '../eval/methods.js';
 import { LORA_MODULES } from '../model/lora.js';
 import { TOKENIZER_CHOICES } from '../model/presets.js';
 import { lossSchema, optimSchema } from './options.js';
@@ -259,7 +259,9 @@ const sftSchema = z
  * A named variant of a method in a comparison job: the method with some fields set otherwise (`{ name: lamer-traj0,
  * method: lamer, set: { advantage.gammaTraj: 0 } }`), trained from the job's one warm start and evaluated on its tasks
  * like every other entry; its records and tables carry its name. What makes the comparison one is fixed
- * (VARIANT_FIXED_FIELDS): the seed, the warm start and the model it starts from, and the tasks scored.
+ * (VARIANT_FIXED_FIELDS): the seed, the warm start and the model it starts from, and the tasks scored. A frozen
+ * method's variant may instead evaluate an earlier trained entry's final model (`from`): `{ name: gigpo+reflect,
+ * method: reflexion, from: gigpo }` plays GiGPO's policy in LaMer's trial, with reflections and memory.
  */
 const variantSchema = z
   .object({
@@ -269,6 +271,10 @@ const variantSchema = z
       .describe("the variant's name in records and tables (its run folder's too)"),
     method: z.enum(METHODS).describe('the method it varies'),
     set: z.record(z.string(), z.unknown()).default({}).describe('dotted config fields and their values, as --set takes them'),
+    from: z
+      .string()
+      .optional()
+      .describe("a frozen method's entry only: evaluate the final model of this earlier trained entry (gigpo+reflect: reflexion from gigpo)"),
   })
   .strict();
 
@@ -444,6 +450,14 @@ function checkVariants(c: TrainerConfig, input: unknown): string[] {
     for (const field of Object.keys(entry.set)) {
       const fixed = VARIANT_FIXED_FIELDS.find((f) => field === f || field.startsWith(`${f}.`));
       if (fixed) problems.push(`field 'compare': variant '${name}' sets '${field}', which every entry of a comparison shares (${fixed})`);
+    }
+    if (entry.from !== undefined) {
+      const source = (c.compare ?? []).slice(0, (c.compare ?? []).indexOf(entry)).find((e) => entryName(e) === entry.from);
+      if (METHOD_SPECS[entry.method].play !== 'frozen') {
+        problems.push(`field 'compare': variant '${name}' evaluates '${entry.from}' (from), so its method must be a frozen one (reflexion, react, zero-shot)`);
+      } else if (source === undefined || !TRAINED_METHODS.includes(entryMethod(source))) {
+        problems.push(`field 'compare': variant '${name}' evaluates '${entry.from}' (from), which is not a trained entry listed before it`);
+      }
     }
     if (problems.length > 0) continue;
     try {

@@ -12,7 +12,7 @@ import { entryMethod, entryName, validateConfig, variantConfig, type CompareEntr
 import { readableJson } from '../util/json.js';
 import { LamerError, hasCode } from '../errors.js';
 import { LOCK_FILE, claimRunFolder, type RunFolderClaim } from './run-lock.js';
-import { RUN_JSON_MAX_BYTES, listCheckpoints, removeStaleTemporaries, writeFileAtomic } from './checkpoint.js';
+import { RUN_JSON_MAX_BYTES, latestCheckpoint, listCheckpoints, removeStaleTemporaries, writeFileAtomic } from './checkpoint.js';
 import type { EvalEvent, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import { isCheckpointDir } from '../model/policy.js';
@@ -176,6 +176,14 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
     }
     for (const entry of comparisonMethods(config.compare)) {
       const [name, method] = [entryName(entry), entryMethod(entry)];
+      const from = typeof entry === 'string' ? undefined : entry.from;
+      const fromModel = from === undefined ? undefined : latestCheckpoint(join(runDir, from, 'checkpoints'));
+      if (from !== undefined && fromModel === undefined) {
+        throw new LamerError(
+          'E_CHECKPOINT',
+          `${runDir}/${from}: no checkpoint for variant '${name}' to evaluate (set train.checkpointEvery so that ${from} saves one)`,
+        );
+      }
       const sub = validateConfig(
         variantConfig(
           {
@@ -183,14 +191,15 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
             compare: undefined,
             method,
             name: join(config.name, name),
-            model: { ...config.model, path: modelPath },
+            model: { ...config.model, path: fromModel ?? modelPath },
             sft: { ...config.sft, trials: 0 },
           },
           entry,
         ),
         typeof entry === 'string' ? 'config' : `variant '${name}'`,
       );
-      log(`[job] ${name}: ${describeRun(method, sub.train.iterations)}${name === method ? '' : ` (${method} with ${describeSet(entry)})`}`);
+      const what = from !== undefined ? `${method} of ${from}'s final model` : `${method} with ${describeSet(entry)}`;
+      log(`[job] ${name}: ${describeRun(method, sub.train.iterations)}${name === method ? '' : ` (${what})`}`);
       const r = await runOne(sub, options);
       // A variant's evaluation is recorded under its name, so tables and comparisons tell it from its method.
       if (r) results.push(name === method ? r : { ...r, method: name, variantOf: method });

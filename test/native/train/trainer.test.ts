@@ -12,6 +12,7 @@ import { createEnv } from '../../../src/envs/registry.js';
 import { TRANSCRIPTS_FILE, Trainer } from '../../../src/train/trainer.js';
 import { runJob } from '../../../src/train/job.js';
 import { rescoreJob } from '../../../src/train/rescore.js';
+import { latestCheckpoint } from '../../../src/train/checkpoint.js';
 import { validateConfig } from '../../../src/train/config.js';
 import { codeVersion } from '../../../src/train/code-version.js';
 import type { PolicyRuntime, UpdateBatch } from '../../../src/train/runtime.js';
@@ -272,6 +273,8 @@ describe('Trainer loop', () => {
           'lamer',
           { name: 'lamer-traj0', method: 'lamer', set: { 'advantage.gammaTraj': 0 } },
           { name: 'lamer-both', method: 'lamer', set: { 'trial.memory': 'history_and_reflection' } },
+          'gigpo',
+          { name: 'gigpo+reflect', method: 'reflexion', from: 'gigpo' },
         ],
         train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 },
         sft: { trials: 4, steps: 2, batchRows: 4 },
@@ -285,8 +288,8 @@ describe('Trainer loop', () => {
       progress: false,
       log: () => {},
     });
-    expect(results.map((r) => r.method)).toEqual(['lamer', 'lamer-traj0', 'lamer-both', 'random', 'random-memory']);
-    expect(results.map((r) => r.variantOf)).toEqual([undefined, 'lamer', 'lamer', undefined, undefined]);
+    expect(results.map((r) => r.method)).toEqual(['lamer', 'lamer-traj0', 'lamer-both', 'gigpo', 'gigpo+reflect', 'random', 'random-memory']);
+    expect(results.map((r) => r.variantOf)).toEqual([undefined, 'lamer', 'lamer', undefined, 'reflexion', undefined, undefined]);
     expect(table).toContain('lamer - lamer-traj0 pass@3');
     // The warm start's runtime, then each entry's, all three from the same saved warm start.
     const warm = join(dir, 'test', 'warm-start');
@@ -294,7 +297,17 @@ describe('Trainer loop', () => {
       { method: 'lamer', name: join('test', 'lamer'), path: warm, gammaTraj: cfg.advantage.gammaTraj, memory: cfg.trial.memory },
       { method: 'lamer', name: join('test', 'lamer-traj0'), path: warm, gammaTraj: 0, memory: cfg.trial.memory },
       { method: 'lamer', name: join('test', 'lamer-both'), path: warm, gammaTraj: cfg.advantage.gammaTraj, memory: 'history_and_reflection' },
+      { method: 'gigpo', name: join('test', 'gigpo'), path: warm, gammaTraj: cfg.advantage.gammaTraj, memory: cfg.trial.memory },
+      // GiGPO's policy in LaMer's trial: its own final checkpoint, evaluated with reflections.
+      {
+        method: 'reflexion',
+        name: join('test', 'gigpo+reflect'),
+        path: latestCheckpoint(join(dir, 'test', 'gigpo', 'checkpoints')),
+        gammaTraj: cfg.advantage.gammaTraj,
+        memory: cfg.trial.memory,
+      },
     ]);
+    expect(made.at(-1)?.path).toMatch(/gigpo\/checkpoints\/ckpt-\d+$/);
     // Each run folder's config.json records what it ran; eval.json the variant's name and method.
     const written = JSON.parse(readFileSync(join(dir, 'test', 'lamer-traj0', 'config.json'), 'utf8')) as { advantage: { gammaTraj: number } };
     expect(written.advantage.gammaTraj).toBe(0);
@@ -313,9 +326,15 @@ describe('Trainer loop', () => {
       progress: false,
       log: () => {},
     });
-    expect(rescored.results.map((r) => r.method)).toEqual(['lamer', 'lamer-traj0', 'lamer-both', 'random', 'random-memory']);
+    expect(rescored.results.map((r) => r.method)).toEqual(['lamer', 'lamer-traj0', 'lamer-both', 'gigpo', 'gigpo+reflect', 'random', 'random-memory']);
     expect(rescored.results[2].variantOf).toBe('lamer');
-    expect(paths.map((p) => p.path?.split('/').slice(-3, -1).join('/'))).toEqual(['lamer/checkpoints', 'lamer-traj0/checkpoints', 'lamer-both/checkpoints']);
+    expect(paths.map((p) => p.path?.split('/').slice(-3, -1).join('/'))).toEqual([
+      'lamer/checkpoints',
+      'lamer-traj0/checkpoints',
+      'lamer-both/checkpoints',
+      'gigpo/checkpoints',
+      'gigpo/checkpoints',
+    ]);
   });
 
   it('refuses variants that repeat a name, take a method name, set a shared field or an invalid value', () => {
@@ -327,6 +346,9 @@ describe('Trainer loop', () => {
     expect(bad([{ name: 'lamer-e', method: 'lamer', set: { 'eval.tasks': 3 } }])).toThrow(/sets 'eval.tasks'/);
     expect(bad([{ name: 'lamer-g', method: 'lamer', set: { 'advantage.gammaTraj': 'high' } }])).toThrow(/variant 'lamer-g'.*advantage.gammaTraj/);
     expect(bad([{ name: 'Lamer G', method: 'lamer' }])).toThrow(/lowercase/);
+    expect(bad(['gigpo', { name: 'gigpo-again', method: 'lamer', from: 'gigpo' }])).toThrow(/must be a frozen one/);
+    expect(bad([{ name: 'gigpo+reflect', method: 'reflexion', from: 'gigpo' }, 'gigpo'])).toThrow(/not a trained entry listed before it/);
+    expect(bad(['react', { name: 'react+reflect', method: 'reflexion', from: 'react' }])).toThrow(/not a trained entry/);
   });
 
   it('a comparison of prompting baselines alone still warm-starts when the config asks for one, and evaluates from it', async () => {
