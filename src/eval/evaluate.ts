@@ -12,6 +12,7 @@ import { EVAL_SAMPLING, type PolicySource, type SamplingOptions } from '../rollo
 import { withExpertReflections } from '../rollout/scripted.js';
 import { runRollout, type EnvFactory, type RolloutProgress, type RolloutStats, type TrialSummary } from '../rollout/runner.js';
 import { evalTrialMode, isChanceMethod, type Method } from './methods.js';
+import { attemptDiversity, type AttemptDiversity } from './diversity.js';
 import { randomPolicy } from '../rollout/random.js';
 import { passAtK, passAtKByGroup } from './passk.js';
 import { trialTranscripts, type TrialTranscript } from './transcripts.js';
@@ -124,6 +125,8 @@ export interface EvalResult {
   reflectionChecks: ReflectionChecks;
   /** Actions answered (play turns) and how many of them the environment could not parse into a valid action. */
   turns: TurnCounts;
+  /** How varied each task's attempts are, and how often an attempt repeats the action that ended a failed one. */
+  diversity: AttemptDiversity;
   /** Who wrote the reflections. */
   reflections: ReflectionSource;
   /** The tasks scored: split, first task, count and content hash. */
@@ -326,6 +329,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     stats,
     reflectionChecks: countReflectionChecks(trials),
     turns: countTurns(transcripts),
+    diversity: attemptDiversity(transcripts),
     reflections,
     taskSet,
     transcripts,

@@ -2,6 +2,7 @@
 // per line; `lamer report` draws them.
 import type { TrainingMemory } from './runtime.js';
 import type { ReflectionChecks, TurnCounts, TaskSet } from '../eval/evaluate.js';
+import type { AttemptDiversity } from '../eval/diversity.js';
 
 export interface IterationEvent {
   type: 'iteration';
@@ -85,6 +86,8 @@ export interface EvalEvent {
   reflectionChecks?: ReflectionChecks;
   /** Actions answered and how many were invalid (absent in an earlier build's records). */
   turns?: TurnCounts;
+  /** Attempts' entropy and repeats of a failed attempt's last action (src/eval/diversity.ts; absent in earlier records). */
+  diversity?: AttemptDiversity;
   /** Present when the environment's scripted expert wrote the reflections (eval.reflections: expert). */
   reflections?: 'expert';
 }

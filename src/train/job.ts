@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison, type PairedComparison } from '../eval/compare.js';
 import { formatInvalidTurns, formatReflectionChecks } from '../eval/evaluate.js';
 import { formatPassAtKTable } from '../eval/table.js';
+import { formatDiversity } from '../eval/diversity.js';
 import { CHANCE_METHODS, TRAINED_METHODS, isChanceMethod, type Method } from '../eval/methods.js';
 import { entryMethod, entryName, validateConfig, variantConfig, type CompareEntry, type TrainerConfig } from './config.js';
 import { readableJson } from '../util/json.js';
@@ -230,6 +231,7 @@ export function summarizeEvaluations(results: EvalSummary[], config: TrainerConf
     ...comparisons.map(formatComparison),
     ...results.flatMap((r) => (r.reflectionChecks ? [formatReflectionChecks(r.method, r.reflectionChecks)] : [])),
     ...results.flatMap((r) => (r.turns ? [formatInvalidTurns(r.method, r.turns)] : [])),
+    ...results.flatMap((r) => (r.diversity ? [formatDiversity(r.method, r.diversity)] : [])),
   ].join('\n');
   return { results, table, comparisons };
 }

@@ -296,6 +296,7 @@ export class Trainer {
       firstWin: result.trials.map((t) => t.wonEpisode),
       ...(checks.checked > 0 ? { reflectionChecks: checks } : {}),
       turns: result.turns,
+      diversity: result.diversity,
       ...(expert ? { reflections: 'expert' as const } : {}),
     };
   }

@@ -5,6 +5,7 @@ import { compareWithFirst, formatComparison } from '../../eval/compare.js';
 import { describeTaskSet, formatInvalidTurns, formatReflectionChecks } from '../../eval/evaluate.js';
 import { evalTrialMode, isChanceMethod, isMethod, type Method } from '../../eval/methods.js';
 import { formatPassAtKTable } from '../../eval/table.js';
+import { formatDiversity } from '../../eval/diversity.js';
 import { loadConfig } from '../../train/config.js';
 import { RUN_JSON_MAX_BYTES, writeFileAtomic } from '../../train/checkpoint.js';
 import { ensureParentDir, readRegularFile } from '../../util/fs.js';
@@ -170,6 +171,7 @@ export const command: Command = {
     for (const c of compareWithFirst(labelled, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));
     for (const r of labelled) if (r.reflectionChecks && r.reflections !== 'expert') console.log(formatReflectionChecks(r.method, r.reflectionChecks));
     for (const r of labelled) if (r.turns) console.log(formatInvalidTurns(r.method, r.turns));
+    for (const r of labelled) if (r.diversity) console.log(formatDiversity(r.method, r.diversity));
     if (values.json) {
       writeFileAtomic(values.json, readableJson(results.map(evalSummary)));
       console.log(`wrote ${values.json}`);
