@@ -91,7 +91,7 @@ export interface RunEvaluation {
   run: string;
   /** The run's seed, where known. */
   seed?: number;
-  results: ReadonlyArray<{ method: string; passAtK: readonly number[]; tasks: number; firstWin?: readonly number[]; taskSet?: TaskSet }>;
+  results: ReadonlyArray<{ method: string; passAtK: readonly number[]; tasks: number; firstWin?: readonly number[]; taskSet?: TaskSet; variantOf?: string }>;
 }
 
 export interface MethodAcrossRuns {
@@ -139,9 +139,15 @@ export interface CompareRunsOptions extends CompareOptions {
  * The task list every evaluation of every run scored (SPEC §11: records say what they scored, and comparisons refuse
  * records of different task lists): seeds pair only when they were scored on the same tasks.
  */
-function commonTaskSet(runs: readonly RunEvaluation[]): TaskSet {
+/**
+ * The tasks the comparison is on: those method `a` was scored on, the same in every run, and every method must record
+ * its tasks and share them, but a variant (a record with `variantOf`) scored on other tasks on purpose, e.g. harder
+ * ones: it is left out of the comparison (compare it with `a` set to a method of its tasks).
+ */
+function commonTaskSet(runs: readonly RunEvaluation[], a: string): TaskSet {
   const first = runs[0];
-  const firstSet = first.results[0].taskSet;
+  const firstA = first.results.find((m) => m.method === a) ?? first.results[0];
+  const firstSet = firstA.taskSet;
   for (const r of runs) {
     for (const m of r.results) {
       if (!m.taskSet) {
@@ -150,11 +156,13 @@ function commonTaskSet(runs: readonly RunEvaluation[]): TaskSet {
           `compareRuns: run ${r.run} does not record which tasks ${m.method} was scored on (an evaluation of an earlier build); evaluate it again with this build to compare it`,
         );
       }
-      if (m.taskSet.hash !== firstSet!.hash) {
+      // A variant may be scored on other tasks on purpose (harder ones); any other method must share a's.
+      const variantInvolved = m.variantOf !== undefined || firstA.variantOf !== undefined;
+      if (m.taskSet.hash !== firstSet!.hash && (m.method === firstA.method || !variantInvolved)) {
         throw new LamerError(
           'E_TASKS',
           `compareRuns: run ${r.run} scored ${m.method} on ${describeTaskSet(m.taskSet)} (task hash ${m.taskSet.hash.slice(0, 12)}), run ${first.run} ` +
-            `scored ${first.results[0].method} on ${describeTaskSet(firstSet!)} (${firstSet!.hash.slice(0, 12)}): runs are compared only on the same tasks`,
+            `scored ${firstA.method} on ${describeTaskSet(firstSet!)} (${firstSet!.hash.slice(0, 12)}): runs are compared only on the same tasks`,
         );
       }
     }
@@ -174,7 +182,7 @@ export function compareRuns(runs: readonly RunEvaluation[], options: CompareRuns
       throw new LamerError('E_ARG', `compareRuns: run ${JSON.stringify(r?.run)} has no evaluated methods`);
     }
   }
-  const taskSet = commonTaskSet(runs);
+  const taskSet = commonTaskSet(runs, options.a ?? runs[0].results[0].method);
   const episodes = runs[0].results[0].passAtK.length;
   for (const r of runs) {
     for (const m of r.results) {
@@ -186,8 +194,10 @@ export function compareRuns(runs: readonly RunEvaluation[], options: CompareRuns
       }
     }
   }
-  // Methods in the order of the first run, kept when every run evaluated them.
-  const methods = runs[0].results.map((m) => m.method).filter((m) => runs.every((r) => r.results.some((x) => x.method === m)));
+  // Methods in the order of the first run, kept when every run evaluated them on the comparison's tasks.
+  const methods = runs[0].results
+    .map((m) => m.method)
+    .filter((m) => runs.every((r) => r.results.some((x) => x.method === m && x.taskSet?.hash === taskSet.hash)));
   const a = options.a ?? runs[0].results[0].method;
   if (!methods.includes(a)) {
     throw new LamerError('E_ARG', `compareRuns: method ${a} is not evaluated in every run (common to all: ${methods.join(', ') || 'none'})`);

@@ -109,19 +109,26 @@ export function compareMethods(
 }
 
 /**
- * The first method against each other one, for results of one evaluation run on the same tasks; a result without
- * per-task outcomes, or with a different task count, is left out.
+ * The first method against each other one scored on the same tasks, for results of one evaluation run; results scored
+ * on other tasks (a variant evaluated on harder ones) form groups of their own, each compared with its first. A
+ * result without per-task outcomes, or with a different task count, is left out.
  */
 export function compareWithFirst(
   results: ReadonlyArray<{ method: string; firstWin?: readonly number[]; taskSet?: TaskSet }>,
   episodes: number,
   options: CompareOptions = {},
 ): PairedComparison[] {
-  const [first, ...others] = results;
+  const groups = new Map<string, Array<(typeof results)[number]>>();
+  for (const r of results) {
+    const key = r.taskSet?.hash ?? results[0].taskSet?.hash ?? '';
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
   const out: PairedComparison[] = [];
-  for (const other of others) {
-    if (!first.firstWin || !other.firstWin || first.firstWin.length !== other.firstWin.length) continue;
-    out.push(compareMethods({ ...first, firstWin: first.firstWin }, { ...other, firstWin: other.firstWin }, episodes, options));
+  for (const [first, ...others] of groups.values()) {
+    for (const other of others) {
+      if (!first.firstWin || !other.firstWin || first.firstWin.length !== other.firstWin.length) continue;
+      out.push(compareMethods({ ...first, firstWin: first.firstWin }, { ...other, firstWin: other.firstWin }, episodes, options));
+    }
   }
   return out;
 }

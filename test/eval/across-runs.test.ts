@@ -157,6 +157,11 @@ describe('compareRuns', () => {
     // Inside one run too: two methods of one eval.json scored on different tasks.
     const mixed = { ...runs[0], results: [runs[0].results[0], { ...runs[0].results[1], taskSet: taskSet(120, 'other tasks') }] };
     expect(() => compareRuns([mixed])).toThrow(/run r0 scored gigpo/);
+    // But a variant scored on other tasks on purpose (harder ones) is left out of the comparison, and compared with
+    // the methods of its own tasks when it is the first method.
+    const hard = { ...runs[0].results[1], method: 'gigpo-hard', variantOf: 'react', taskSet: taskSet(120, 'other tasks') };
+    expect(compareRuns([{ ...runs[0], results: [...runs[0].results, hard] }]).methods.map((m) => m.method)).not.toContain('gigpo-hard');
+    expect(compareRuns([{ ...runs[0], results: [...runs[0].results, hard] }], { a: 'gigpo-hard' }).methods.map((m) => m.method)).toEqual(['gigpo-hard']);
     // And one paired comparison.
     const [a, b] = [runs[0].results[0], other.results[1]];
     try {

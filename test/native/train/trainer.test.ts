@@ -337,6 +337,28 @@ describe('Trainer loop', () => {
     ]);
   });
 
+  it('a variant evaluated on harder tasks is compared only with the entries of its own tasks, and labelled as such', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-job-harder-'));
+    const cfg = validateConfig(
+      config(dir, {
+        compare: [
+          'lamer',
+          'gigpo',
+          { name: 'lamer-hard', method: 'reflexion', from: 'lamer', set: { 'env.evalOptions': { mines: 4 } } },
+          { name: 'gigpo-hard', method: 'react', from: 'gigpo', set: { 'env.evalOptions': { mines: 4 } } },
+        ],
+        train: { iterations: 1, evalEvery: 0, checkpointEvery: 1 },
+      }),
+    );
+    const { results, comparisons } = await runJob(cfg, { runtime: async () => new StandInRuntime(), progress: false, log: () => {} });
+    const hash = (m: string) => results.find((r) => r.method === m)!.taskSet!.hash;
+    expect(hash('lamer-hard')).toBe(hash('gigpo-hard'));
+    expect(hash('lamer-hard')).not.toBe(hash('lamer'));
+    expect(comparisons.map((c) => `${c.a} - ${c.b}`)).toEqual(['lamer - gigpo', 'lamer - random', 'lamer - random-memory', 'lamer-hard - gigpo-hard']);
+    const written = JSON.parse(readFileSync(join(dir, 'test', 'gigpo-hard', 'config.json'), 'utf8')) as { env: { evalOptions: { mines: number } } };
+    expect(written.env.evalOptions.mines).toBe(4);
+  });
+
   it('refuses variants that repeat a name, take a method name, set a shared field or an invalid value', () => {
     const bad = (compare: unknown[]) => () => validateConfig(config(mkdtempSync(join(tmpdir(), 'lamer-bad-variant-')), { compare } as never));
     expect(bad(['lamer', { name: 'x', method: 'lamer' }, { name: 'x', method: 'gigpo' }])).toThrow(/'x' is listed twice/);
