@@ -17,7 +17,7 @@ import { LamerError } from '../../errors.js';
 import { contentSplit, contentSplitOfSeed, EVAL_SEEDS, SELECT_SEEDS, TRAIN_SEEDS } from '../common/seeds.js';
 import { extractRemark } from '../common/tags.js';
 import { checkSeed, intOption, rejectUnknownOptions } from '../common/options.js';
-import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult } from '../types.js';
+import type { Environment, Observation, PlayPromptInput, ReflectPromptInput, Reflection, StepResult, TrajectoryStep } from '../types.js';
 import { sha256 } from '../../util/hash.js';
 import { Rng } from '../../util/rng.js';
 import { collectGames, loadGameFile, type GameEntry } from './games/data.js';
@@ -25,6 +25,7 @@ import { GameLogic, NOTHING_HAPPENS, TwPddlGame } from './engine/game.js';
 import { householdGame, householdProblem, withWalkthrough } from './games/generate.js';
 import { GENERATED_GRAMMAR_VERSION } from './engine/logic-text.js';
 import { projectAction } from './parse.js';
+import { checkSearchReflection } from './searcher.js';
 import {
   ALFWORLD_PAPER_TEMPLATES,
   alfWorldPaperPlayPrompt,
@@ -407,6 +408,14 @@ export class AlfWorldEnv implements Environment {
 
   parseReflection(response: string): Reflection {
     return extractRemark(response);
+  }
+
+  /**
+   * Generated games: whether a reflection states where the failed episode saw what the task needs (the facts the
+   * search player's reflection states; src/envs/alfworld/searcher.ts). undefined when there is nothing to check.
+   */
+  checkReflection(steps: readonly TrajectoryStep[], reflection: string): boolean | undefined {
+    return checkSearchReflection(this, steps, reflection);
   }
 
   private requireInfo(): TaskInfo {

@@ -11,7 +11,8 @@
 
 import { LamerError } from '../../errors.js';
 import type { PromptStyle, TrajectoryStep } from '../types.js';
-import { NOTHING_HAPPENS, type AlfWorldEnv } from './env.js';
+import { NOTHING_HAPPENS } from './engine/game.js';
+import type { AlfWorldEnv } from './env.js';
 import type { Task } from './games/tasks.js';
 
 /** What a task needs done to its object, and with which appliance. */
@@ -238,4 +239,19 @@ function compareNames(a: string, b: string): number {
   const ta = typeOf(a);
   const tb = typeOf(b);
   return ta < tb ? -1 : ta > tb ? 1 : Number(a.slice(ta.length + 1)) - Number(b.slice(tb.length + 1));
+}
+
+/**
+ * Whether a reflection states where the failed episode saw what the task needs: every `X at Y` the search player's
+ * reflection would state is in it, and none of its `X at Y` places such an object elsewhere. undefined when the
+ * episode saw nothing the task needs (nothing to check) or the game is not a generated one.
+ */
+export function checkSearchReflection(env: AlfWorldEnv, steps: readonly TrajectoryStep[], reflection: string): boolean | undefined {
+  if (env.task() === null) return undefined;
+  const { found } = new AlfWorldSearchPlayer(env).episodeFacts(steps);
+  if (found.size === 0) return undefined;
+  const stated = new Map<string, string>();
+  for (const m of reflection.toLowerCase().matchAll(/([a-z]+ \d+) at ([a-z]+ \d+)/g)) stated.set(m[1], m[2]);
+  for (const [name, where] of found) if (stated.get(name) !== where) return false;
+  return true;
 }

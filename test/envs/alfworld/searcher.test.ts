@@ -130,6 +130,32 @@ describe('the ALFWorld search player', () => {
     expect(passWith[2]).toBeGreaterThanOrEqual(passWith[0] + 25);
   });
 
+  it("checks a reflection's facts: the player's own pass, a wrong place or a missing fact fail, nothing seen is unchecked", () => {
+    const env = createAlfWorldEnv({ household: 'small', maxTurns: 6 });
+    const verdicts = { right: 0, none: 0 };
+    for (let i = 0; i < 40; i++) {
+      const seed = taskSeed('train', i);
+      const trial = playTrial(env, seed, 1, true);
+      if (trial.wonAt >= 0) continue;
+      env.reset(seed);
+      const steps = trial.runs[0].steps;
+      const own = trial.reflections[0];
+      const verdict = env.checkReflection(steps, own);
+      if (verdict === undefined) {
+        verdicts.none++;
+        expect(own).not.toMatch(/ at /);
+        continue;
+      }
+      expect(verdict).toBe(true);
+      verdicts.right++;
+      const fact = own.match(/([a-z]+ \d+) at ([a-z]+ \d+)\./)!;
+      expect(env.checkReflection(steps, own.replace(fact[0], `${fact[1]} at nowhere 9.`))).toBe(false);
+      expect(env.checkReflection(steps, '<remark>searched: cabinet 1.</remark>')).toBe(false);
+    }
+    expect(verdicts.right).toBeGreaterThan(5);
+    expect(verdicts.none).toBeGreaterThan(0);
+  });
+
   it('writes compact facts, and a sentence in the full style', () => {
     const env = createAlfWorldEnv({ household: 'small', maxTurns: 3 });
     const compact = playTrial(env, taskSeed('train', 1), 1, true, 'compact').reflections[0];
