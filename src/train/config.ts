@@ -293,13 +293,14 @@ export function entryMethod(entry: CompareEntry): Method {
   return typeof entry === 'string' ? entry : entry.method;
 }
 
+/** A variant's fields as --set takes them (`advantage.gammaTraj=0`); none for a plain entry. */
+export function variantOverrides(entry: CompareEntry): string[] {
+  return typeof entry === 'string' ? [] : Object.entries(entry.set).map(([field, value]) => `${field}=${JSON.stringify(value)}`);
+}
+
 /** The config an entry of a comparison runs: the job's, with the variant's fields set (as --set sets them). */
 export function variantConfig(config: Record<string, unknown>, entry: CompareEntry): Record<string, unknown> {
-  if (typeof entry === 'string') return config;
-  return applyOverrides(
-    config,
-    Object.entries(entry.set).map(([field, value]) => `${field}=${JSON.stringify(value)}`),
-  );
+  return applyOverrides(config, variantOverrides(entry));
 }
 
 export const configSchema = z

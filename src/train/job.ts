@@ -9,7 +9,7 @@ import { formatInvalidTurns, formatReflectionChecks } from '../eval/evaluate.js'
 import { formatPassAtKTable } from '../eval/table.js';
 import { formatDiversity } from '../eval/diversity.js';
 import { CHANCE_METHODS, TRAINED_METHODS, isChanceMethod, type Method } from '../eval/methods.js';
-import { entryMethod, entryName, validateConfig, variantConfig, type CompareEntry, type TrainerConfig } from './config.js';
+import { entryMethod, entryName, validateConfig, variantConfig, variantOverrides, type CompareEntry, type TrainerConfig } from './config.js';
 import { readableJson } from '../util/json.js';
 import { LamerError, hasCode } from '../errors.js';
 import { LOCK_FILE, claimRunFolder, type RunFolderClaim } from './run-lock.js';
@@ -70,14 +70,6 @@ async function runOne(config: TrainerConfig, options: JobOptions): Promise<EvalS
 /** The entries a comparison evaluates: the config's list, then the chance rows it does not list already. */
 export function comparisonMethods(compare: readonly CompareEntry[]): CompareEntry[] {
   return [...compare, ...CHANCE_METHODS.filter((m) => !compare.includes(m))];
-}
-
-function describeSet(entry: CompareEntry): string {
-  return typeof entry === 'string'
-    ? ''
-    : Object.entries(entry.set)
-        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-        .join(', ') || 'no change';
 }
 
 function describeRun(method: Method, iterations: number): string {
@@ -199,7 +191,7 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
         ),
         typeof entry === 'string' ? 'config' : `variant '${name}'`,
       );
-      const what = from !== undefined ? `${method} of ${from}'s final model` : `${method} with ${describeSet(entry)}`;
+      const what = from !== undefined ? `${method} of ${from}'s final model` : `${method} with ${variantOverrides(entry).join(', ') || 'no change'}`;
       log(`[job] ${name}: ${describeRun(method, sub.train.iterations)}${name === method ? '' : ` (${what})`}`);
       const r = await runOne(sub, options);
       // A variant's evaluation is recorded under its name, so tables and comparisons tell it from its method.

@@ -14,6 +14,7 @@ import type { PromptStyle, TrajectoryStep } from '../types.js';
 import { NOTHING_HAPPENS } from './engine/game.js';
 import type { AlfWorldEnv } from './env.js';
 import type { Task } from './games/tasks.js';
+import { OPENABLE_TYPES, compareIds } from './games/world.js';
 
 /** What a task needs done to its object, and with which appliance. */
 const TRANSFORMS: Partial<Record<Task['type'], { verb: string; appliance: string }>> = {
@@ -21,7 +22,6 @@ const TRANSFORMS: Partial<Record<Task['type'], { verb: string; appliance: string
   pick_heat_then_place_in_recep: { verb: 'heat', appliance: 'microwave' },
   pick_cool_then_place_in_recep: { verb: 'cool', appliance: 'fridge' },
 };
-const OPENABLE = new Set(['cabinet', 'drawer', 'fridge', 'microwave', 'safe']);
 
 /** What one failed episode showed: where the task's objects (and lamp) were, and where was searched in vain. */
 export interface SearchFacts {
@@ -85,19 +85,19 @@ export class AlfWorldSearchPlayer {
 
   /** The receptacles the room's first observation lists, in the order of the admissible `go to` actions (sorted). */
   private receptacles(): string[] {
-    return (seenNames(this.env.initialGameText) ?? []).sort(compareNames);
+    return (seenNames(this.env.initialGameText) ?? []).sort(compareIds);
   }
 
-  /** Replays the episode's steps from the start (and the memory's facts). */
-  private state(steps: readonly TrajectoryStep[]): EpisodeState {
+  /** Replays the episode's steps from the start, after the facts of `memory` (default: this trial's reflections). */
+  private state(steps: readonly TrajectoryStep[], memory: SearchFacts = this.memory): EpisodeState {
     const s: EpisodeState = {
       at: null,
       opened: new Set(),
       holding: null,
       placed: new Map(),
       transformed: new Set(),
-      where: new Map(this.memory.found),
-      searched: new Set(this.memory.searched),
+      where: new Map(memory.found),
+      searched: new Set(memory.searched),
       firstSeen: new Map(),
     };
     for (const step of steps) {
@@ -107,7 +107,7 @@ export class AlfWorldSearchPlayer {
       let shownIn: string | null = null;
       if ((m = command.match(/^go to (.+)$/))) {
         s.at = m[1];
-        if (!OPENABLE.has(typeOf(m[1])) || s.opened.has(m[1])) shownIn = m[1];
+        if (!OPENABLE_TYPES.has(typeOf(m[1])) || s.opened.has(m[1])) shownIn = m[1];
       } else if ((m = command.match(/^open (.+)$/))) {
         s.opened.add(m[1]);
         shownIn = m[1];
@@ -148,7 +148,7 @@ export class AlfWorldSearchPlayer {
     const first = (type: string) => receptacles.find((r) => typeOf(r) === type) ?? null;
     const goOrOpen = (where: string): string | null => {
       if (s.at !== where) return `go to ${where}`;
-      if (OPENABLE.has(typeOf(where)) && !s.opened.has(where) && can(`open ${where}`)) return `open ${where}`;
+      if (OPENABLE_TYPES.has(typeOf(where)) && !s.opened.has(where) && can(`open ${where}`)) return `open ${where}`;
       return null;
     };
     const putDown = (obj: string, where: string) =>
@@ -185,7 +185,7 @@ export class AlfWorldSearchPlayer {
     // Empty-handed: fetch a task object whose place is known (not one already put where the task wants it), or search.
     const wanted = [...s.where.keys()]
       .filter((n) => typeOf(n) === task.objectType && !(s.placed.has(n) && typeOf(s.placed.get(n)!) === task.receptacleType))
-      .sort(compareNames);
+      .sort(compareIds);
     if (wanted.length === 0) return explore();
     const target = wanted[0];
     const place = s.where.get(target)!;
@@ -201,10 +201,9 @@ export class AlfWorldSearchPlayer {
   /** What a failed episode showed that the next episode can use (what its reflection states). */
   episodeFacts(steps: readonly TrajectoryStep[]): SearchFacts {
     const task = this.task;
-    const memoryless = new AlfWorldSearchPlayer(this.env, { style: this.style });
-    const s = memoryless.state(steps);
+    const s = this.state(steps, { found: new Map(), searched: [] });
     const needed = (n: string) => typeOf(n) === task.objectType || typeOf(n) === task.lampType;
-    const found = new Map([...s.firstSeen].filter(([n]) => needed(n)).sort((a, b) => compareNames(a[0], b[0])));
+    const found = new Map([...s.firstSeen].filter(([n]) => needed(n)).sort((a, b) => compareIds(a[0], b[0])));
     const have = (type: string | undefined) =>
       type === undefined ? 0 : new Set([...found.keys(), ...this.memory.found.keys()].filter((n) => typeOf(n) === type)).size;
     const missing = have(task.objectType) < (task.type === 'pick_two_obj_and_place' ? 2 : 1) || (task.lampType !== undefined && have(task.lampType) === 0);
@@ -232,13 +231,6 @@ export class AlfWorldSearchPlayer {
     if (searched.length > 0) text.push(`Searched without finding the rest: ${searched.join(', ')}.`);
     return `I review the trial.\n<remark>${text.join(' ')}</remark>`;
   }
-}
-
-/** `apple 2` before `apple 10`. */
-function compareNames(a: string, b: string): number {
-  const ta = typeOf(a);
-  const tb = typeOf(b);
-  return ta < tb ? -1 : ta > tb ? 1 : Number(a.slice(ta.length + 1)) - Number(b.slice(tb.length + 1));
 }
 
 /**

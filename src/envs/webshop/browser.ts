@@ -1,5 +1,5 @@
 // A scripted WebShop shopper that acts only on what the pages show and on what its own reflections state: it searches
-// with the request's words, opens the first listed product it has not already bought in an earlier episode of the
+// with the request's words (as the compact expert does), opens the first listed product it has not already bought in an earlier episode of the
 // trial and whose listed price is within the request's limit (turning the page when none is), clicks the option
 // values the request names, and buys. After a failed episode it writes down which products it bought (the page
 // never says whether a product matches the request's attributes: that is found out by buying), and the next episode
@@ -7,15 +7,9 @@
 // 1, and its compact reflection names that product: neither is something a model can learn from its prompt.
 
 import type { PromptStyle, TrajectoryStep } from '../types.js';
-import type { Goal } from './data/pipeline.js';
-import { requestWords, type WebShopEnv } from './env.js';
-import { optionClicks } from './expert.js';
+import type { WebShopEnv } from './env.js';
+import { compactQuery, optionClicks } from './expert.js';
 import { BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, PRODUCT_WINDOW } from './site/pages.js';
-
-/** The search words: the request before its option list (the compact expert's query), at most 60 characters. */
-export function browserQuery(goal: Goal): string {
-  return requestWords(goal).split(' with ')[0].slice(0, 60).trim();
-}
 
 /** The lowest price a listed price tag shows (`$25.41 to $30.41` -> 25.41); Infinity when it shows none. */
 export function listedPrice(tag: string): number {
@@ -60,7 +54,7 @@ export class WebShopBrowser {
     const view = env.view();
     switch (view.page) {
       case 'search':
-        return `search[${browserQuery(goal)}]`;
+        return `search[${compactQuery(goal)}]`;
       case 'results': {
         const listed = view.hits.slice((view.pageNo - 1) * PRODUCT_WINDOW, view.pageNo * PRODUCT_WINDOW);
         const pick = listed.find((i) => {

@@ -18,7 +18,7 @@ export const searchQueryFor = requestWords;
 const COMPACT_QUERY_CHARS = 60;
 
 /** The compact search: the request's words before its option list, at most COMPACT_QUERY_CHARS. */
-function compactQuery(goal: Goal): string {
+export function compactQuery(goal: Goal): string {
   return requestWords(goal).split(' with ')[0].slice(0, COMPACT_QUERY_CHARS).trim();
 }
 

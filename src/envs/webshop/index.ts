@@ -12,7 +12,7 @@ import { WebShopExpert, type WebShopExpertOptions } from './expert.js';
 
 export { WebShopEnv, resolveWebShop, RESTART_MODES, type RestartAfterPurchase, type WebShopOptions, type WebShopSettings } from './env.js';
 export { WebShopExpert, optionClicks, searchQueryFor, type WebShopExpertOptions } from './expert.js';
-export { WebShopBrowser, boughtInEpisode, browserQuery, listedPrice } from './browser.js';
+export { WebShopBrowser, boughtInEpisode, listedPrice } from './browser.js';
 export { generateCatalogFiles, writeGeneratedCatalog, GENERATED_CATEGORIES, GENERATED_FILE_NAMES, type GeneratedFiles } from './data/catalog.js';
 export { getReward, normalizeColor, COLOR_SET, type RewardParts } from './reward/score.js';
 export { tokenSetRatio, type FuzzBackend } from './reward/fuzz.js';

@@ -9,8 +9,8 @@ import { TASK_TYPES, type Task, type TaskType } from './tasks.js';
 export type RoomKind = 'kitchen' | 'livingroom' | 'bedroom' | 'bathroom';
 
 /**
- * `standard`: rooms of ALFWorld's size (6 to 20 receptacles, 5 to 13 distractor objects). `small`: a CPU-scale variant
- * with 5 to 10 receptacles and 2 to 5 distractors, where a search from receptacle to receptacle fits in a few turns.
+ * `standard`: rooms of ALFWorld's size (6 to 24 receptacles, 5 to 13 distractor objects). `small`: a CPU-scale variant
+ * with 4 to 10 receptacles and 2 to 5 distractors, where a search from receptacle to receptacle fits in a few turns.
  */
 export type HouseholdSize = 'standard' | 'small';
 export const HOUSEHOLD_SIZES: readonly HouseholdSize[] = ['standard', 'small'];
