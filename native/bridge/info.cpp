@@ -5,6 +5,9 @@
 #include <napi.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
+#ifdef LAMER_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include "bridge/errors.h"
 #include "bridge/registry.h"
@@ -60,7 +63,33 @@ Napi::Value BuildInfo(const Napi::CallbackInfo& info) {
   });
 }
 
-void RegisterInfo(Napi::Env env, Napi::Object exports) { exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo")); }
+// cudaMemory(device) -> { allocated, reserved, peakAllocated } in bytes for a CUDA device index (the caching
+// allocator's counts, what torch.cuda.memory_allocated/memory_reserved/max_memory_allocated report), or null in a build
+// without CUDA or where CUDA is not available.
+Napi::Value CudaMemory(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guarded(env, [&]() -> Napi::Value {
+#ifdef LAMER_WITH_CUDA
+    if (info.Length() < 1 || !info[0].IsNumber()) Fail("E_ARG", "cudaMemory(device): device must be a CUDA device index");
+    const int device = info[0].As<Napi::Number>().Int32Value();
+    if (!torch::cuda::is_available() || device < 0 || device >= static_cast<int>(torch::cuda::device_count())) return env.Null();
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+    const size_t all = 0;  // StatType::AGGREGATE: every pool (its namespace moved between torch releases)
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("allocated", static_cast<double>(stats.allocated_bytes[all].current));
+    o.Set("reserved", static_cast<double>(stats.reserved_bytes[all].current));
+    o.Set("peakAllocated", static_cast<double>(stats.allocated_bytes[all].peak));
+    return o;
+#else
+    return env.Null();
+#endif
+  });
+}
+
+void RegisterInfo(Napi::Env env, Napi::Object exports) {
+  exports.Set("buildInfo", Napi::Function::New(env, BuildInfo, "buildInfo"));
+  exports.Set("cudaMemory", Napi::Function::New(env, CudaMemory, "cudaMemory"));
+}
 
 LAMER_REGISTER(info, RegisterInfo, 5)
 

@@ -198,6 +198,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
             num("capacity", static_cast<double>(after->capacity));
             num("kvBytesRead", l.kv_bytes_read);
             num("kvBytesLive", l.kv_bytes_live);
+            num("prefillSeconds", l.prefill_seconds);
+            num("decodeSeconds", l.decode_seconds);
             if (!after->graph_error.empty()) r.Set("graphError", Napi::String::New(env, after->graph_error));
             return r;
           };

@@ -1,6 +1,7 @@
 #include "engine/generator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <tuple>
 #include <unordered_set>
@@ -608,8 +609,13 @@ std::vector<Emitted> Generator::Step(std::vector<Request> add, const std::vector
       pending_.push_back(slot);
       ++live_;
     }
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
     if (!pending_.empty()) PrefillPending(out);
+    const auto t1 = Clock::now();
     Decode(max_steps, out);
+    last_.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
+    last_.decode_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
   } catch (...) {
     // A failed step (out of memory, ...) leaves the cache in an unknown state: forget every request, so the
     // caller can fail them all and start clean.

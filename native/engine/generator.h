@@ -98,6 +98,10 @@ struct StepStats {
   // decoding rows' live columns alone (what attention over live lengths reads at least).
   double kv_bytes_read = 0;
   double kv_bytes_live = 0;
+  // Wall seconds of the call's prefill forwards and of its decode steps (each ends reading its tokens back to the
+  // host, so on CUDA the device work is inside them too).
+  double prefill_seconds = 0;
+  double decode_seconds = 0;
 };
 
 // The uniform number in [0, 1) behind token `n` of the request seeded with `seed` (splitmix64 output n).

@@ -1,8 +1,10 @@
 #include "train/optimizer.h"
 
 #include <ATen/core/grad_mode.h>
+#include <torch/cuda.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 
@@ -433,6 +435,15 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
     runner = [dropout](const model::Decoder::LayerFn& layer, const at::Tensor& x) { return Checkpointed(layer, x, dropout); };
   }
   int64_t micro_index = 0;
+  // Wall seconds of the step's parts (the reference's forwards, the policy's forwards and backwards with the reduction
+  // over ranks, the clip and optimizer update); on CUDA each boundary waits for the device, so each part holds its work.
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const auto settle = [dev = decoder_->device()] {
+    if (dev.is_cuda()) torch::cuda::synchronize(dev.index());
+  };
+  const auto step_start = Clock::now();
+  double reference_seconds = 0;
 
   for (const auto& rows : micro) {
     const Micro m = Build(batch, rows, counts.tok_begin, counts.out_begin, counts.row_weight, share ? block : 0);
@@ -456,6 +467,8 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
     // The reference's log-probs of the same tokens, before the policy's forward so that its activations are freed.
     at::Tensor ref_lp;
     if (plan.policy && plan.reference_pass) {
+      settle();
+      const auto ref_start = Clock::now();
       at::NoGradGuard frozen;
       model::Decoder& ref = o.reference_base ? *decoder_ : *o.reference;
       std::optional<model::Decoder::AdapterOff> base_only;
@@ -464,6 +477,8 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
       ref_lp = ChunkedTokenScores(rh.reshape({-1, rh.size(-1)}).index_select(0, flat), ref.LmHeadWeight(), targets, L.temperature, false,
                                   chunk_bytes)
                    .logprobs.to(score);
+      settle();
+      reference_seconds += seconds_since(ref_start);
     }
     std::optional<model::Decoder::Training> training;
     if (o.with_grad) training.emplace(*decoder_);
@@ -494,7 +509,13 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
   // Tokens the forwards computed (padding or packed prefixes included): this process's, not summed over the ranks.
   out.metrics.emplace_back("computedTokens", computed);
   out.logprobs = std::move(logprobs);
+  settle();
+  out.metrics.emplace_back("forwardBackwardSeconds", seconds_since(step_start) - reference_seconds);
+  out.metrics.emplace_back("referenceSeconds", reference_seconds);
+  const auto update_start = Clock::now();
   if (o.with_grad) ClipAndUpdate(params, o, out);
+  settle();
+  out.metrics.emplace_back("optimizerSeconds", seconds_since(update_start));
   out.metrics.emplace_back("step", static_cast<double>(step()));
   return out;
 }

@@ -5,6 +5,7 @@ import { LamerError } from '../errors.js';
 import type { Policy } from '../model/policy.js';
 import type { GenerateRequest, GenerateResult, PolicyClient } from '../rollout/policy.js';
 import { Engine, type EngineOptions } from './engine.js';
+import { timeBook } from '../util/timing.js';
 
 export interface EngineClientOptions extends EngineOptions {
   /** Wrap the prompt as one user message in the checkpoint's chat template (default true when it has one). */
@@ -34,6 +35,10 @@ export class EngineClient implements PolicyClient {
 
   /** The prompt's token ids as the model sees them (after the chat template). */
   promptIds(prompt: string): Int32Array {
+    return timeBook.time('tokenize', () => this.#promptIds(prompt));
+  }
+
+  #promptIds(prompt: string): Int32Array {
     const text = this.#chat
       ? this.#policy.renderChat([{ role: 'user', content: prompt }], { addGenerationPrompt: true, enableThinking: this.#enableThinking })
       : prompt;
@@ -56,7 +61,7 @@ export class EngineClient implements PolicyClient {
     // teaches the model to stop.
     const textIds = r.stoppedBy && 'tokenId' in r.stoppedBy ? r.tokens.subarray(0, r.tokens.length - 1) : r.tokens;
     return {
-      text: this.#policy.decode(textIds, { skipSpecialTokens: true }),
+      text: timeBook.time('tokenize', () => this.#policy.decode(textIds, { skipSpecialTokens: true })),
       promptIds,
       responseIds: r.tokens,
       logprobs: r.logprobs,

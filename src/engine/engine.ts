@@ -13,6 +13,7 @@ import type { Policy } from '../model/policy.js';
 import { addon } from '../native/addon.js';
 import type { NativeEngine, NativeEngineRequest, NativeEngineStepResult } from '../native/types.js';
 import { parseOptions } from '../util/options.js';
+import { timeBook } from '../util/timing.js';
 import { engineOptionsSchema, precaptureSchema, type EngineOptions, type EnginePrecapture } from './options.js';
 
 export type FinishReason = 'stop' | 'length';
@@ -62,6 +63,10 @@ export interface EngineStats {
   demandSteps: number;
   /** Tokens returned (prefill and decode). */
   tokens: number;
+  /** Wall seconds of the native calls, and of their prefill forwards and decode steps. */
+  stepSeconds: number;
+  prefillSeconds: number;
+  decodeSeconds: number;
   /** Prompt tokens taken from the prefix cache, and prompt tokens computed. */
   reusedPromptTokens: number;
   prefilledPromptTokens: number;
@@ -138,6 +143,9 @@ export class Engine {
     rowSteps: 0,
     demandSteps: 0,
     tokens: 0,
+    stepSeconds: 0,
+    prefillSeconds: 0,
+    decodeSeconds: 0,
     reusedPromptTokens: 0,
     prefilledPromptTokens: 0,
     paddedPromptTokens: 0,
@@ -345,6 +353,7 @@ export class Engine {
         const clearPrefixes = this.#clearPrefixes;
         this.#clearPrefixes = false;
         let out: NativeEngineStepResult;
+        const t0 = performance.now();
         try {
           out = await this.#native.step(add, cancel, this.stepsPerCall, clearPrefixes);
         } catch (e) {
@@ -352,6 +361,15 @@ export class Engine {
           for (const p of [...this.#live.values()]) this.#settle(p, e);
           continue;
         }
+        // The call's wall time, split into its prefill forwards, its decode steps and the rest (scheduling, copies,
+        // the hand-over between threads).
+        const wall = (performance.now() - t0) / 1000;
+        timeBook.add('prefill', out.prefillSeconds);
+        timeBook.add('decode', out.decodeSeconds);
+        timeBook.add('engineOther', Math.max(0, wall - out.prefillSeconds - out.decodeSeconds));
+        this.#stats.stepSeconds += wall;
+        this.#stats.prefillSeconds += out.prefillSeconds;
+        this.#stats.decodeSeconds += out.decodeSeconds;
         this.#stats.calls++;
         this.#stats.decodeSteps += out.steps;
         this.#stats.rowSteps += out.steps * out.rows;
@@ -367,7 +385,9 @@ export class Engine {
         this.#stats.kvBytesRead += out.kvBytesRead;
         this.#stats.kvBytesLive += out.kvBytesLive;
         if (out.graphError !== undefined) this.#stats.graphError = out.graphError;
-        for (const r of out.results) this.#receive(r.id, r.tokens, r.logprobs, r.finish);
+        timeBook.time('engineResults', () => {
+          for (const r of out.results) this.#receive(r.id, r.tokens, r.logprobs, r.finish);
+        });
       }
     } finally {
       this.#running = false;

@@ -106,6 +106,8 @@ interface BridgeExports {
   liveTensors(): number;
   tensorFromTypedArray(data: ArrayBufferView, shape: number[], dtype: NativeDType): NativeTensor;
   buildInfo(): NativeBuildInfo;
+  /** The CUDA caching allocator's bytes on a device (null without CUDA). */
+  cudaMemory(device: number): { allocated: number; reserved: number; peakAllocated: number } | null;
   full(shape: number[], value: number, dtype: NativeDType, device: string): NativeTensor;
   randn(shape: number[], dtype: NativeDType, device: string, seed: number): NativeTensor;
   clone(t: NativeTensor): NativeTensor;
@@ -323,6 +325,9 @@ export interface NativeEngineStepResult {
   prefilled: number;
   /** Prompt-token columns the prefill forwards ran, padding included. */
   padded: number;
+  /** Wall seconds of the call's prefill forwards and of its decode steps. */
+  prefillSeconds: number;
+  decodeSeconds: number;
   /** Prompts, and their tokens, the prefix cache holds after the call. */
   prefixEntries: number;
   prefixTokens: number;
@@ -469,6 +474,11 @@ export interface NativeTrainMetrics {
   computedTokens: number;
   /** Optimizer steps taken, this one included. */
   step: number;
+  /** Wall seconds of the step's parts: the policy's forwards and backwards (with the reduction over ranks), the
+   * reference's forwards (KL loss), the clip and optimizer update. */
+  forwardBackwardSeconds: number;
+  referenceSeconds: number;
+  optimizerSeconds: number;
 }
 
 export interface NativeTrainStepResult {

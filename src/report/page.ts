@@ -34,6 +34,48 @@ const ITERATION_CHARTS: Chart[] = [
 
 const pct = (p: number) => (100 * p).toFixed(1);
 
+// The parts of an iteration's time drawn on their own; the rest are summed into "other".
+const TIME_PARTS_DRAWN = 6;
+
+/**
+ * Where iterations' time went, per method: a table of the mean seconds of each part (TimeBreakdown) and its share of
+ * the iteration, and a chart per method of its largest parts over the iterations.
+ */
+function timeSection(methods: string[], its: IterationEvent[]): { table: string; charts: string[] } {
+  const rows: string[] = [];
+  const charts: string[] = [];
+  for (const m of methods) {
+    const timed = its.filter((e) => e.method === m && e.breakdown);
+    if (timed.length === 0) continue;
+    const totals = new Map<string, number>();
+    for (const e of timed) for (const [k, v] of Object.entries(e.breakdown!)) totals.set(k, (totals.get(k) ?? 0) + v);
+    const wall = timed.reduce((a, e) => a + e.seconds, 0);
+    const parts = [...totals.entries()].sort((a, b) => b[1] - a[1]);
+    const cells = parts.map(([k, v]) => `${escapeHtml(k)} ${(v / timed.length).toFixed(3)} s (${pct(v / wall)}%)`).join(', ');
+    rows.push(`<tr><td>${escapeHtml(m)}</td><td>${timed.length}</td><td>${(wall / timed.length).toFixed(2)} s</td><td>${cells}</td></tr>`);
+    const drawn = parts.slice(0, TIME_PARTS_DRAWN).map(([k]) => k);
+    const palette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#7f7f7f'];
+    const series: Series[] = drawn.map((k, i) => ({
+      label: k,
+      color: palette[i],
+      points: timed.map((e) => [e.iteration, e.breakdown![k] ?? 0] as [number, number]),
+    }));
+    if (parts.length > drawn.length) {
+      series.push({
+        label: 'other',
+        color: palette[drawn.length],
+        dash: '6 3',
+        points: timed.map((e) => [e.iteration, Object.entries(e.breakdown!).reduce((a, [k, v]) => a + (drawn.includes(k) ? 0 : v), 0)] as [number, number]),
+      });
+    }
+    charts.push(lineChart(`where ${m}'s iteration time goes (s)`, series, { yLabel: 's', yMin: 0, integerX: true }));
+  }
+  const table = rows.length
+    ? `<h3>Where the time goes</h3><table><tr><th>method</th><th>iterations</th><th>mean iteration</th><th>mean seconds per part (share), largest first</th></tr>${rows.join('')}</table>`
+    : '';
+  return { table, charts };
+}
+
 /** One run's or one job's section: the latest evaluation of each method, the paired differences, the charts. */
 export function renderSection(title: string, events: TrainerEvent[], note = ''): string {
   const its = events.filter((e): e is IterationEvent => e.type === 'iteration');
@@ -112,6 +154,24 @@ export function renderSection(title: string, events: TrainerEvent[], note = ''):
   if (reflectionSeries.length > 0) {
     charts.push(lineChart('reflections right (training rollouts, evaluations)', reflectionSeries, { yLabel: 'ratio', yMin: 0, yMax: 1, integerX: true }));
   }
+  const time = timeSection(methods, its);
+  charts.push(...time.charts);
+  const agreementSeries: Series[] = methods
+    .map((m) => ({
+      label: m,
+      color: methodColor(m),
+      points: its.flatMap((e) => (e.method === m && e.agreement ? [[e.iteration, e.agreement.meanAbs] as [number, number]] : [])),
+    }))
+    .filter((s) => s.points.length > 0);
+  if (agreementSeries.length > 0) {
+    charts.push(
+      lineChart("engine vs trainer: mean |log p difference| of the sampled tokens (first step's rows)", agreementSeries, {
+        yLabel: 'nats',
+        yMin: 0,
+        integerX: true,
+      }),
+    );
+  }
   const iterationsPerMethod = methods
     .map((m) => `${escapeHtml(m)}: ${its.filter((e) => e.method === m).length} iterations, ${evals.filter((e) => e.method === m).length} evaluations`)
     .join('; ');
@@ -119,6 +179,7 @@ export function renderSection(title: string, events: TrainerEvent[], note = ''):
 <p>${iterationsPerMethod || 'no events'}.${note ? ` ${escapeHtml(note)}` : ''}</p>
 <h3>Latest evaluation</h3>${table}
 ${comparison}
+${time.table}
 ${charts.length ? `<div class="charts">${charts.join('\n')}</div>` : ''}
 </section>`;
 }

@@ -17,6 +17,13 @@ export interface ReadMetrics {
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isString = (v: unknown): v is string => typeof v === 'string';
 
+/** An object's finite numeric fields (undefined when it is not an object or has none). */
+function numbersOf(value: unknown): Record<string, number> | undefined {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const out = Object.fromEntries(Object.entries(value).filter(([, v]) => isNumber(v))) as Record<string, number>;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** The event if it is one the report can draw (with the types it needs), else null. */
 function wellFormed(value: unknown): TrainerEvent | null {
   if (!value || typeof value !== 'object') return null;
@@ -28,6 +35,10 @@ function wellFormed(value: unknown): TrainerEvent | null {
     for (const [k, v] of Object.entries(e)) if (isNumber(v)) clean[k] = v;
     const checks = e.reflectionChecks as Record<string, unknown> | undefined;
     if (checks && isNumber(checks.checked) && isNumber(checks.correct)) clean.reflectionChecks = { checked: checks.checked, correct: checks.correct };
+    const breakdown = numbersOf(e.breakdown);
+    if (breakdown) clean.breakdown = breakdown;
+    const agreement = numbersOf(e.agreement);
+    if (agreement && ['tokens', 'meanAbs', 'maxAbs', 'k3'].every((k) => k in agreement)) clean.agreement = agreement;
     return clean as unknown as IterationEvent;
   }
   if (e.type === 'eval') {
@@ -93,7 +104,7 @@ const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
 const hasMetrics = (p: string) => existsSync(join(p, 'metrics.jsonl'));
 
 /** The run folders at or under `dir` (at most three levels down), in name order. */
-function findRuns(dir: string, depth = 0): string[] {
+export function findRuns(dir: string, depth = 0): string[] {
   if (hasMetrics(dir)) return [dir];
   if (depth >= 3) return [];
   return readdirSync(dir)

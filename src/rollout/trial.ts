@@ -23,6 +23,7 @@ import {
   type TrialView,
 } from './policy.js';
 import { REFLECTION_ANCHOR, type Row } from './rows.js';
+import { timeBook } from '../util/timing.js';
 
 export interface TrialConfig {
   /** N: episodes per trial (attempts, for baselines at evaluation). */
@@ -196,7 +197,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
   const writeReflections = carryMemory && memoryUsesReflection(config.memoryMode);
 
   signal?.throwIfAborted();
-  const initial: Observation = env.reset(seed);
+  const initial: Observation = timeBook.time('environment', () => env.reset(seed));
   const taskType = env.taskType();
 
   // The live view a per-trial policy (scripted player) reads; a model-backed policy ignores it.
@@ -264,22 +265,24 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
           view.episode = n - 1;
           view.steps = lastSteps;
           view.results = lastResults;
-          const prompt = agentReflectPrompt(env, {
-            style: config.style,
-            initial,
-            steps: lastSteps,
-            episode: n - 1,
-          });
+          const prompt = timeBook.time('reflectionPrompts', () =>
+            agentReflectPrompt(env, {
+              style: config.style,
+              initial,
+              steps: lastSteps,
+              episode: n - 1,
+            }),
+          );
           const out = await generate(prompt, `trial ${trial} (group ${group}) reflection before episode ${n}`);
-          const reflection = env.parseReflection(out.text);
+          const reflection = timeBook.time('environment', () => env.parseReflection(out.text));
           memory.setReflection(reflection.text);
           reflections.push(reflection.text);
-          reflectionsCorrect.push(env.checkReflection?.(lastSteps, reflection.text));
+          reflectionsCorrect.push(timeBook.time('environment', () => env.checkReflection?.(lastSteps, reflection.text)));
           // The reflect row carries the index of the episode it prepares (SPEC §1: it sits before that episode).
           emit({ episode: n, turn: 0, phase: 'reflect', reward: 0, valid: reflection.valid, won: false, anchor: REFLECTION_ANCHOR }, prompt, out);
         }
       }
-      current = env.restart();
+      current = timeBook.time('environment', () => env.restart());
     }
 
     // Independent attempts see the prompt of a first attempt: nothing about earlier attempts may leak into them.
@@ -294,20 +297,22 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
     view.results = results;
     let episodeReward = 0;
     for (let turn = 0; turn < maxTurns; turn++) {
-      const prompt = agentPlayPrompt(env, {
-        style: config.style,
-        variant: config.promptVariant,
-        initial,
-        memory: memoryBlocks,
-        past,
-        memoryMode: config.memoryMode,
-        episode: promptEpisode,
-        steps,
-        window: config.window,
-      });
+      const prompt = timeBook.time('playPrompts', () =>
+        agentPlayPrompt(env, {
+          style: config.style,
+          variant: config.promptVariant,
+          initial,
+          memory: memoryBlocks,
+          past,
+          memoryMode: config.memoryMode,
+          episode: promptEpisode,
+          steps,
+          window: config.window,
+        }),
+      );
       const out = await generate(prompt, `trial ${trial} (group ${group}) episode ${n} turn ${turn}`);
       const anchor = current.anchor;
-      const result = env.step(out.text);
+      const result = timeBook.time('environment', () => env.step(out.text));
       emit({ episode: n, turn, phase: 'play', reward: result.reward, valid: result.valid, won: result.won, anchor }, prompt, out);
       episodeReward += result.reward;
       steps.push({

@@ -151,6 +151,17 @@ const trainSchema = z
       .enum(['auto', 'off'])
       .default('auto')
       .describe('compute prompt prefixes shared by rows once in the update (auto: on, off with LoRA dropout); off: padded rows'),
+    /** Every scalar of metrics.jsonl also goes to a TensorBoard event file in the run folder, as it happens. */
+    tensorboard: z.boolean().default(true).describe('write TensorBoard event files beside metrics.jsonl'),
+    /**
+     * The update's first step compares its log-probs of the sampled tokens with the engine's (the iteration's
+     * `agreement`); a k3 estimate above this logs a warning (0: never).
+     */
+    agreementWarnKl: z
+      .number()
+      .nonnegative()
+      .default(1e-3)
+      .describe("warn when the trainer's and the engine's log-probs of the sampled tokens differ by more than this KL (k3 estimate)"),
   })
   .strict();
 

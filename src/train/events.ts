@@ -3,6 +3,7 @@
 import type { TrainingMemory } from './runtime.js';
 import type { ReflectionChecks, TurnCounts, TaskSet } from '../eval/evaluate.js';
 import type { AttemptDiversity } from '../eval/diversity.js';
+import type { LogprobAgreement } from './agreement.js';
 
 export interface IterationEvent {
   type: 'iteration';
@@ -59,7 +60,35 @@ export interface IterationEvent {
    * it), AdamW's state; with ZeRO (optim.zero) its shard's share.
    */
   memory?: TrainingMemory;
+  /** When the event was written (seconds since the epoch). */
+  wallTime?: number;
+  /** Where the iteration's `seconds` went (rank 0's): see TimeBreakdown. */
+  breakdown?: TimeBreakdown;
+  /** The rollout engine's batches: mean live rows per decode step over its slots, the same over the rows waiting
+   * work could have filled, and the share of prompt tokens its prefix cache served. */
+  engine?: { occupancy: number; demandOccupancy: number; cacheHitRate: number };
+  /** CPU seconds of this process (user + system, every thread) over the iteration's wall seconds times the cores it
+   * may use: 1 is every core busy the whole time. */
+  cpuBusy?: number;
+  /** The process's peak resident memory so far (bytes). */
+  peakRssBytes?: number;
+  /** On a CUDA device: the caching allocator's bytes after the update (allocated, reserved) and the peak allocated. */
+  cuda?: { allocated: number; reserved: number; peakAllocated: number };
+  /** The update's first step: its log-probs of the sampled tokens of its rows (before any change to the weights)
+   * against the ones the engine sampled with (src/train/agreement.ts). */
+  agreement?: LogprobAgreement;
 }
+
+/**
+ * Seconds of a span's parts, each measured apart (src/util/timing.ts), and `unaccounted`: the span's wall seconds
+ * minus their sum. The rollout's: `prefill`, `decode` and `engineOther` (the engine's native calls), `engineResults`
+ * (handing tokens back, stop strings), `tokenize` (chat template, tokenizer), `environment` (reset, step, restart,
+ * parsing and checking reflections), `playPrompts` and `reflectionPrompts` (building prompts). The update's:
+ * `advantages`, `engineRelease`, `stage`, `gae` (PPO), `forwardBackward`, `reference` (the KL reference's forwards),
+ * `optimizer` (clip and AdamW), `stepOther` (the step calls' copies), `memoryQuery`, `recordUpdate`
+ * (LAMER_RECORD_UPDATES). Parts a span did not use are absent.
+ */
+export type TimeBreakdown = Record<string, number>;
 
 export interface EvalEvent {
   type: 'eval';
@@ -90,12 +119,19 @@ export interface EvalEvent {
   diversity?: AttemptDiversity;
   /** Present when the environment's scripted expert wrote the reflections (eval.reflections: expert). */
   reflections?: 'expert';
+  /** When the event was written (seconds since the epoch). */
+  wallTime?: number;
+  /** Wall seconds of the evaluation, and where they went (TimeBreakdown). */
+  seconds?: number;
+  breakdown?: TimeBreakdown;
 }
 
 export interface CheckpointEvent {
   type: 'checkpoint';
   iteration: number;
   path: string;
+  /** Wall seconds of writing it. */
+  seconds?: number;
 }
 
 export interface LogEvent {

@@ -39,12 +39,20 @@ export interface JobOptions {
 }
 
 /**
- * A method's final evaluation as eval.json holds it: the evaluation event without its type and iteration; a variant's
- * under the variant's name (`method`), with the method it varies (`variantOf`).
+ * A method's final evaluation as eval.json holds it: the evaluation event without its type and iteration, and without
+ * what the clock decided (its wall time and seconds, which metrics.jsonl keeps), so that scoring the same checkpoints
+ * again writes the same file; a variant's under the variant's name (`method`), with the method it varies (`variantOf`).
  */
-export type EvalSummary = Omit<EvalEvent, 'type' | 'iteration' | 'method'> & { method: string; variantOf?: Method };
+export type EvalSummary = Omit<EvalEvent, 'type' | 'iteration' | 'method' | 'wallTime' | 'seconds' | 'breakdown'> & { method: string; variantOf?: Method };
 
-export function evalSummary({ type: _type, iteration: _iteration, ...summary }: EvalEvent): EvalSummary {
+export function evalSummary({
+  type: _type,
+  iteration: _iteration,
+  wallTime: _wall,
+  seconds: _seconds,
+  breakdown: _breakdown,
+  ...summary
+}: EvalEvent): EvalSummary {
   return summary;
 }
 

@@ -12,12 +12,15 @@ import type { DeviceName } from '../tensor.js';
 import { METHOD_SPECS } from '../eval/methods.js';
 import { Rng } from '../util/rng.js';
 import { runSeeds, type TrainerConfig } from './config.js';
-import type { PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
+import type { EngineCounts, PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
+import { addon } from '../native/addon.js';
 import { trainBatch } from './batch.js';
 import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig } from './optimizer.js';
 import { writeDirAtomic } from './checkpoint.js';
 import { RECORD_UPDATES_ENV, writeUpdateRecord } from './update-record.js';
 import type { DistContext } from './distributed.js';
+import { timeBook } from '../util/timing.js';
+import { logprobAgreement, type LogprobAgreement } from './agreement.js';
 
 const OPTIMIZER_FILE = 'optimizer.safetensors';
 /** The frozen weights a KL loss compares with, kept in the run folder when they are not the configured model. */
@@ -182,9 +185,23 @@ class NativeRuntime implements PolicyRuntime {
     this.#client.engine.clearPrefixCache();
   }
 
-  promptCacheStats(): { reused: number; prefilled: number } {
-    const s = this.#client.engine.stats();
-    return { reused: s.reusedPromptTokens, prefilled: s.prefilledPromptTokens };
+  promptCacheStats(): EngineCounts {
+    const engine = this.#client.engine;
+    const s = engine.stats();
+    return {
+      reused: s.reusedPromptTokens,
+      prefilled: s.prefilledPromptTokens,
+      decodeSteps: s.decodeSteps,
+      rowSteps: s.rowSteps,
+      demandSteps: s.demandSteps,
+      slots: engine.slots,
+    };
+  }
+
+  cudaMemory(): { allocated: number; reserved: number; peakAllocated: number } | null {
+    const device = this.#policy.device;
+    if (!device.startsWith('cuda')) return null;
+    return addon().cudaMemory(Number(device.split(':')[1] ?? 0));
   }
 
   #updates = 0;
@@ -192,10 +209,10 @@ class NativeRuntime implements PolicyRuntime {
   async update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics> {
     this.#updates++;
     const record = process.env[RECORD_UPDATES_ENV];
-    if (record && (!this.#dist || this.#dist.rank === 0)) writeUpdateRecord(record, config.method, this.#updates, batch);
+    if (record && (!this.#dist || this.#dist.rank === 0)) timeBook.time('recordUpdate', () => writeUpdateRecord(record, config.method, this.#updates, batch));
     // The rollout is over: the engine's KV cache, CUDA graphs and prefix cache (stale after this update anyway) make
     // room for the train step's activations; the next rollout allocates them again.
-    await this.#client.engine.release();
+    await timeBook.timeAsync('engineRelease', () => this.#client.engine.release());
     const optimizer = this.#rlOptimizer();
     const options = stepOptionsFromConfig(config);
     // With LoRA the reference is the policy's own base, its adapter off (the optimizer's default): no second copy.
@@ -205,9 +222,13 @@ class NativeRuntime implements PolicyRuntime {
     // mini-batch step below names its rows by index. PPO's values and GAE are computed there too.
     const critic = METHOD_SPECS[config.method].critic;
     if (critic && !batch.rowReturns) throw new LamerError('E_ARG', 'ppo update: the batch carries no row returns');
-    const { batch: columns, rows } = trainBatch(batch);
-    await optimizer.stage(columns);
-    if (critic) await optimizer.gae({ gamma: config.advantage.gaeGamma, lambda: config.advantage.gaeLambda, microBatchTokens: config.optim.microBatchTokens });
+    const { batch: columns, rows } = timeBook.time('stage', () => trainBatch(batch));
+    await timeBook.timeAsync('stage', () => optimizer.stage(columns));
+    if (critic) {
+      await timeBook.timeAsync('gae', () =>
+        optimizer.gae({ gamma: config.advantage.gaeGamma, lambda: config.advantage.gaeLambda, microBatchTokens: config.optim.microBatchTokens }),
+      );
+    }
     const usable = rows.map((_, j) => j);
     // Data parallel: every rank places its rows in the iteration's global row order (by group), shuffles the global
     // positions as one process would, and trains on its own rows of each global mini-batch (gradients summed over
@@ -217,6 +238,7 @@ class NativeRuntime implements PolicyRuntime {
     const global = dist ? await globalRowOrder(dist, usable, groups && Int32Array.from(rows, (i) => groups[i])) : undefined;
     const positions = global ? Array.from({ length: global.total }, (_, g) => g) : usable;
     if (dist) options.group = dist.native;
+    let agreement: LogprobAgreement | undefined;
     for (let epoch = 0; epoch < config.optim.epochs; epoch++) {
       // A seeded shuffle per epoch: mini-batches mix tasks, and a rerun (or a resumed run) sees the same order.
       new Rng(config.seed * 1_000_003 + optimizer.stepCount + epoch).shuffle(positions);
@@ -224,7 +246,16 @@ class NativeRuntime implements PolicyRuntime {
         const picked = positions.slice(start, start + config.optim.miniBatchRows);
         const mine = global ? picked.flatMap((g) => (global.local.has(g) ? [global.local.get(g)!] : [])) : picked;
         try {
-          const m = await optimizer.stagedStep(Int32Array.from(mine), options);
+          const t = performance.now();
+          const { metrics: m, logprobs } = await optimizer.stagedStepWithLogprobs(Int32Array.from(mine), options);
+          // The step's parts as the native step timed them; the rest of the call (copies in and out) as stepOther.
+          const wall = (performance.now() - t) / 1000;
+          timeBook.add('forwardBackward', m.forwardBackwardSeconds);
+          if (m.referenceSeconds > 0) timeBook.add('reference', m.referenceSeconds);
+          timeBook.add('optimizer', m.optimizerSeconds);
+          timeBook.add('stepOther', Math.max(0, wall - m.forwardBackwardSeconds - m.referenceSeconds - m.optimizerSeconds));
+          // The first step's forward ran on the weights the rollout sampled with: its log-probs against the engine's.
+          if (epoch === 0 && start === 0) agreement = logprobAgreement(mine, rows, batch.oldLogprobs, logprobs);
           if (!Number.isFinite(m.loss)) {
             totals.skipped++;
             continue;
@@ -246,9 +277,10 @@ class NativeRuntime implements PolicyRuntime {
       }
     }
     const k = Math.max(1, totals.steps);
-    const { parameters, gradients, optimizerState } = await optimizer.memory();
+    const { parameters, gradients, optimizerState } = await timeBook.timeAsync('memoryQuery', () => optimizer.memory());
     return {
       memory: { parameters, gradients, optimizerState },
+      ...(agreement ? { agreement } : {}),
       loss: totals.steps ? totals.loss / k : NaN,
       clipFraction: totals.clipFraction / k,
       approxKl: totals.approxKl / k,

@@ -219,8 +219,14 @@ export class Optimizer {
 
   /** One optimizer step, as trainStep, over the rows `rows` (indices) of the staged batch. */
   async stagedStep(rows: Int32Array, options: StepOptions = {}): Promise<TrainMetrics> {
+    return (await this.stagedStepWithLogprobs(rows, options)).metrics;
+  }
+
+  /** stagedStep, with the log-prob of every response token of `rows` in the step's forward (before its update), rows
+   * in the order given. */
+  async stagedStepWithLogprobs(rows: Int32Array, options: StepOptions = {}): Promise<{ metrics: TrainMetrics; logprobs: Float32Array }> {
     const r = await this.#handle.stepStaged(rows, this.#stepOptions(options, 'policy', this.#reference(undefined, options)));
-    return updateMetrics(r.metrics);
+    return { metrics: updateMetrics(r.metrics), logprobs: r.logprobs };
   }
 
   /** One optimizer step of cross-entropy on the response tokens (token-mean over the mini-batch): warm starts. */

@@ -3,6 +3,7 @@
 // interface only, so it is tested with a light stand-in and runs unchanged over the native policy.
 import type { PolicySource } from '../rollout/policy.js';
 import type { TrainerConfig } from './config.js';
+import type { LogprobAgreement } from './agreement.js';
 
 /** Rows of one rollout, ready for the policy update. */
 export interface UpdateBatch {
@@ -39,6 +40,19 @@ export interface UpdateMetrics {
   computedTokens?: number;
   /** Bytes this rank holds for training after the update (the native optimizer's count). */
   memory?: TrainingMemory;
+  /** The first step's log-probs of its rows' sampled tokens (before any update) against the engine's. */
+  agreement?: LogprobAgreement;
+}
+
+/** The engine's cumulative counts: prompt tokens taken from its prefix cache and computed, and its decode steps, the
+ * rows they decoded, the rows they could have decoded (min(slots, requests waiting or live)) and its slots. */
+export interface EngineCounts {
+  reused: number;
+  prefilled: number;
+  decodeSteps?: number;
+  rowSteps?: number;
+  demandSteps?: number;
+  slots?: number;
 }
 
 /** Bytes one rank holds for training: every parameter, the gradients at the last update, AdamW's state. */
@@ -68,7 +82,9 @@ export interface PolicyRuntime {
   resetCaches?(): void;
   /** The engine's prompt tokens so far: taken from its prefix cache, and computed (cumulative; absent without an
    * engine). */
-  promptCacheStats?(): { reused: number; prefilled: number };
+  promptCacheStats?(): EngineCounts;
+  /** The CUDA caching allocator's bytes where the policy runs on CUDA (absent or null elsewhere). */
+  cudaMemory?(): { allocated: number; reserved: number; peakAllocated: number } | null;
   /** One epoch over the batch in mini-batches of `config.optim.miniBatchRows`, one optimizer step each. */
   update(batch: UpdateBatch, config: TrainerConfig): Promise<UpdateMetrics>;
   /** One supervised step; returns the mean token cross-entropy before the step. */

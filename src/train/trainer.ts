@@ -2,6 +2,7 @@
 // checkpoints, exact resume. `Trainer.run()` is an async iterator of typed events; every event is also appended
 // to the run folder's metrics.jsonl.
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { makeDirs, readRegularFile } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { computeAdvantages } from '../algo/index.js';
@@ -19,7 +20,7 @@ import { Progress } from '../util/progress.js';
 import { runSeeds, validateConfig, type TrainerConfig, type TrainerConfigInput } from './config.js';
 import { checkpointName, cleanInterruptedCheckpoints, latestCheckpoint, removeStaleTemporaries, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
 import { warmStart } from './warm-start.js';
-import type { EvalEvent, IterationEvent, TrainerEvent } from './events.js';
+import type { EvalEvent, IterationEvent, TimeBreakdown, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import { claimRunFolder } from './run-lock.js';
 import {
@@ -34,7 +35,9 @@ import {
 } from './trainer-state.js';
 import { codeVersion } from './code-version.js';
 import type { DistContext } from './distributed.js';
-import type { PolicyRuntime, UpdateMetrics } from './runtime.js';
+import type { EngineCounts, PolicyRuntime, UpdateMetrics } from './runtime.js';
+import { RunEventWriter } from './tensorboard.js';
+import { partsSince, timeBook, type TimeParts } from '../util/timing.js';
 
 export interface TrainerOptions {
   /** Creates the model runtime for a config; default: the native policy, engine and optimizer. */
@@ -168,9 +171,16 @@ export class Trainer {
   }
 
   #emit(event: TrainerEvent): TrainerEvent {
-    if (this.#main) appendFileSync(join(this.runDir, 'metrics.jsonl'), JSON.stringify(event) + '\n');
+    if (event.type === 'iteration' || event.type === 'eval') event.wallTime ??= Date.now() / 1000;
+    if (this.#main) {
+      appendFileSync(join(this.runDir, 'metrics.jsonl'), JSON.stringify(event) + '\n');
+      this.#tensorboard?.write(event);
+    }
     return event;
   }
+
+  /** The run folder's TensorBoard event file (train.tensorboard), opened with the run. */
+  #tensorboard: RunEventWriter | null = null;
 
   /** Writes a file of the run folder (rank 0 only). */
   #write(name: string, text: string): void {
@@ -249,6 +259,8 @@ export class Trainer {
     if (runtime === null && !isChanceMethod(c.method)) {
       throw new LamerError('E_ARG', `Trainer.evaluate: method ${c.method} plays with the model, so it needs a runtime`);
     }
+    const t0 = performance.now();
+    const book0 = timeBook.snapshot();
     runtime?.resetCaches?.();
     const expert = c.eval.reflections === 'expert' && evalTrialMode(c.method).reflect;
     const dist = this.#options.dist;
@@ -278,6 +290,7 @@ export class Trainer {
         if (p.trialsDone > progress.done) progress.tick(p.trialsDone - progress.done);
       },
     });
+    const seconds = (performance.now() - t0) / 1000;
     options.onTranscripts?.(result.transcripts);
     const checks = result.reflectionChecks;
     const right = checks.checked > 0 ? `; reflections right ${checks.correct}/${checks.checked}` : '';
@@ -298,6 +311,8 @@ export class Trainer {
       turns: result.turns,
       diversity: result.diversity,
       ...(expert ? { reflections: 'expert' as const } : {}),
+      seconds,
+      breakdown: breakdownOf(book0, seconds),
     };
   }
 
@@ -306,6 +321,7 @@ export class Trainer {
     const c = this.config;
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
+    const book0 = timeBook.snapshot();
     runtime.resetCaches?.();
     const cache0 = runtime.promptCacheStats?.();
     const shape = trainRolloutShape(c.method, c.trial.episodes, c.rollout.groupSize);
@@ -345,7 +361,9 @@ export class Trainer {
     const cpu1 = process.cpuUsage();
     const cache1 = runtime.promptCacheStats?.();
     // The config's estimator options whole; a method that forces its estimator overrides the configured one.
-    const adv = computeAdvantages(batch.table, { ...estimatorOptions(c.advantage), estimator: methodEstimator(c.method, c.advantage.estimator) });
+    const adv = timeBook.time('advantages', () =>
+      computeAdvantages(batch.table, { ...estimatorOptions(c.advantage), estimator: methodEstimator(c.method, c.advantage.estimator) }),
+    );
     const update: UpdateMetrics = await runtime.update(
       {
         promptIds: batch.promptIds,
@@ -359,6 +377,8 @@ export class Trainer {
     );
     const t2 = performance.now();
     const cpu2 = process.cpuUsage();
+    const breakdown = breakdownOf(book0, (t2 - t0) / 1000);
+    const cuda = runtime.cudaMemory?.();
     const local = rolloutSums(batch);
     const sums = mine && dist ? await sumOverRanks(local, dist) : local;
     const summary = summaryOfSums(sums);
@@ -387,6 +407,12 @@ export class Trainer {
       seconds: (t2 - t0) / 1000,
       rolloutCpuSeconds: cpuSeconds(cpu0, cpu1),
       updateCpuSeconds: cpuSeconds(cpu1, cpu2),
+      breakdown,
+      ...(cache0 && cache1 ? engineUse(cache0, cache1) : {}),
+      cpuBusy: cpuSeconds(cpu0, cpu2) / (((t2 - t0) / 1000) * availableParallelism()),
+      peakRssBytes: process.resourceUsage().maxRSS * 1024,
+      ...(cuda ? { cuda } : {}),
+      ...(update.agreement ? { agreement: update.agreement } : {}),
     };
     const checks = { checked: sums.checked, correct: sums.correct };
     if (checks.checked > 0) event.reflectionChecks = checks;
@@ -478,10 +504,13 @@ export class Trainer {
       if (this.#main) {
         makeDirs(this.runDir);
         removeStaleTemporaries(this.runDir);
+        if (this.config.train.tensorboard) this.#tensorboard = new RunEventWriter(this.runDir);
       }
       try {
         yield* this.#run(options);
       } finally {
+        this.#tensorboard?.close();
+        this.#tensorboard = null;
         if (this.#main) removeStaleTemporaries(this.runDir);
       }
     } finally {
@@ -560,6 +589,16 @@ export class Trainer {
           const event = await this.iterate(runtime, it, signal);
           completed = it;
           if (event.note) yield this.#emit({ type: 'log', level: 'warn', message: `iteration ${it}: ${event.note}` });
+          const gap = event.agreement;
+          if (gap && c.train.agreementWarnKl > 0 && gap.k3 > c.train.agreementWarnKl) {
+            const message =
+              `iteration ${it}: the trainer's log-probs of the sampled tokens differ from the engine's (KL ${gap.k3.toExponential(2)}, ` +
+              `mean |diff| ${gap.meanAbs.toExponential(2)}, max ${gap.maxAbs.toExponential(2)} over ${gap.tokens} tokens; warning above ` +
+              `train.agreementWarnKl ${c.train.agreementWarnKl}): the engine samples with other numerics or weights than the update ` +
+              `trains (a lower-precision engine, a stale cache or graph), which biases every importance ratio`;
+            this.#log(`[${c.method}] warning: ${message}`);
+            yield this.#emit({ type: 'log', level: 'warn', message });
+          }
           this.#log(
             `[${c.method}] iter ${it}/${c.train.iterations} reward ${event.reward.toFixed(3)} success ${(100 * event.successRate).toFixed(1)}% ` +
               `valid ${(100 * event.validRatio).toFixed(1)}%${event.reflectionChecks ? ` reflections right ${formatCheckedShare(event.reflectionChecks)}` : ''} ` +
@@ -573,7 +612,9 @@ export class Trainer {
             owed = false;
           }
           if ((c.train.checkpointEvery > 0 && it % c.train.checkpointEvery === 0) || isLast || it === last) {
-            yield this.#emit({ type: 'checkpoint', iteration: it, path: await this.#checkpoint(runtime, it) });
+            const t = performance.now();
+            const path = await this.#checkpoint(runtime, it);
+            yield this.#emit({ type: 'checkpoint', iteration: it, path, seconds: (performance.now() - t) / 1000 });
             saved = it;
           }
         }
@@ -608,6 +649,30 @@ function describeProvenance(p: Record<string, unknown> | undefined): string {
   };
   walk('', p);
   return parts.join(', ');
+}
+
+/** Where a span's `seconds` went: the parts the time book gained since `before`, and the rest as `unaccounted`. */
+function breakdownOf(before: TimeParts, seconds: number): TimeBreakdown {
+  const parts = partsSince(before, timeBook.snapshot());
+  const measured = Object.values(parts).reduce((a, b) => a + b, 0);
+  return { ...parts, unaccounted: seconds - measured };
+}
+
+/** The engine's batch occupancy and prefix-cache hit rate between two readings of its counts. */
+function engineUse(a: EngineCounts, b: EngineCounts): { engine: NonNullable<IterationEvent['engine']> } | Record<string, never> {
+  if (b.decodeSteps === undefined || a.decodeSteps === undefined || !b.slots) return {};
+  const steps = b.decodeSteps - a.decodeSteps;
+  const rows = (b.rowSteps ?? 0) - (a.rowSteps ?? 0);
+  const demand = (b.demandSteps ?? 0) - (a.demandSteps ?? 0);
+  const reused = b.reused - a.reused;
+  const prompt = reused + b.prefilled - a.prefilled;
+  return {
+    engine: {
+      occupancy: steps > 0 ? rows / (steps * b.slots) : 0,
+      demandOccupancy: demand > 0 ? rows / demand : 0,
+      cacheHitRate: prompt > 0 ? reused / prompt : 0,
+    },
+  };
 }
 
 /** CPU seconds (user and system, every thread of this process) between two process.cpuUsage() readings. */

@@ -84,12 +84,24 @@ export async function captured(fn: () => Promise<number>): Promise<{ code: numbe
   }
 }
 
-/** What the clock decides in an iteration event (wall and CPU seconds, throughput). */
-type Timing = 'tokensPerSecond' | 'rolloutSeconds' | 'updateSeconds' | 'seconds' | 'rolloutCpuSeconds' | 'updateCpuSeconds';
+/** What the clock decides in an event (wall and CPU seconds, where they went, throughput, memory peaks). */
+const TIMINGS = [
+  'tokensPerSecond',
+  'rolloutSeconds',
+  'updateSeconds',
+  'seconds',
+  'rolloutCpuSeconds',
+  'updateCpuSeconds',
+  'wallTime',
+  'breakdown',
+  'cpuBusy',
+  'peakRssBytes',
+] as const;
+type Timing = (typeof TIMINGS)[number];
 
-/** An iteration event without its timings: two runs of the same config agree on the rest. */
+/** An event without its timings: two runs of the same config agree on the rest. */
 export function withoutTimings<T extends object>(e: T): Omit<T, Timing> {
   const rest = { ...e } as Record<string, unknown>;
-  for (const k of ['tokensPerSecond', 'rolloutSeconds', 'updateSeconds', 'seconds', 'rolloutCpuSeconds', 'updateCpuSeconds']) delete rest[k];
+  for (const k of TIMINGS) delete rest[k];
   return rest as Omit<T, Timing>;
 }

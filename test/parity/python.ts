@@ -45,7 +45,7 @@ export function isCi(env: NodeJS.ProcessEnv = process.env): boolean {
 export function parityPython(status: PythonStatus = ensurePython(), env: NodeJS.ProcessEnv = process.env): PythonStatus {
   if (status.ok || !isCi(env)) return status;
   throw new Error(
-    `the parity tests (test/parity/) need the Python reference environment (.venv with torch, transformers and peft), and ${status.reason}. ` +
+    `the parity tests (test/parity/) need the Python reference environment (.venv with torch, transformers, peft and tensorboard), and ${status.reason}. ` +
       `Under CI (CI=${env.CI}) that is a failure, not a skip: give the machine a package index pip can reach, or create .venv with scripts/pyenv.sh before the tests.`,
   );
 }

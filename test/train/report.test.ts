@@ -261,6 +261,28 @@ describe('lamer report pages', () => {
     expect(renderReport('x', [])).toContain('No evaluation yet');
   });
 
+  it("shows where the iterations' time went (mean per part and share) and the engine/trainer agreement", () => {
+    const iteration = (i: number, decode: number) =>
+      ({
+        type: 'iteration',
+        method: 'lamer',
+        iteration: i,
+        seconds: 2,
+        breakdown: { decode, forwardBackward: 1.5 - decode, optimizer: 0.25, environment: 0.2, unaccounted: 0.05 },
+        agreement: { tokens: 10, meanAbs: 1e-6 * i, maxAbs: 1e-5, k3: 1e-12 },
+      }) as unknown as TrainerEvent;
+    const html = renderReport('x', [iteration(1, 0.5), iteration(2, 0.7)]);
+    expect(html).toContain('Where the time goes');
+    // decode: (0.5 + 0.7) / 2 = 0.6 s a iteration, 30% of the 2 s; forward/backward 0.9 s, 45%, listed first.
+    expect(html).toMatch(/forwardBackward 0\.900 s \(45\.0%\), decode 0\.600 s \(30\.0%\)/);
+    expect(html).toContain('where lamer&#39;s iteration time goes (s)');
+    expect(html).toContain('engine vs trainer: mean |log p difference|');
+    // A run without them (an earlier build's) shows neither.
+    const plain = renderReport('x', [{ type: 'iteration', method: 'lamer', iteration: 1, seconds: 2 } as unknown as TrainerEvent]);
+    expect(plain).not.toContain('Where the time goes');
+    expect(plain).not.toContain('engine vs trainer');
+  });
+
   it('usage errors go to stderr with exit 2', async () => {
     const err = console.error;
     const lines: string[] = [];

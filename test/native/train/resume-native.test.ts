@@ -19,7 +19,7 @@ function config(runsDir: string): TrainerConfigInput {
 }
 
 const iterations = (evs: TrainerEvent[]) => evs.filter((e): e is IterationEvent => e.type === 'iteration').map(withoutTimings);
-const evals = (evs: TrainerEvent[]) => evs.filter((e) => e.type === 'eval');
+const evals = (evs: TrainerEvent[]) => evs.filter((e) => e.type === 'eval').map(withoutTimings);
 
 describe('resume with the native runtime', () => {
   it('a run resumed from its iteration-2 checkpoint reproduces the uninterrupted run (tokens and rewards exactly, losses to rounding)', async () => {
