@@ -43,3 +43,34 @@ for (const dir of dirs) {
     );
   }
 }
+
+// Where the iterations' time went (runs of builds that record `breakdown`): each part's total seconds and share of
+// the iterations' wall time, and the unaccounted rest, overall and at its worst iteration.
+for (const dir of dirs) {
+  for (const m of readdirSync(dir).filter((x) => existsSync(join(dir, x, 'metrics.jsonl')))) {
+    const events = readFileSync(join(dir, m, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === 'iteration' && e.breakdown);
+    if (events.length === 0) continue;
+    const wall = sum(events, (e) => e.seconds);
+    /** @type {Map<string, number>} */
+    const parts = new Map();
+    for (const e of events) for (const [k, v] of Object.entries(e.breakdown)) parts.set(k, (parts.get(k) ?? 0) + v);
+    const worst = Math.max(...events.map((e) => Math.abs(e.breakdown.unaccounted ?? 0) / e.seconds));
+    console.log(
+      `\n${dir} ${m}: ${events.length} iterations, ${fmt(wall)} s; unaccounted ${fmt((100 * (parts.get('unaccounted') ?? 0)) / wall, 2)}% (worst iteration ${fmt(100 * worst, 2)}%)`,
+    );
+    console.log('| part | seconds | share |');
+    console.log('|---|---|---|');
+    for (const [k, v] of [...parts.entries()].sort((a, b) => b[1] - a[1])) console.log(`| ${k} | ${fmt(v, 2)} | ${fmt((100 * v) / wall)}% |`);
+    const agreement = events.filter((e) => e.agreement).map((e) => e.agreement);
+    if (agreement.length > 0) {
+      const mean = (/** @type {string} */ k) => agreement.reduce((a, x) => a + x[k], 0) / agreement.length;
+      console.log(
+        `agreement over ${agreement.length} iterations: mean |diff| ${mean('meanAbs').toExponential(2)}, max |diff| ${Math.max(...agreement.map((x) => x.maxAbs)).toExponential(2)}, k3 ${mean('k3').toExponential(2)}`,
+      );
+    }
+  }
+}

@@ -34,7 +34,11 @@ export { runJob } from './train/job.js';
 export type { JobOptions, JobResult, EvalSummary } from './train/job.js';
 export { configSchema, loadConfig, validateConfig, applyOverrides, mergeConfig } from './train/config.js';
 export type { TrainerConfig, TrainerConfigInput } from './train/config.js';
-export type { TrainerEvent, IterationEvent, EvalEvent, CheckpointEvent, LogEvent } from './train/events.js';
+export type { TrainerEvent, IterationEvent, EvalEvent, CheckpointEvent, LogEvent, TimeBreakdown } from './train/events.js';
+export { EventFileWriter, RunEventWriter, eventScalars, writeRunEvents } from './train/tensorboard.js';
+export type { Scalar } from './train/tensorboard.js';
+export { logprobAgreement } from './train/agreement.js';
+export type { LogprobAgreement } from './train/agreement.js';
 // Data parallelism on c10d process groups (torchrun's variables, or `lamer train --nproc`).
 export { DistContext, distSettingsFromEnv, DEFAULT_DIST_TIMEOUT_MS } from './train/distributed.js';
 export type { DistSettings } from './train/distributed.js';

@@ -52,7 +52,7 @@ function timeSection(methods: string[], its: IterationEvent[]): { table: string;
     const wall = timed.reduce((a, e) => a + e.seconds, 0);
     const parts = [...totals.entries()].sort((a, b) => b[1] - a[1]);
     const cells = parts.map(([k, v]) => `${escapeHtml(k)} ${(v / timed.length).toFixed(3)} s (${pct(v / wall)}%)`).join(', ');
-    rows.push(`<tr><td>${escapeHtml(m)}</td><td>${timed.length}</td><td>${(wall / timed.length).toFixed(2)} s</td><td>${cells}</td></tr>`);
+    rows.push(`<tr><td>${escapeHtml(m)}</td><td>${timed.length}</td><td>${(wall / timed.length).toFixed(2)} s</td><td class="text">${cells}</td></tr>`);
     const drawn = parts.slice(0, TIME_PARTS_DRAWN).map(([k]) => k);
     const palette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#7f7f7f'];
     const series: Series[] = drawn.map((k, i) => ({
@@ -71,7 +71,7 @@ function timeSection(methods: string[], its: IterationEvent[]): { table: string;
     charts.push(lineChart(`where ${m}'s iteration time goes (s)`, series, { yLabel: 's', yMin: 0, integerX: true }));
   }
   const table = rows.length
-    ? `<h3>Where the time goes</h3><table><tr><th>method</th><th>iterations</th><th>mean iteration</th><th>mean seconds per part (share), largest first</th></tr>${rows.join('')}</table>`
+    ? `<h3>Where the time goes</h3><table><tr><th>method</th><th>iterations</th><th>mean iteration</th><th class="text">mean seconds per part (share), largest first</th></tr>${rows.join('')}</table>`
     : '';
   return { table, charts };
 }
@@ -165,7 +165,7 @@ export function renderSection(title: string, events: TrainerEvent[], note = ''):
     .filter((s) => s.points.length > 0);
   if (agreementSeries.length > 0) {
     charts.push(
-      lineChart("engine vs trainer: mean |log p difference| of the sampled tokens (first step's rows)", agreementSeries, {
+      lineChart('engine vs trainer: mean |log-prob gap|', agreementSeries, {
         yLabel: 'nats',
         yMin: 0,
         integerX: true,
@@ -220,7 +220,7 @@ export function renderPage(title: string, body: string[]): string {
 section{border-top:1px solid #ddd;padding-top:4px}.summary{background:#f7f9fc}
 .charts{display:flex;flex-wrap:wrap;gap:16px}.charts>svg{border:1px solid #ddd;border-radius:4px;background:#fff}
 table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}
-td:first-child,th:first-child{text-align:left}.swatch{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}</style></head>
+td:first-child,th:first-child,td.text,th.text{text-align:left}.swatch{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}</style></head>
 <body><h1>${escapeHtml(title)}</h1>
 ${body.join('\n')}
 </body></html>

@@ -276,7 +276,7 @@ describe('lamer report pages', () => {
     // decode: (0.5 + 0.7) / 2 = 0.6 s a iteration, 30% of the 2 s; forward/backward 0.9 s, 45%, listed first.
     expect(html).toMatch(/forwardBackward 0\.900 s \(45\.0%\), decode 0\.600 s \(30\.0%\)/);
     expect(html).toContain('where lamer&#39;s iteration time goes (s)');
-    expect(html).toContain('engine vs trainer: mean |log p difference|');
+    expect(html).toContain('engine vs trainer: mean |log-prob gap|');
     // A run without them (an earlier build's) shows neither.
     const plain = renderReport('x', [{ type: 'iteration', method: 'lamer', iteration: 1, seconds: 2 } as unknown as TrainerEvent]);
     expect(plain).not.toContain('Where the time goes');
