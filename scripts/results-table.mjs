@@ -11,6 +11,11 @@
 // usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...   (--a: the methods compared with the others;
 // default the runs' first method)
 //
+// --claims: the paper's findings on MineSweeper (configs/minesweeper-findings.yaml), each as lamer's across-seed mean
+// difference with its 95% t-interval and a verdict: holds (the interval excludes 0 on the paper's side), refuted (it
+// excludes 0 on the other side) or inconclusive (it holds 0).
+// usage: node scripts/results-table.mjs --claims RUN_DIR...
+//
 // --environments: one row per environment (the runs grouped by the environment and options their config.json
 // records), the paper's LaMer - GiGPO pass@3 beside lamer's across its seeds, with the chance row.
 // usage: node scripts/results-table.mjs --environments RUN_DIR...
@@ -40,13 +45,18 @@ const as = [];
 /** @type {string[]} */
 const dirs = [];
 let environments = false;
+let claims = false;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--a') as.push(args[++i]);
   else if (args[i] === '--environments') environments = true;
+  else if (args[i] === '--claims') claims = true;
   else dirs.push(args[i]);
 }
-if (dirs.length === 0 || as.some((a) => !a) || (environments && as.length > 0)) {
-  console.error('usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...\n       node scripts/results-table.mjs --environments RUN_DIR...');
+if (dirs.length === 0 || as.some((a) => !a) || ((environments || claims) && as.length > 0) || (environments && claims)) {
+  console.error(
+    'usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...\n       node scripts/results-table.mjs --environments RUN_DIR...\n' +
+      '       node scripts/results-table.mjs --claims RUN_DIR...',
+  );
   process.exit(2);
 }
 
@@ -61,6 +71,61 @@ function environmentOf(/** @type {string} */ dir) {
   const env = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).env;
   const options = Object.entries({ ...env.options, ...env.evalOptions }).map(([k, v]) => `${k} ${JSON.stringify(v)}`);
   return { name: /** @type {string} */ (env.name), label: options.length > 0 ? `${env.name} (${options.join(', ')})` : env.name };
+}
+
+if (claims) {
+  const runs = dirs.map(readRunEvaluation);
+  /** The across-seed pair of `a` against `b` (pass@N and gain), on a's tasks. */
+  const pair = (/** @type {string} */ a, /** @type {string} */ b) => {
+    const p = compareRuns(runs, { a }).pairs.find((x) => x.b === b);
+    if (!p?.passAtN || !p.gain) throw new Error(`results-table --claims: no pair ${a} - ${b} in every run (two seeds at least)`);
+    return { passAtN: p.passAtN, gain: p.gain };
+  };
+  /** A per-seed figure of a method's evaluation record (eval.json keeps the whole record). */
+  const figure = (/** @type {string} */ method, /** @type {(m: any) => number} */ f) =>
+    runs.map((r) => {
+      const m = r.results.find((x) => x.method === method);
+      if (!m) throw new Error(`results-table --claims: ${r.run} has no ${method}`);
+      return f(m);
+    });
+  const decide = (/** @type {{ low: number, high: number }} */ i, /** @type {1 | -1} */ side) =>
+    i.low > 0 || i.high < 0 ? (Math.sign(i.low + i.high) === side ? 'holds' : 'refuted') : 'inconclusive';
+  /** @type {Array<[string, string, { mean: number, low: number, high: number }, 1 | -1, (x: { mean: number, low: number, high: number }) => string]>} */
+  const rows = [
+    ['LaMer vs GiGPO (pass@3)', 'LaMer ahead (MineSweeper 74.4 vs 55.1)', pair('lamer', 'gigpo').passAtN, 1, interval],
+    ['test-time scaling: gain pass@1->3, LaMer vs GiGPO', 'far larger for LaMer', pair('lamer', 'gigpo').gain, 1, interval],
+    ['memory: reflections only vs trajectories only', 'reflections only ahead (80.5 vs 69.5)', pair('lamer', 'lamer-history').passAtN, 1, interval],
+    ['memory: reflections only vs both', 'reflections only ahead (80.5 vs 74.4)', pair('lamer', 'lamer-both').passAtN, 1, interval],
+    ['gamma_traj 0.9 vs 0.6', 'MineSweeper prefers 0.9', pair('lamer', 'lamer-g06').passAtN, 1, interval],
+    ['cross-episode credit: gamma_traj 0.9 vs 0', 'the cross-episode return is the mechanism', pair('lamer', 'lamer-traj0').passAtN, 1, interval],
+    [
+      'training vs protocol: LaMer vs GiGPO with reflections (gigpo+reflect)',
+      'meta-RL training adds to test-time reflection',
+      pair('lamer', 'gigpo+reflect').passAtN,
+      1,
+      interval,
+    ],
+    ['what the protocol adds: gigpo+reflect vs GiGPO', '(control)', pair('gigpo+reflect', 'gigpo').passAtN, 1, interval],
+    ['harder boards (5 mines): LaMer vs GiGPO', 'LaMer keeps a 5-10 point lead', pair('lamer-hard', 'gigpo-hard').passAtN, 1, interval],
+  ];
+  // Diversity: the attempts' entropy (bits) and how often an attempt repeats the last action of the failed one before.
+  const entropy = runsInterval(figure('lamer', (m) => m.diversity.meanEntropyBits).map((x, i) => x - figure('gigpo', (m) => m.diversity.meanEntropyBits)[i]));
+  const repeat = (/** @type {string} */ method) => figure(method, (m) => m.diversity.repeatedEnd / m.diversity.afterFailure);
+  const repeats = runsInterval(repeat('lamer').map((x, i) => x - repeat('gigpo')[i]));
+  const bits = (/** @type {{ mean: number, low: number, high: number }} */ i) =>
+    `${i.mean >= 0 ? '+' : ''}${i.mean.toFixed(2)} (${i.low >= 0 ? '+' : ''}${i.low.toFixed(2)} to ${i.high >= 0 ? '+' : ''}${i.high.toFixed(2)}) bits`;
+  rows.push(['diversity: entropy of the attempts, LaMer vs GiGPO', 'meta-RL explores more diversely', entropy, 1, bits]);
+  rows.push(["use of what failed: repeats of the failed attempt's last action, LaMer vs GiGPO", '(fewer repeats for LaMer)', repeats, -1, interval]);
+  const first = runs[0].results.find((m) => m.method === 'lamer');
+  const hard = runs[0].results.find((m) => m.method === 'lamer-hard');
+  console.log(
+    `${runs.length} seeds (${runs.map((r) => r.seed ?? r.run).join(', ')}), each scored on ${first?.taskSet ? describeTaskSet(first.taskSet) : '?'}` +
+      `${hard?.taskSet ? ` (the harder boards, 5 mines instead of 3: the same indices, task hash ${hard.taskSet.hash.slice(0, 12)})` : ''}; across-seed mean difference, 95% t-interval on ${runs.length - 1} d.o.f.\n`,
+  );
+  console.log('| finding | the paper | lamer: difference (95% CI over seeds) | at this scale |');
+  console.log('|---|---|---|---|');
+  for (const [name, paper, i, side, show] of rows) console.log(`| ${name} | ${paper} | ${show(i)} | ${decide(i, side)} |`);
+  process.exit(0);
 }
 
 if (environments) {

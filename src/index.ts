@@ -38,6 +38,8 @@ export type { TrainerEvent, IterationEvent, EvalEvent, CheckpointEvent, LogEvent
 export { EventFileWriter, RunEventWriter, eventScalars, writeRunEvents } from './train/tensorboard.js';
 export type { Scalar } from './train/tensorboard.js';
 export { logprobAgreement } from './train/agreement.js';
+export { serve } from './serve/server.js';
+export type { LamerServer, ServeOptions } from './serve/server.js';
 export type { LogprobAgreement } from './train/agreement.js';
 // Data parallelism on c10d process groups (torchrun's variables, or `lamer train --nproc`).
 export { DistContext, distSettingsFromEnv, DEFAULT_DIST_TIMEOUT_MS } from './train/distributed.js';

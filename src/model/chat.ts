@@ -9,8 +9,13 @@ import { LamerError } from '../errors.js';
 import { readJsonFile, readRegularFile } from '../util/fs.js';
 
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant' | (string & {});
+  role: 'system' | 'user' | 'assistant' | 'tool' | (string & {});
   content: string;
+  /** An assistant turn's tool calls, as OpenAI's API and transformers' templates spell them. */
+  tool_calls?: Array<{ id?: string; type?: 'function'; function: { name: string; arguments: string | Record<string, unknown> } }>;
+  /** A tool turn's call id and tool name. */
+  tool_call_id?: string;
+  name?: string;
 }
 
 export interface ChatRenderOptions {
@@ -21,6 +26,8 @@ export interface ChatRenderOptions {
    * Unset passes no variable at all, as transformers does when the argument is not given.
    */
   enableThinking?: boolean;
+  /** Tool definitions ({type: 'function', function: {name, description, parameters}}) for templates that list them. */
+  tools?: readonly unknown[];
 }
 
 type Json = Record<string, unknown>;
@@ -149,6 +156,7 @@ export class ChatTemplate {
       ...this.#specials,
     };
     if (options.enableThinking !== undefined) vars.enable_thinking = options.enableThinking;
+    if (options.tools !== undefined && options.tools.length > 0) vars.tools = options.tools;
     try {
       return this.#template.render(vars);
     } catch (e) {
