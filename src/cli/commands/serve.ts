@@ -1,6 +1,6 @@
 // `lamer serve`: a checkpoint, an adapter over its base, or a run's latest checkpoint behind an OpenAI-compatible
 // endpoint (src/serve/server.ts) until Ctrl-C.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
@@ -29,10 +29,17 @@ each choice's token ids) and enable_thinking. Requests share the engine's batch.
 
 /** The checkpoint a --model path names: itself, or a run folder's latest checkpoint. */
 function resolveModel(path: string): string {
+  // A run folder holds a config.json too (the run's), so its checkpoints are looked for first.
+  if (existsSync(join(path, 'checkpoints'))) {
+    const latest = latestCheckpoint(join(path, 'checkpoints'));
+    if (latest) return latest;
+    throw new LamerError('E_ARG', `${path} is a run folder without a finished checkpoint yet`);
+  }
+  const runs = existsSync(path) ? readdirSync(path).filter((n) => existsSync(join(path, n, 'checkpoints'))) : [];
+  if (runs.length > 0) {
+    throw new LamerError('E_ARG', `${path} is a comparison job: serve one of its method runs (${runs.map((n) => join(path, n)).join(', ')})`);
+  }
   if (isCheckpointDir(path) || isAdapterDir(path)) return path;
-  const latest = latestCheckpoint(join(path, 'checkpoints'));
-  if (latest) return latest;
-  if (existsSync(join(path, 'warm-start'))) return join(path, 'warm-start');
   throw new LamerError('E_ARG', `${path} is neither a checkpoint, an adapter, nor a run folder with checkpoints`);
 }
 
