@@ -180,6 +180,13 @@ for s in "${all[@]}"; do
         finished=false
         [ -f "$run/eval.json" ] && finished=true
         echo "{\"stage\":\"job\",\"name\":\"default job (configs/default.yaml, seed 0): wall time of this call ($mode)\",\"value\":$(($(elapsed) - js)),\"unit\":\"s\",\"finished\":$finished}" >>"$rows"
+        # Where the iterations' time went on the GPU, the engine/trainer log-prob gap (bf16 engine and trainer) and
+        # the CUDA allocator's bytes, from the run's metrics.jsonl, into log.txt.
+        {
+          echo "== job: iteration costs, time parts, agreement (scripts/iteration-costs.mjs) =="
+          node scripts/iteration-costs.mjs "$run" 2>&1
+          grep -h '"type":"iteration"' "$run"/*/metrics.jsonl | tail -n 1 | grep -o '"cuda":{[^}]*}' || true
+        } >>"$out/log.txt"
       fi
       ;;
   esac
