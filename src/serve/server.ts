@@ -72,6 +72,7 @@ class ApiError extends Error {
 }
 
 function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
+  if (e.status === 429) reply.header('retry-after', '1');
   return reply.status(e.status).send({ error: { message: e.message, type: e.type, param: e.param, code: e.code } });
 }
 

@@ -254,6 +254,15 @@ describe('lamer serve with the openai client', () => {
       expect(typeof body.error.message, what).toBe('string');
       if (param) expect(body.error.param, what).toBe(param);
     }
+    // Past the queue (40 sequences here): 429 with Retry-After, the others served.
+    const many = await Promise.all(
+      [0, 1, 2].map(() => post('/v1/chat/completions', JSON.stringify({ model: 'lamer', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16, n: 16 }))),
+    );
+    const refused = many.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(1);
+    expect(refused[0].headers.get('retry-after')).toBe('1');
+    expect(((await refused[0].json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
+    expect(many.filter((r) => r.status === 200)).toHaveLength(2);
     // A slow client (headers that never finish) is cut off after the request timeout; others are served meanwhile.
     const slow = connect(server.port, '127.0.0.1');
     const closed = new Promise<number>((resolve) => {
