@@ -254,9 +254,12 @@ describe('lamer serve with the openai client', () => {
       expect(typeof body.error.message, what).toBe('string');
       if (param) expect(body.error.param, what).toBe(param);
     }
-    // Past the queue (40 sequences here): 429 with Retry-After, the others served.
+    // Past the queue (40 sequences here): 429 with Retry-After, the others served (long answers keep the first two in
+    // flight while the third arrives).
     const many = await Promise.all(
-      [0, 1, 2].map(() => post('/v1/chat/completions', JSON.stringify({ model: 'lamer', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16, n: 16 }))),
+      [0, 1, 2].map(() =>
+        post('/v1/chat/completions', JSON.stringify({ model: 'lamer', messages: [{ role: 'user', content: 'hi' }], max_tokens: 200, n: 16 })),
+      ),
     );
     const refused = many.filter((r) => r.status === 429);
     expect(refused).toHaveLength(1);
