@@ -152,10 +152,15 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
   const idle: Array<() => void> = [];
   const created = now();
 
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
   const app: FastifyInstance = Fastify({
+    // Node checks the header and request timeouts every connectionsCheckingInterval (30 s by default): often enough
+    // here that a slow-loris client is cut off about when its time is up.
+    http: { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(requestTimeout / 4))) },
     bodyLimit: options.bodyLimit ?? 4 * 2 ** 20,
-    requestTimeout: options.requestTimeoutMs ?? 30_000,
-    connectionTimeout: options.requestTimeoutMs ?? 30_000,
+    // The time to receive a whole request; not an idle-socket timeout, which would cut a long answer that sends
+    // nothing until it is done.
+    requestTimeout,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     logger: false,
   });

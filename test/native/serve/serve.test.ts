@@ -272,10 +272,13 @@ describe('lamer serve with the openai client', () => {
       const t0 = Date.now();
       slow.on('close', () => resolve(Date.now() - t0));
     });
+    let answer = '';
+    slow.on('data', (d: Buffer) => (answer += d.toString()));
     slow.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n');
     const during = await client.chat.completions.create({ model: 'lamer', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
     expect(during.choices).toHaveLength(1);
     expect(await closed).toBeLessThan(10_000);
+    expect(answer).toMatch(/^HTTP\/1.1 408/);
     // Nothing left live, and the server still answers.
     expect(server.engine.active).toBe(0);
     expect((await client.models.list()).data).toHaveLength(1);
