@@ -274,7 +274,13 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
               throw e;
             });
           const ids = result.stoppedBy && 'tokenId' in result.stoppedBy ? result.tokens.subarray(0, result.tokens.length - 1) : result.tokens;
-          return { result, text: served_policy.decode(ids, { skipSpecialTokens: true }) };
+          let text = served_policy.decode(ids, { skipSpecialTokens: true });
+          // As OpenAI's API: the text ends before the stop string (the token ids keep what was generated).
+          if (result.stoppedBy && 'string' in result.stoppedBy) {
+            const at = text.indexOf(result.stoppedBy.string);
+            if (at >= 0) text = text.slice(0, at);
+          }
+          return { result, text };
         }),
       );
     } finally {
@@ -329,6 +335,39 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
     } finally {
       logits.dispose();
     }
+  }
+
+  /**
+   * The text of n streamed choices as deltas: each push decodes the choice's tokens so far and hands on what is new,
+   * holding back the characters that could still become a stop string (cut from the final text) and a trailing
+   * replacement character (a multi-byte character cut between tokens); finish hands on the rest of the final text.
+   */
+  function textDeltas(n: number, stop: readonly string[], onDelta: (choice: number, text: string) => void) {
+    const tokens: number[][] = Array.from({ length: n }, () => []);
+    const sent = new Array<number>(n).fill(0);
+    const hold = Math.max(0, ...stop.map((x) => x.length - 1));
+    const hand = (i: number, text: string, upto: number) => {
+      if (upto > sent[i]) {
+        onDelta(i, text.slice(sent[i], upto));
+        sent[i] = upto;
+      }
+    };
+    return {
+      push(i: number, t: Int32Array) {
+        tokens[i].push(...t);
+        const text = policy.decode(tokens[i], { skipSpecialTokens: true });
+        let upto = text.length - hold;
+        for (const x of stop) {
+          const at = text.indexOf(x);
+          if (at >= 0) upto = Math.min(upto, at);
+        }
+        while (upto > sent[i] && text.charCodeAt(upto - 1) === 0xfffd) upto--;
+        hand(i, text, upto);
+      },
+      finish(i: number, text: string) {
+        hand(i, text, text.length);
+      },
+    };
   }
 
   const tokenText = (tokenId: number) => policy.decode([tokenId], { skipSpecialTokens: false });
@@ -433,23 +472,9 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
     for (let i = 0; i < n; i++) send({ ...base, choices: [{ index: i, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
     // Per choice: the tokens so far and how much of their text was sent. Text that may still turn into a stop string,
     // or ends inside a multi-byte character, waits for the next tokens.
-    const tokens: number[][] = Array.from({ length: n }, () => []);
-    const sent = new Array<number>(n).fill(0);
-    const hold = Math.max(0, ...s.stop.map((x) => x.length - 1));
-    const emit = (i: number, final: string | null) => {
-      const text = final ?? policy.decode(tokens[i], { skipSpecialTokens: true });
-      let upto = final !== null ? text.length : text.length - hold;
-      while (final === null && upto > sent[i] && text.charCodeAt(upto - 1) === 0xfffd) upto--;
-      if (upto > sent[i]) {
-        send({ ...base, choices: [{ index: i, delta: { content: text.slice(sent[i], upto) }, logprobs: null, finish_reason: null }] });
-        sent[i] = upto;
-      }
-    };
+    const text = textDeltas(n, s.stop, (i, content) => send({ ...base, choices: [{ index: i, delta: { content }, logprobs: null, finish_reason: null }] }));
     try {
-      const choices = await generate(promptIds, s, n, o.signal, (i, t) => {
-        tokens[i].push(...t);
-        if (!o.buffer) emit(i, null);
-      });
+      const choices = await generate(promptIds, s, n, o.signal, (i, t) => (o.buffer ? undefined : text.push(i, t)));
       for (const [i, c] of choices.entries()) {
         const calls = o.buffer ? parseToolCalls(c.text) : null;
         if (calls) {
@@ -458,8 +483,10 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
             ...base,
             choices: [{ index: i, delta: { tool_calls: calls.calls.map((call, j) => ({ index: j, ...call })) }, logprobs: null, finish_reason: null }],
           });
-        } else if (c.text.length >= sent[i] && c.text.startsWith(policy.decode(tokens[i], { skipSpecialTokens: true }).slice(0, sent[i]))) {
-          emit(i, c.text);
+        } else if (!o.buffer) {
+          text.finish(i, c.text);
+        } else if (c.text) {
+          send({ ...base, choices: [{ index: i, delta: { content: c.text }, logprobs: null, finish_reason: null }] });
         }
         const logprobs = body.logprobs ? await chatLogprobs(promptIds, c, body.top_logprobs ?? 0, s.temperature) : null;
         send({
@@ -509,10 +536,16 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
         reply.hijack();
         raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
         const base = { id: id('cmpl'), object: 'text_completion', created: now(), model: modelName };
+        const chunk = (index: number, text: string, finish: string | null) => {
+          if (!raw.writableEnded && !raw.destroyed)
+            raw.write(`data: ${JSON.stringify({ ...base, choices: [{ index, text, logprobs: null, finish_reason: finish }] })}\n\n`);
+        };
+        const text = textDeltas(n, s.stop, (i, delta) => chunk(i, delta, null));
         try {
-          const choices = await generate(promptIds, s, n, ac.signal);
+          const choices = await generate(promptIds, s, n, ac.signal, (i, t) => text.push(i, t));
           for (const [index, c] of choices.entries()) {
-            raw.write(`data: ${JSON.stringify({ ...base, choices: [{ index, text: c.text, logprobs: null, finish_reason: c.result.finishReason }] })}\n\n`);
+            text.finish(index, c.text);
+            chunk(index, '', c.result.finishReason);
           }
           raw.end('data: [DONE]\n\n');
         } catch {

@@ -139,8 +139,21 @@ describe('lamer serve with the openai client', () => {
     const stop = text.slice(Math.floor(text.length / 2), Math.floor(text.length / 2) + 2);
     const cut = (await client.chat.completions.create({ ...greedy, messages, stop: [stop] } as Extra as never)) as OpenAI.ChatCompletion;
     expect(cut.choices[0].finish_reason).toBe('stop');
-    expect(text.startsWith(cut.choices[0].message.content!)).toBe(true);
-    expect(cut.choices[0].message.content!.length).toBeLessThan(text.length);
+    // The text ends before the stop string, as OpenAI's API has it, streamed or not.
+    expect(cut.choices[0].message.content).toBe(text.slice(0, text.indexOf(stop)));
+    const streamedCut = await client.chat.completions.create({ ...greedy, messages, stop: [stop], stream: true } as Extra as never);
+    let sc = '';
+    for await (const chunk of streamedCut as unknown as AsyncIterable<OpenAI.ChatCompletionChunk>) sc += chunk.choices[0]?.delta.content ?? '';
+    expect(sc).toBe(cut.choices[0].message.content);
+    // /v1/completions streams token by token too, and ends the same way.
+    const prompt = policy.encodeChat(messages, { enableThinking: false });
+    const plain = await client.completions.create({ model: 'lamer', prompt, temperature: 0, max_tokens: 12, stop: [stop] });
+    expect(plain.choices[0].text).toBe(cut.choices[0].message.content);
+    const chunks: string[] = [];
+    for await (const chunk of await client.completions.create({ model: 'lamer', prompt, temperature: 0, max_tokens: 12, stream: true }))
+      chunks.push(chunk.choices[0].text);
+    expect(chunks.join('')).toBe(text);
+    expect(chunks.filter((x) => x.length > 0).length).toBeGreaterThan(1);
   });
 
   it('a tool call round trip: the model calls the tool, the client answers it, the template renders both', async () => {
