@@ -11,6 +11,7 @@ export default defineConfig({
       'test/native/model/fused-ops.test.ts',
       'test/native/algo/native.test.ts',
       'test/native/train/share-prefix.test.ts',
+      'test/native/train/observability.test.ts',
     ],
     testTimeout: 120_000,
     hookTimeout: 600_000,

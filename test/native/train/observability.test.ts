@@ -9,6 +9,7 @@ import { Trainer } from '../../../src/train/trainer.js';
 import { createNativeRuntime } from '../../../src/train/native-runtime.js';
 import type { EvalEvent, IterationEvent, LogEvent } from '../../../src/train/events.js';
 import { collect, tinyNativeConfig } from './helpers.js';
+import { gpu, gpuTitle } from '../gpu.js';
 
 describe('iteration observability (native runtime)', () => {
   it('records where the seconds went, the engine, CPU and memory, and the engine/trainer agreement', async () => {
@@ -65,4 +66,32 @@ describe('iteration observability (native runtime)', () => {
     expect(ev.breakdown!.decode).toBeGreaterThan(0);
     expect(ev.breakdown!.forwardBackward).toBeUndefined();
   }, 120_000);
+
+  // On a GPU (scripts/device-check.sh runs this file): the same records, the caching allocator's bytes, and the
+  // bf16 engine against the bf16 trainer, whose gap is rounding of another kind than the CPU's float32 one.
+  it.skipIf(!gpu.ok)(
+    gpuTitle('on CUDA: the time parts add up, the allocator bytes are recorded, the engine/trainer gap is small'),
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'lamer-observe-cuda-'));
+      const base = tinyNativeConfig('observe-cuda', dir);
+      const config = {
+        ...base,
+        model: { ...base.model, device: 'cuda' as const },
+        train: { iterations: 2, evalEvery: 0, checkpointEvery: 0 },
+        eval: { tasks: 2 },
+      };
+      const events = await collect(new Trainer(config, { runtime: createNativeRuntime, progress: false, log: () => {} }));
+      for (const e of events.filter((x): x is IterationEvent => x.type === 'iteration')) {
+        const sum = Object.values(e.breakdown!).reduce((a, v) => a + v, 0);
+        expect(Math.abs(sum - e.seconds)).toBeLessThan(1e-9);
+        expect(e.breakdown!.forwardBackward).toBeGreaterThan(0);
+        expect(e.cuda!.allocated).toBeGreaterThan(0);
+        expect(e.cuda!.reserved).toBeGreaterThanOrEqual(e.cuda!.allocated);
+        expect(e.cuda!.peakAllocated).toBeGreaterThanOrEqual(e.cuda!.allocated);
+        console.log(`[cuda observability] iteration ${e.iteration}: agreement ${JSON.stringify(e.agreement)}, cuda ${JSON.stringify(e.cuda)}`);
+        expect(e.agreement!.k3).toBeLessThan(1e-2);
+      }
+    },
+    300_000,
+  );
 });
