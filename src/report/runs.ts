@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { LamerError } from '../errors.js';
-import { readRegularFile } from '../util/fs.js';
+import { readJsonLines } from '../util/fs.js';
 import { readTaskSet } from '../eval/evaluate.js';
 import type { EvalEvent, IterationEvent, TrainerEvent } from '../train/events.js';
 
@@ -60,16 +60,9 @@ export function readMetrics(runDir: string): ReadMetrics {
   const path = join(runDir, 'metrics.jsonl');
   if (!existsSync(path)) throw new LamerError('E_IO', `no metrics.jsonl in ${runDir}: is it a run folder?`);
   const events: TrainerEvent[] = [];
-  let skipped = 0;
-  for (const line of readRegularFile(path, 'E_IO').split('\n')) {
-    if (!line.trim()) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      skipped++;
-      continue;
-    }
+  const { values, torn } = readJsonLines(path, 'E_IO');
+  let skipped = torn;
+  for (const parsed of values) {
     const e = wellFormed(parsed);
     if (e) events.push(e);
     else if (!(parsed && typeof parsed === 'object' && ['checkpoint', 'log'].includes((parsed as { type?: unknown }).type as string))) skipped++;

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import CRC32C from 'crc-32/crc32c.js';
 import { LamerError } from '../errors.js';
+import { readJsonLines } from '../util/fs.js';
 import type { TrainerEvent } from './events.js';
 
 /** CRC-32C of `data`, masked as TFRecord does (rotated right by 15 bits, plus a constant), as an unsigned integer. */
@@ -169,6 +170,14 @@ export function eventScalars(event: TrainerEvent): Scalar[] {
   return out;
 }
 
+/** Where an event goes in TensorBoard: its iteration as the step (0 without one), its own wall time or `fallback`. */
+function placeOf(event: TrainerEvent, fallback: number): { step: number; wallTime: number } {
+  return {
+    step: 'iteration' in event && typeof event.iteration === 'number' ? event.iteration : 0,
+    wallTime: 'wallTime' in event && typeof event.wallTime === 'number' ? event.wallTime : fallback,
+  };
+}
+
 /** Writes a run's events as they come: the run folder's TensorBoard event file. */
 export class RunEventWriter {
   #writer: EventFileWriter | null = null;
@@ -183,8 +192,8 @@ export class RunEventWriter {
     const scalars = eventScalars(event);
     if (scalars.length === 0) return;
     this.#writer ??= new EventFileWriter(this.#dir);
-    const wallTime = 'wallTime' in event && typeof event.wallTime === 'number' ? event.wallTime : Date.now() / 1000;
-    this.#writer.add('iteration' in event ? event.iteration : 0, scalars, wallTime);
+    const { step, wallTime } = placeOf(event, Date.now() / 1000);
+    this.#writer.add(step, scalars, wallTime);
   }
 
   close(): void {
@@ -235,29 +244,23 @@ export function readRecords(path: string): Uint8Array[] {
 export function writeRunEvents(runDir: string, outDir = runDir): { path: string; events: number; scalars: number; skipped: number } {
   const metrics = join(runDir, 'metrics.jsonl');
   if (!existsSync(metrics)) throw new LamerError('E_IO', `no metrics.jsonl in ${runDir}: is it a run folder?`);
+  const { values: lines, torn } = readJsonLines(metrics, 'E_IO');
   const fallback = statSync(metrics).mtimeMs / 1000;
   const writer = new EventFileWriter(outDir, { wallTime: fallback, suffix: '.metrics' });
   let events = 0;
   let scalars = 0;
-  let skipped = 0;
+  let skipped = torn;
   try {
-    for (const line of readFileSync(metrics, 'utf8').split('\n')) {
-      if (!line.trim()) continue;
-      let event: TrainerEvent;
-      try {
-        event = JSON.parse(line) as TrainerEvent;
-      } catch {
-        skipped++;
-        continue;
-      }
+    for (const value of lines) {
+      const event = value as TrainerEvent;
       if (!event || typeof event !== 'object' || typeof event.type !== 'string') {
         skipped++;
         continue;
       }
       const values = eventScalars(event);
       if (values.length === 0) continue;
-      const wallTime = 'wallTime' in event && typeof event.wallTime === 'number' ? event.wallTime : fallback;
-      writer.add('iteration' in event && typeof event.iteration === 'number' ? event.iteration : 0, values, wallTime);
+      const { step, wallTime } = placeOf(event, fallback);
+      writer.add(step, values, wallTime);
       events++;
       scalars += values.length;
     }

@@ -3,7 +3,7 @@
 // to the run folder's metrics.jsonl.
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { makeDirs, readRegularFile } from '../util/fs.js';
+import { makeDirs, readJsonLines } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { computeAdvantages } from '../algo/index.js';
 import { estimatorOptions } from '../algo/options.js';
@@ -221,17 +221,10 @@ export class Trainer {
   #truncateMetrics(iteration: number, evalPending: boolean): TrainerEvent[] {
     const path = join(this.runDir, 'metrics.jsonl');
     if (!existsSync(path)) return [];
-    const kept: TrainerEvent[] = [];
-    for (const line of readRegularFile(path, 'E_CHECKPOINT').split('\n')) {
-      if (!line.trim()) continue;
-      let e: TrainerEvent;
-      try {
-        e = JSON.parse(line) as TrainerEvent;
-      } catch {
-        continue; // a line torn by a kill
-      }
-      if (!('iteration' in e) || e.iteration < iteration || (e.iteration === iteration && !(evalPending && e.type === 'eval'))) kept.push(e);
-    }
+    // Lines a kill tore are dropped.
+    const kept = (readJsonLines(path, 'E_CHECKPOINT').values as TrainerEvent[]).filter(
+      (e) => !('iteration' in e) || e.iteration < iteration || (e.iteration === iteration && !(evalPending && e.type === 'eval')),
+    );
     writeFileAtomic(path, kept.map((e) => JSON.stringify(e) + '\n').join(''));
     return kept;
   }

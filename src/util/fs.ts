@@ -128,6 +128,24 @@ export function readRegularFile(path: string, code: ErrorCode = 'E_CHECKPOINT', 
 }
 
 /**
+ * The values of a JSON-lines file (a run's metrics.jsonl), read as readRegularFile reads it: blank lines skipped, and
+ * lines that do not parse (one a kill tore, an edited line) left out and counted.
+ */
+export function readJsonLines(path: string, code: ErrorCode = 'E_CHECKPOINT'): { values: unknown[]; torn: number } {
+  const values: unknown[] = [];
+  let torn = 0;
+  for (const line of readRegularFile(path, code).split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      values.push(JSON.parse(line));
+    } catch {
+      torn++;
+    }
+  }
+  return { values, torn };
+}
+
+/**
  * The most arrays and objects a JSON file may nest. JSON.parse itself takes any depth, but what reads the value after it
  * (JSON.stringify in an error message, a recursive check or copy) recurses once per level and overflows the stack
  * (an uncoded RangeError) near 10,000; the files read here nest a few levels.
