@@ -99,6 +99,28 @@ function fromFastify(e: FastifyError): ApiError {
 }
 
 const id = (prefix: string) => `${prefix}-${randomBytes(12).toString('hex')}`;
+
+/** The `usage` of a response: the prompt's tokens and every choice's. */
+function usageOf(promptIds: readonly number[], choices: readonly Choice[]) {
+  const completion = choices.reduce((a, c) => a + c.result.tokens.length, 0);
+  return { prompt_tokens: promptIds.length, completion_tokens: completion, total_tokens: promptIds.length + completion };
+}
+
+/** Takes the response over as server-sent events; the returned function writes one (nothing once the client left). */
+function eventStream(reply: FastifyReply): { send: (data: unknown) => void; end: (last?: string) => void } {
+  const raw = reply.raw;
+  reply.hijack();
+  raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const open = () => !raw.writableEnded && !raw.destroyed;
+  return {
+    send: (data) => {
+      if (open()) raw.write(`data: ${JSON.stringify(data)}\n\n`);
+    },
+    end: (last) => {
+      if (open()) raw.end(last);
+    },
+  };
+}
 const now = () => Math.floor(Date.now() / 1000);
 
 /** The text of a message's content: a string, or text parts joined (other parts are refused). */
@@ -253,7 +275,7 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
     }
     sequences += n;
     const served = engine;
-    const served_policy = policy;
+    const servedPolicy = policy;
     try {
       return await Promise.all(
         Array.from({ length: n }, async (_, i) => {
@@ -274,7 +296,7 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
               throw e;
             });
           const ids = result.stoppedBy && 'tokenId' in result.stoppedBy ? result.tokens.subarray(0, result.tokens.length - 1) : result.tokens;
-          let text = served_policy.decode(ids, { skipSpecialTokens: true });
+          let text = servedPolicy.decode(ids, { skipSpecialTokens: true });
           // As OpenAI's API: the text ends before the stop string (the token ids keep what was generated).
           if (result.stoppedBy && 'string' in result.stoppedBy) {
             const at = text.indexOf(result.stoppedBy.string);
@@ -338,31 +360,40 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
   }
 
   /**
-   * The text of n streamed choices as deltas: each push decodes the choice's tokens so far and hands on what is new,
-   * holding back the characters that could still become a stop string (cut from the final text) and a trailing
-   * replacement character (a multi-byte character cut between tokens); finish hands on the rest of the final text.
+   * The text of n streamed choices as deltas. Each push decodes only the newest tokens, with a few before them as
+   * context (the text of a token can depend on the one before it, e.g. a leading space), and keeps them back while they
+   * end inside a multi-byte character; what it hands on also holds back the characters that could still become a stop
+   * string (cut from the final text). finish hands on the rest of the final text.
    */
   function textDeltas(n: number, stop: readonly string[], onDelta: (choice: number, text: string) => void) {
-    const tokens: number[][] = Array.from({ length: n }, () => []);
-    const sent = new Array<number>(n).fill(0);
-    const hold = Math.max(0, ...stop.map((x) => x.length - 1));
+    const longestStop = Math.max(0, ...stop.map((x) => x.length));
+    const choices = Array.from({ length: n }, () => ({ tokens: [] as number[], text: '', sent: 0, prefixAt: 0, readAt: 0 }));
     const hand = (i: number, text: string, upto: number) => {
-      if (upto > sent[i]) {
-        onDelta(i, text.slice(sent[i], upto));
-        sent[i] = upto;
+      const c = choices[i];
+      if (upto > c.sent) {
+        onDelta(i, text.slice(c.sent, upto));
+        c.sent = upto;
       }
     };
+    const decode = (ids: number[]) => policy.decode(ids, { skipSpecialTokens: true });
     return {
       push(i: number, t: Int32Array) {
-        tokens[i].push(...t);
-        const text = policy.decode(tokens[i], { skipSpecialTokens: true });
-        let upto = text.length - hold;
+        const c = choices[i];
+        c.tokens.push(...t);
+        const before = decode(c.tokens.slice(c.prefixAt, c.readAt));
+        const after = decode(c.tokens.slice(c.prefixAt));
+        if (after.length <= before.length || after.endsWith('\ufffd')) return;
+        c.text += after.slice(before.length);
+        c.prefixAt = c.readAt;
+        c.readAt = c.tokens.length;
+        let upto = c.text.length - Math.max(0, longestStop - 1);
+        // A stop string can only begin in text not yet handed on, or just before it.
+        const from = Math.max(0, c.sent - longestStop);
         for (const x of stop) {
-          const at = text.indexOf(x);
+          const at = c.text.indexOf(x, from);
           if (at >= 0) upto = Math.min(upto, at);
         }
-        while (upto > sent[i] && text.charCodeAt(upto - 1) === 0xfffd) upto--;
-        hand(i, text, upto);
+        hand(i, c.text, upto);
       },
       finish(i: number, text: string) {
         hand(i, text, text.length);
@@ -443,14 +474,13 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
           };
         }),
       );
-      const completion = choices.reduce((a, c) => a + c.result.tokens.length, 0);
       return {
         id: responseId,
         object: 'chat.completion',
         created: now(),
         model: modelName,
         choices: out,
-        usage: { prompt_tokens: promptIds.length, completion_tokens: completion, total_tokens: promptIds.length + completion },
+        usage: usageOf(promptIds, choices),
         ...(body.return_token_ids ? { prompt_token_ids: promptIds } : {}),
       };
     });
@@ -463,12 +493,7 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
   ): Promise<FastifyReply> {
     const { responseId, promptIds, s, n, body } = o;
     const base = { id: responseId, object: 'chat.completion.chunk', created: now(), model: modelName };
-    const raw = reply.raw;
-    reply.hijack();
-    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const send = (data: unknown) => {
-      if (!raw.writableEnded && !raw.destroyed) raw.write(`data: ${JSON.stringify(data)}\n\n`);
-    };
+    const { send, end } = eventStream(reply);
     for (let i = 0; i < n; i++) send({ ...base, choices: [{ index: i, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
     // Per choice: the tokens so far and how much of their text was sent. Text that may still turn into a stop string,
     // or ends inside a multi-byte character, waits for the next tokens.
@@ -503,18 +528,15 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
           ...(body.return_token_ids ? { prompt_token_ids: promptIds } : {}),
         });
       }
-      if (o.includeUsage) {
-        const completion = choices.reduce((a, c) => a + c.result.tokens.length, 0);
-        send({ ...base, choices: [], usage: { prompt_tokens: promptIds.length, completion_tokens: completion, total_tokens: promptIds.length + completion } });
-      }
-      if (!raw.writableEnded) raw.end('data: [DONE]\n\n');
+      if (o.includeUsage) send({ ...base, choices: [], usage: usageOf(promptIds, choices) });
+      end('data: [DONE]\n\n');
     } catch (e) {
       // The client left (nothing to tell it), or generation failed after the headers went out: an error event.
       if (!o.signal.aborted) {
         const api = e instanceof ApiError ? e : new ApiError(500, (e as Error).message, null, hasCode(e, 'E_ARG') ? 'invalid_value' : 'internal_error');
         send({ error: { message: api.message, type: api.type, param: api.param, code: api.code } });
       }
-      if (!raw.writableEnded) raw.end();
+      end();
     }
     return reply;
   }
@@ -532,14 +554,10 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
       const n = body.n ?? 1;
       const ac = clientGone(req, reply);
       if (body.stream) {
-        const raw = reply.raw;
-        reply.hijack();
-        raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        const { send, end } = eventStream(reply);
         const base = { id: id('cmpl'), object: 'text_completion', created: now(), model: modelName };
-        const chunk = (index: number, text: string, finish: string | null) => {
-          if (!raw.writableEnded && !raw.destroyed)
-            raw.write(`data: ${JSON.stringify({ ...base, choices: [{ index, text, logprobs: null, finish_reason: finish }] })}\n\n`);
-        };
+        const chunk = (index: number, text: string, finish: string | null) =>
+          send({ ...base, choices: [{ index, text, logprobs: null, finish_reason: finish }] });
         const text = textDeltas(n, s.stop, (i, delta) => chunk(i, delta, null));
         try {
           const choices = await generate(promptIds, s, n, ac.signal, (i, t) => text.push(i, t));
@@ -547,9 +565,9 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
             text.finish(index, c.text);
             chunk(index, '', c.result.finishReason);
           }
-          raw.end('data: [DONE]\n\n');
+          end('data: [DONE]\n\n');
         } catch {
-          if (!raw.writableEnded) raw.end();
+          end();
         }
         return reply;
       }
@@ -583,14 +601,13 @@ export async function serve(initial: Policy, options: ServeOptions = {}): Promis
           };
         }),
       );
-      const completion = choices.reduce((a, c) => a + c.result.tokens.length, 0);
       return {
         id: id('cmpl'),
         object: 'text_completion',
         created: now(),
         model: modelName,
         choices: out,
-        usage: { prompt_tokens: promptIds.length, completion_tokens: completion, total_tokens: promptIds.length + completion },
+        usage: usageOf(promptIds, choices),
         ...(body.return_token_ids ? { prompt_token_ids: promptIds } : {}),
       };
     });
