@@ -185,7 +185,7 @@ class NativeRuntime implements PolicyRuntime {
     this.#client.engine.clearPrefixCache();
   }
 
-  promptCacheStats(): EngineCounts {
+  engineCounts(): EngineCounts {
     const engine = this.#client.engine;
     const s = engine.stats();
     return {

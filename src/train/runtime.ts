@@ -80,9 +80,9 @@ export interface PolicyRuntime {
    * engine's prefix cache). Called at the start of every rollout and evaluation.
    */
   resetCaches?(): void;
-  /** The engine's prompt tokens so far: taken from its prefix cache, and computed (cumulative; absent without an
-   * engine). */
-  promptCacheStats?(): EngineCounts;
+  /** The engine's cumulative counts (EngineCounts; absent without an engine): the prefix cache's reuse and the decode
+   * steps' occupancy between two readings. */
+  engineCounts?(): EngineCounts;
   /** The CUDA caching allocator's bytes where the policy runs on CUDA (absent or null elsewhere). */
   cudaMemory?(): { allocated: number; reserved: number; peakAllocated: number } | null;
   /** One epoch over the batch in mini-batches of `config.optim.miniBatchRows`, one optimizer step each. */

@@ -316,7 +316,7 @@ export class Trainer {
     const cpu0 = process.cpuUsage();
     const book0 = timeBook.snapshot();
     runtime.resetCaches?.();
-    const cache0 = runtime.promptCacheStats?.();
+    const engine0 = runtime.engineCounts?.();
     const shape = trainRolloutShape(c.method, c.trial.episodes, c.rollout.groupSize);
     const block = runSeeds(c).rolloutTasks;
     const allTasks = Array.from({ length: c.rollout.tasksPerIteration }, (_, j) =>
@@ -352,7 +352,7 @@ export class Trainer {
     progress.finish();
     const t1 = performance.now();
     const cpu1 = process.cpuUsage();
-    const cache1 = runtime.promptCacheStats?.();
+    const engine1 = runtime.engineCounts?.();
     // The config's estimator options whole; a method that forces its estimator overrides the configured one.
     const adv = timeBook.time('advantages', () =>
       computeAdvantages(batch.table, { ...estimatorOptions(c.advantage), estimator: methodEstimator(c.method, c.advantage.estimator) }),
@@ -393,7 +393,7 @@ export class Trainer {
       tokens: generated,
       promptTokens: sums.promptTokens,
       ...(update.computedTokens !== undefined ? { updateTokens: update.computedTokens } : {}),
-      ...(cache0 && cache1 ? { promptTokensReused: cache1.reused - cache0.reused, promptTokensPrefilled: cache1.prefilled - cache0.prefilled } : {}),
+      ...(engine0 && engine1 ? { promptTokensReused: engine1.reused - engine0.reused, promptTokensPrefilled: engine1.prefilled - engine0.prefilled } : {}),
       tokensPerSecond: (generated + update.tokens) / ((t2 - t0) / 1000),
       rolloutSeconds: (t1 - t0) / 1000,
       updateSeconds: (t2 - t1) / 1000,
@@ -401,7 +401,7 @@ export class Trainer {
       rolloutCpuSeconds: cpuSeconds(cpu0, cpu1),
       updateCpuSeconds: cpuSeconds(cpu1, cpu2),
       breakdown,
-      ...(cache0 && cache1 ? engineUse(cache0, cache1) : {}),
+      ...(engine0 && engine1 ? engineUse(engine0, engine1) : {}),
       cpuBusy: cpuSeconds(cpu0, cpu2) / (((t2 - t0) / 1000) * availableParallelism()),
       peakRssBytes: process.resourceUsage().maxRSS * 1024,
       ...(cuda ? { cuda } : {}),
