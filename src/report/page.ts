@@ -36,6 +36,8 @@ const pct = (p: number) => (100 * p).toFixed(1);
 
 // The parts of an iteration's time drawn on their own; the rest are summed into "other".
 const TIME_PARTS_DRAWN = 6;
+// A colour per part drawn, then one for "other".
+const PART_COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#7f7f7f'];
 
 /**
  * Where iterations' time went, per method: a table of the mean seconds of each part (TimeBreakdown) and its share of
@@ -54,16 +56,15 @@ function timeSection(methods: string[], its: IterationEvent[]): { table: string;
     const cells = parts.map(([k, v]) => `${escapeHtml(k)} ${(v / timed.length).toFixed(3)} s (${pct(v / wall)}%)`).join(', ');
     rows.push(`<tr><td>${escapeHtml(m)}</td><td>${timed.length}</td><td>${(wall / timed.length).toFixed(2)} s</td><td class="text">${cells}</td></tr>`);
     const drawn = parts.slice(0, TIME_PARTS_DRAWN).map(([k]) => k);
-    const palette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#7f7f7f'];
     const series: Series[] = drawn.map((k, i) => ({
       label: k,
-      color: palette[i],
+      color: PART_COLORS[i],
       points: timed.map((e) => [e.iteration, e.breakdown![k] ?? 0] as [number, number]),
     }));
     if (parts.length > drawn.length) {
       series.push({
         label: 'other',
-        color: palette[drawn.length],
+        color: PART_COLORS[drawn.length],
         dash: '6 3',
         points: timed.map((e) => [e.iteration, Object.entries(e.breakdown!).reduce((a, [k, v]) => a + (drawn.includes(k) ? 0 : v), 0)] as [number, number]),
       });
