@@ -60,6 +60,11 @@ export interface CompactVocabulary {
   pieces: readonly string[];
   /** Added (non-special) tokens, matched anywhere in the text before pre-tokenization. */
   added?: readonly string[];
+  /**
+   * Pieces without a leading space that must each stay one token beside many others (`click[navy`): their merges
+   * come after all the others, ordered so that none splits another (see bareMerges).
+   */
+  bare?: readonly string[];
 }
 
 /**
@@ -125,17 +130,73 @@ const ALFWORLD_VOCABULARY: CompactVocabulary = {
   added: ALFWORLD_TYPES.flatMap((t) => Array.from({ length: ALFWORLD_MAX_NUMBER }, (_, i) => ` ${t} ${i + 1}`)),
 };
 
+/** The tokenizer names whose vocabulary an environment works out from its generated data, and provides. */
+const PROVIDED = 'provided by its environment';
+const provided = new Map<string, () => CompactVocabulary>();
+
 /** Compact tokenizer names and what each adds to the base vocabulary. */
 export const COMPACT_VOCABULARIES = {
   compact: null,
   'compact-sokoban': SOKOBAN_VOCABULARY,
   'compact-alfworld': ALFWORLD_VOCABULARY,
-} as const satisfies Record<string, CompactVocabulary | null>;
+  // WebShop's comes from its default generated catalog (src/envs/webshop/vocabulary.ts), built when the tokenizer is.
+  'compact-webshop': PROVIDED,
+} as const satisfies Record<string, CompactVocabulary | typeof PROVIDED | null>;
+
+/**
+ * Called by an environment's module for a name listed above as provided: the environment layer sits above the model
+ * layer, so the vocabulary is handed down rather than imported.
+ */
+export function provideCompactVocabulary(name: 'compact-webshop', vocabulary: () => CompactVocabulary): void {
+  provided.set(name, vocabulary);
+}
 
 export type CompactTokenizerName = keyof typeof COMPACT_VOCABULARIES;
 
 export function isCompactTokenizerName(name: string): name is CompactTokenizerName {
   return Object.hasOwn(COMPACT_VOCABULARIES, name);
+}
+
+/**
+ * The merges of pieces without a leading space, ranked so that each piece encodes as one token. BPE merges the
+ * lowest-ranked adjacent pair first. A piece's chain starts with the pair of its first two bytes; every later merge
+ * joins a longer prefix (`bl` + `a`). Ranking every longer-prefix merge before every byte-pair merge means that once a
+ * piece's first pair is merged, its own chain always wins over byte pairs further right; and the byte pairs are sorted
+ * so that each piece's first pair comes before any other piece's first pair that occurs later inside it (`bl` before
+ * `la` for `black` beside `lavender`). Where those orders contradict each other (a cycle) the earlier piece wins.
+ */
+function bareMerges(pieces: readonly string[][], chain: (word: string, into: [string, string][]) => void): [string, string][] {
+  const made: [string, string][] = [];
+  for (const syms of pieces) chain(syms.join(''), made);
+  const deep = made.filter(([left]) => left.length > 1);
+  const pairs = made.filter((m) => !deep.includes(m));
+  const key = (a: string, b: string): string => `${a}\u0000${b}`;
+  const index = new Map(pairs.map((m, i) => [key(m[0], m[1]), i]));
+  // after[i]: the byte pairs that must rank after pair i.
+  const after = pairs.map(() => new Set<number>());
+  const before = pairs.map(() => 0);
+  for (const syms of pieces) {
+    const first = index.get(key(syms[0], syms[1] ?? ''));
+    if (first === undefined) continue;
+    for (let j = 1; j + 1 < syms.length; j++) {
+      const other = index.get(key(syms[j], syms[j + 1]));
+      if (other !== undefined && other !== first && !after[first].has(other)) {
+        after[first].add(other);
+        before[other]++;
+      }
+    }
+  }
+  const ordered: [string, string][] = [];
+  const done = pairs.map(() => false);
+  while (ordered.length < pairs.length) {
+    // The first pair nothing unplaced must precede; on a cycle, the first unplaced pair.
+    let pick = pairs.findIndex((_, i) => !done[i] && before[i] === 0);
+    if (pick < 0) pick = done.indexOf(false);
+    done[pick] = true;
+    ordered.push(pairs[pick]);
+    for (const o of after[pick]) before[o]--;
+  }
+  return [...deep, ...ordered];
 }
 
 export interface CompactTokenizerFiles {
@@ -154,7 +215,18 @@ export function buildCompactTokenizer(name: CompactTokenizerName = 'compact'): C
   if (!isCompactTokenizerName(name)) {
     throw new LamerError('E_CONFIG', `unknown compact tokenizer '${String(name)}'; expected one of ${Object.keys(COMPACT_VOCABULARIES).join(', ')}`);
   }
-  const extra: CompactVocabulary | null = COMPACT_VOCABULARIES[name];
+  const entry: CompactVocabulary | typeof PROVIDED | null = COMPACT_VOCABULARIES[name];
+  let extra: CompactVocabulary | null;
+  if (entry === PROVIDED) {
+    const make = provided.get(name);
+    if (make === undefined) {
+      throw new LamerError(
+        'E_CONFIG',
+        `the ${name} tokenizer's vocabulary comes from its environment's module, which is not loaded: import lamer's environments (src/envs) first`,
+      );
+    }
+    extra = make();
+  } else extra = entry;
   const byteChars = bytesToUnicode();
   const vocab = new Map<string, number>();
   for (let b = 0; b < 256; b++) vocab.set(byteChars[b], b);
@@ -162,18 +234,20 @@ export function buildCompactTokenizer(name: CompactTokenizerName = 'compact'): C
   const encoder = new TextEncoder();
   const symbolsOf = (word: string): string[] => Array.from(encoder.encode(word), (b) => byteChars[b]);
   // Chain merges build each word left to right: ("Ġ","t") -> "Ġt", ("Ġt","h") -> "Ġth", ("Ġth","e") -> "Ġthe".
-  for (const word of [...WORDS.map((w) => ` ${w}`), ...LINE_WORDS, ...(extra?.pieces ?? [])]) {
+  const chain = (word: string, into: [string, string][]): void => {
     const syms = symbolsOf(word);
     let acc = syms[0];
     for (let i = 1; i < syms.length; i++) {
       const merged = acc + syms[i];
       if (!vocab.has(merged)) {
         vocab.set(merged, vocab.size);
-        merges.push([acc, syms[i]]);
+        into.push([acc, syms[i]]);
       }
       acc = merged;
     }
-  }
+  };
+  for (const word of [...WORDS.map((w) => ` ${w}`), ...LINE_WORDS, ...(extra?.pieces ?? [])]) chain(word, merges);
+  if (extra?.bare !== undefined) merges.push(...bareMerges(extra.bare.map(symbolsOf), chain));
   const ids: Record<string, number> = {};
   const added: Record<string, unknown>[] = [];
   let next = vocab.size;

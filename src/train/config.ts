@@ -50,7 +50,8 @@ const modelSchema = z
           .default('compact')
           .describe(
             'compact (one token per grid cell, for models trained from scratch), compact-sokoban (also one token per Sokoban symbol and move), ' +
-              'compact-alfworld (also one token per ALFWorld object or receptacle name with its number) or qwen3',
+              'compact-alfworld (also one token per ALFWorld object or receptacle name with its number), compact-webshop (also one ' +
+              "token per word of WebShop's generated catalog and pages and per product id of its default catalog) or qwen3",
           ),
         seed: z.number().int().nonnegative().nullable().default(null).describe("seed of the created model's random weights (null: the run seed)"),
       })

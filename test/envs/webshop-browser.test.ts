@@ -47,6 +47,9 @@ describe('the WebShop browser', () => {
       if (first.won) continue;
       const bought = boughtInEpisode(first.steps);
       if (bought.length === 0) continue;
+      // It searched exactly what the search page offered.
+      env.restart();
+      expect(env.admissibleActions()[0]).toBe(first.steps[0].action);
       // The first product it opened is the first listed one within the price limit.
       const hits = env.searchResults(first.steps[0].action.slice('search['.length, -1)).slice(0, 10);
       const affordable = hits.find((h) => listedPrice(env.products[h].priceTag) <= env.goal.priceUpper);

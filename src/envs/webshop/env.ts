@@ -184,6 +184,17 @@ export function requestWords(goal: Goal): string {
 }
 
 /**
+ * The request's product and attributes without its option list (`... with color: black, and size: 6`): what the
+ * search page offers to type, and what the browser searches. Option values are chosen on the item page, and as search
+ * words they pull in products of other types that merely offer the same colour or size.
+ */
+export function searchWords(goal: Goal): string {
+  const words = requestWords(goal);
+  const options = words.search(/\swith (?:(?!with )[a-z]+ )*[a-z]+: /);
+  return (options < 0 ? words : words.slice(0, options)).trim();
+}
+
+/**
  * Search text beyond this many characters is cut: such a query is a model writing an essay into the search box, and
  * analysing it would cost more than a step should (the original's Lucene refuses a query of more than 1,024 distinct
  * terms outright).
@@ -421,12 +432,12 @@ export class WebShopEnv implements Environment {
   }
 
   /**
-   * search[...] when the page has a search bar, with the request's own words (the original lists a placeholder, which
-   * a player without a model cannot fill), then click[x] for every clickable but the search button.
+   * search[...] when the page has a search bar, with the request's own words before its options (the original lists a
+   * placeholder, which a player without a model cannot fill), then click[x] for every clickable but the search button.
    */
   #available(): string[] {
     const { hasSearchBar, clickables } = pageClickables(this.#session, this.#ctx());
-    const actions = hasSearchBar ? [`search[${requestWords(this.goal)}]`] : [];
+    const actions = hasSearchBar ? [`search[${searchWords(this.goal)}]`] : [];
     for (const c of clickables as Clickable[]) if (c.key !== 'search') actions.push(`click[${c.key}]`);
     return actions;
   }

@@ -6,7 +6,7 @@
 
 import type { Expert, PromptStyle, TrajectoryStep } from '../types.js';
 import type { Goal, Product } from './data/pipeline.js';
-import { requestWords, type WebShopEnv } from './env.js';
+import { requestWords, searchWords, type WebShopEnv } from './env.js';
 import { tokenSetRatio } from './reward/fuzz.js';
 import { BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, PRODUCT_WINDOW } from './site/pages.js';
 import { getReward, goalOptionValues, normalizeColor } from './reward/score.js';
@@ -19,7 +19,7 @@ const COMPACT_QUERY_CHARS = 60;
 
 /** The compact search: the request's words before its option list, at most COMPACT_QUERY_CHARS. */
 export function compactQuery(goal: Goal): string {
-  return requestWords(goal).split(' with ')[0].slice(0, COMPACT_QUERY_CHARS).trim();
+  return searchWords(goal).slice(0, COMPACT_QUERY_CHARS).trim();
 }
 
 /**

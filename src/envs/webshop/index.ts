@@ -9,10 +9,13 @@ import { LamerError } from '../../errors.js';
 import type { Environment, Expert } from '../types.js';
 import { WebShopEnv, type WebShopOptions } from './env.js';
 import { WebShopExpert, type WebShopExpertOptions } from './expert.js';
+// Hands the compact-webshop tokenizer its vocabulary (the model layer cannot import the catalog).
+import './vocabulary.js';
 
 export { WebShopEnv, resolveWebShop, RESTART_MODES, type RestartAfterPurchase, type WebShopOptions, type WebShopSettings } from './env.js';
 export { WebShopExpert, optionClicks, searchQueryFor, type WebShopExpertOptions } from './expert.js';
 export { WebShopBrowser, boughtInEpisode, listedPrice } from './browser.js';
+export { webShopCompactVocabulary, VOCABULARY_CATALOG } from './vocabulary.js';
 export { generateCatalogFiles, writeGeneratedCatalog, GENERATED_CATEGORIES, GENERATED_FILE_NAMES, type GeneratedFiles } from './data/catalog.js';
 export { getReward, normalizeColor, COLOR_SET, type RewardParts } from './reward/score.js';
 export { tokenSetRatio, type FuzzBackend } from './reward/fuzz.js';

@@ -42,11 +42,14 @@ const REFLECT_HINT =
   'Name what did not match (product type, an attribute, an option, the price) or where steps were wasted, and write' +
   ' the search query, the product to open and the options to select next time.';
 
-/** Compact pages: [SEP] fields joined by ` / `, available actions kept (the model must choose among them). */
+/**
+ * Compact pages: [SEP] fields joined by ` / `, in lower case (as the actions name what they click, and as the
+ * `compact-webshop` tokenizer holds the catalog's words), available actions kept (the model must choose among them).
+ */
 export const compactWebShopPage: CompactObservation = (text) =>
   text
     .split(/\n|\s*\[SEP\]\s*/)
-    .map((part) => part.trim())
+    .map((part) => part.trim().toLowerCase())
     .filter((part) => part.length > 0)
     .join(' / ');
 

@@ -81,7 +81,7 @@ describe.skipIf(!py.ok)(`tokenizers against transformers${py.ok ? '' : ` (skippe
     });
   });
 
-  describe.each(['compact', 'compact-sokoban', 'compact-alfworld'] as const)('compact project tokenizer %s', (name) => {
+  describe.each(['compact', 'compact-sokoban', 'compact-alfworld', 'compact-webshop'] as const)('compact project tokenizer %s', (name) => {
     let dir: string;
     let tokenizer: TextTokenizer;
     beforeAll(() => {
@@ -105,6 +105,9 @@ describe.skipIf(!py.ok)(`tokenizers against transformers${py.ok ? '' : ` (skippe
         // ALFWorld names as added tokens: leftmost-longest, never inside a longer name or number.
         'alf put a clean soapbar in garbagecan 1. T2 | mem: T1 fail note: apple 1 at cabinet 2. searched: drawer 1. | now: You open the cabinet 1. In it, you see a apple 1, and a desklamp 1. / can: go to desk 1, take apple 12 from cabinet 12 | act:',
         '<action>move pen 1 to desk 1</action> pencil 1 desklamp 1 cabinet 7 cabinet 1cabinet 1  cabinet 1,apple 6',
+        // WebShop: catalog words with and without a space, product ids as added tokens, other ids spelled out.
+        "shop i'm looking for a ground coffee that is dairy free with flavor: original, and size: 24 ounce T2 | mem: T1 fail note: wrong: b0gvmbzl5r. | acts: search[i'm looking for a ground coffee] ; click[b0gvmbzl5r] | now: back to search / < prev / flavor / french vanilla / size / 12 ounce / price: $32.31 to $37.31 | act:",
+        '<action>click[navy blue]</action><action>search[find me a hoodie]</action> B0GVMBZL5R b0gvmbzl5rb0jbey2lsz lavenders',
       ];
       const ref = await oracle.request<{ ids: number[][] }>({ op: 'encode', tokenizer: dir, texts });
       texts.forEach((t, i) => {
