@@ -210,6 +210,13 @@ const sftSchema = z
     refusedMoves: unitInterval
       .default(0)
       .describe("ALFWorld: share of the demonstrator's random moves that are commands the game refuses, so recovering is shown"),
+    /**
+     * Environment options that differ for the demonstration games (merged over env.options). A model trained from
+     * scratch knows only what its warm start showed, where a pretrained one brings knowledge of the world: ALFWorld's
+     * `taskTypes: [1, 2, 3, 4, 5, 6]` here shows every task type before RL trains on types 1-4 alone, so that the
+     * out-of-distribution types test what RL transfers rather than whether a command was ever seen.
+     */
+    envOptions: z.record(z.string(), z.unknown()).default({}).describe('environment options that differ for the demonstration games (merged over env.options)'),
     steps: z.number().int().nonnegative().default(200).describe('supervised steps on all demonstration rows'),
     /**
      * Steps on the reflection rows alone before the `steps` on all rows. A model trained from scratch on the mixed

@@ -167,7 +167,7 @@ export function demonstrationTasks(config: TrainerConfig): { tasks: number[]; tr
   const trialsPerTask = Math.min(config.sft.trialsPerTask ?? config.rollout.groupSize, config.sft.trials);
   const taskCount = Math.max(1, Math.ceil(config.sft.trials / trialsPerTask));
   const envName = config.env.name;
-  const env = (): Environment => createEnv(envName, config.env.options as never);
+  const env = (): Environment => createEnv(envName, { ...config.env.options, ...config.sft.envOptions } as never);
   const block = runSeeds(config).demonstrationTasks;
   const tasks = distinctTaskSeeds((i) => blockTaskSeed('demonstration', block, i), taskCount, env, { length: TASK_BLOCK_SIZE, what: 'demonstration' });
   return { tasks, trialsPerTask, env };

@@ -140,6 +140,26 @@ describe('warm-start demonstrations (ALFWorld generated games)', () => {
     expect(checked).toBeGreaterThan(3);
   });
 
+  it('play the task types sft.envOptions names, while RL keeps env.options (every type shown, types 1-4 trained)', () => {
+    const typesOf = (config: ReturnType<typeof alfConfig>): Set<string> => {
+      const { tasks, env } = demonstrationTasks(config);
+      const probe = env();
+      return new Set(
+        tasks.map((t) => {
+          probe.reset(t);
+          return probe.taskType!()!;
+        }),
+      );
+    };
+    const trained = typesOf(alfConfig(0));
+    expect([...trained].sort()).toEqual(['look_at_obj_in_light', 'pick_and_place_simple', 'pick_clean_then_place_in_recep', 'pick_heat_then_place_in_recep']);
+    const every = alfConfig(0);
+    const shown = typesOf(validateConfig({ ...every, sft: { ...every.sft, envOptions: { taskTypes: [1, 2, 3, 4, 5, 6] } } }));
+    expect(shown.size).toBe(6);
+    expect(shown).toContain('pick_cool_then_place_in_recep');
+    expect(shown).toContain('pick_two_obj_and_place');
+  });
+
   it('leave the random moves out, and win most trials', async () => {
     const d = await collectDemonstrations(alfConfig(0.3));
     expect(d.won).toBeGreaterThan(d.trials / 2);
