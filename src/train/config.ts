@@ -203,13 +203,15 @@ const sftSchema = z
     /** Probability that the demonstrating expert makes a random move, so failed episodes and reflections occur. */
     noise: unitInterval.default(0.3).describe('probability of a random move by the demonstrating expert'),
     /**
-     * ALFWorld's generated games: the share of the random moves that are commands the game refuses ("Nothing
-     * happens."): the room's current place again, the task's object taken from where it is not, the last command
-     * repeated. A model's own mistakes lead to such states; without them the demonstrations never show recovering.
+     * The share of the demonstrator's random moves that are actions the environment refuses. ALFWorld's generated
+     * games: the room's current place again, the task's object taken from where it is not, the last command repeated
+     * ("Nothing happens."). WebShop: a product id this page does not list (one bought or opened before), a requested
+     * option value the product does not offer, the last click repeated. A model's own mistakes lead to such states;
+     * without them the demonstrations never show recovering.
      */
     refusedMoves: unitInterval
       .default(0)
-      .describe("ALFWorld: share of the demonstrator's random moves that are commands the game refuses, so recovering is shown"),
+      .describe("ALFWorld, WebShop: share of the demonstrator's random moves that the environment refuses, so recovering is shown"),
     /**
      * Environment options that differ for the demonstration games (merged over env.options). A model trained from
      * scratch knows only what its warm start showed, where a pretrained one brings knowledge of the world: ALFWorld's

@@ -73,7 +73,7 @@ interface MemoryPlayer {
 /**
  * A memory player of one trial, as a policy: with probability `noise` a turn plays a random move instead (flagged, so
  * the warm start does not train on it), so that episodes fail and are reflected on. `randomMove` is given the second
- * draw of the turn (ALFWorld: whether the move is one the game refuses).
+ * draw of the turn (whether the move is one the environment refuses: sft.refusedMoves).
  */
 class MemoryPlayerDemoPolicy implements PolicyClient {
   readonly #rng: Rng;
@@ -145,10 +145,13 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
         : fallback(view);
   }
   if (config.env.name === 'webshop') {
-    return (view) =>
-      new MemoryPlayerDemoPolicy(view, new WebShopBrowser(view.env as WebShopEnv, { style }), config.sft.noise, config.seed, (rng) =>
-        rng.pick(view.env.admissibleActions()),
-      );
+    return (view) => {
+      const browser = new WebShopBrowser(view.env as WebShopEnv, { style });
+      return new MemoryPlayerDemoPolicy(view, browser, config.sft.noise, config.seed, (rng, draw) => {
+        const refused = draw < config.sft.refusedMoves ? browser.refusedClicks(view.steps) : [];
+        return rng.pick(refused.length > 0 ? refused : view.env.admissibleActions());
+      });
+    };
   }
   return scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
 }

@@ -208,6 +208,44 @@ describe('warm-start demonstrations (WebShop)', () => {
     });
     expect(checked).toBeGreaterThan(10);
   });
+
+  it('with sft.refusedMoves, show recovering after a click the page refuses, never training on the refused click', async () => {
+    const demos = (refusedMoves: number) =>
+      collectDemonstrations(
+        validateConfig({
+          name: 'demo',
+          model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
+          env: { name: 'webshop', options: { maxTurns: 12 } },
+          trial: { episodes: 3 },
+          rollout: { groupSize: 4 },
+          sft: { trials: 40, trialsPerTask: 1, steps: 1, noise: 0.3, refusedMoves, reflectionWeight: 1, memoryWeight: 1 },
+        }),
+      );
+    // A row right after a refused click: the last action clicked a product or an option value, and the page it is on
+    // does not offer that click (a product click that applies opens the item page, whose actions never list one).
+    const afterRefused = (d: Awaited<ReturnType<typeof demos>>) =>
+      d.prompts
+        .map((p, i) => ({ p, r: d.responses[i], reflect: d.reflect[i] }))
+        .filter(({ p, reflect }) => {
+          if (reflect || !p.includes('| acts: ')) return false;
+          const last = p
+            .slice(p.indexOf('| acts: ') + 8, p.indexOf(' | now: '))
+            .split(' ; ')
+            .at(-1)!;
+          const now = p.slice(p.indexOf(' | now: '));
+          const refusedProduct = /^click\[b0[0-9a-z]{8}\]$/.test(last) && now.includes('total results');
+          const refusedOption = now.includes('buy now') && /^click\[/.test(last) && !now.includes(last) && !/^click\[b0/.test(last);
+          return refusedProduct || refusedOption;
+        });
+    expect(afterRefused(await demos(0))).toHaveLength(0);
+    const rows = afterRefused(await demos(1));
+    expect(rows.length).toBeGreaterThan(20);
+    for (const { p, r } of rows) {
+      const action = r.slice('<action>'.length, -'</action>'.length);
+      const offered = p.slice(p.lastIndexOf('available actions: ') + 19, p.lastIndexOf(' | act:')).split(', ');
+      expect(offered).toContain(action);
+    }
+  });
 });
 
 describe("the default job's seeds: demonstration boards by content", () => {

@@ -9,6 +9,7 @@
 import type { PromptStyle, TrajectoryStep } from '../types.js';
 import { searchWords, type WebShopEnv } from './env.js';
 import { optionClicks } from './expert.js';
+import { goalOptionValues } from './reward/score.js';
 import { BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, PRODUCT_WINDOW } from './site/pages.js';
 
 /** The lowest price a listed price tag shows (`$25.41 to $30.41` -> 25.41); Infinity when it shows none. */
@@ -74,6 +75,25 @@ export class WebShopBrowser {
       default:
         return `click[${PREV_PAGE}]`;
     }
+  }
+
+  /**
+   * Clicks the current page refuses that a model plausibly makes (for demonstrations that show recovering from one):
+   * a product this page does not list (one a reflection named, one opened earlier in the episode, the first of the
+   * next results page), a requested option value the open product does not offer, or the last click again where the
+   * page refuses it. Searches are never refused.
+   */
+  refusedClicks(steps: readonly TrajectoryStep[]): string[] {
+    const env = this.env;
+    const view = env.view();
+    const admissible = new Set(env.admissibleActions());
+    const opened = steps.map((s) => s.action.match(/^click\[(b0[0-9a-z]{8})\]$/)?.[1]).filter((a): a is string => a !== undefined);
+    const unlisted = view.page === 'results' ? view.hits.slice(view.pageNo * PRODUCT_WINDOW, view.pageNo * PRODUCT_WINDOW + 1) : [];
+    const out = [...this.tried, ...opened, ...unlisted.map((i) => env.products[i].asin.toLowerCase())].map((asin) => `click[${asin}]`);
+    if (view.page === 'item') for (const v of goalOptionValues(env.goal)) out.push(`click[${typeof v === 'string' ? v : v[1]}]`);
+    const last = steps.at(-1)?.action;
+    if (last?.startsWith('click[')) out.push(last);
+    return [...new Set(out)].filter((a) => !admissible.has(a));
   }
 
   act(): string {
