@@ -3,8 +3,8 @@
 // compare`'s; this only lays them out as Markdown.
 //
 // One job's seeds: per method the mean pass@1/2/3 over the seeds with the across-seed 95% t-interval of pass@3, the
-// reflections the environment could check and the right ones, and the invalid actions (where the records count
-// them); then the first method against each other one, the across-seed mean difference of pass@3 and of the gain
+// reflections the environment could check and the right ones, the invalid actions (where the records count
+// them) and WebShop's score@N (the mean best purchase score of the first N attempts, where the records hold it); then the first method against each other one, the across-seed mean difference of pass@3 and of the gain
 // pass@1->3 with their t-intervals (SPEC §11). Where the records split the tasks into in- and out-of-distribution types
 // (ALFWorld), also each method's pass@N on the ID and OOD lines with across-seed t-intervals, its mean pass@N on each
 // task type (as the paper's ALFWorld table), and the differences of the pairs on the ID and OOD lines.
@@ -202,6 +202,15 @@ for (const r of runs) {
   }
 }
 
+// Where the environment scores episodes (WebShop), each seed's score@N per method (scoreAtK in each evaluation event).
+/** @type {Map<string, number[]>} */
+const scores = new Map();
+for (const r of runs) {
+  for (const m of /** @type {ReadonlyArray<{ method: string, scoreAtK?: number[] }>} */ (r.results)) {
+    if (m.scoreAtK) scores.set(m.method, [...(scores.get(m.method) ?? []), /** @type {number} */ (m.scoreAtK.at(-1))]);
+  }
+}
+
 const envs = new Set(dirs.map((d) => environmentOf(d).label));
 if (envs.size !== 1) {
   console.error(`results-table: the runs evaluate different environments or options: ${[...envs].join('; ')}`);
@@ -214,14 +223,21 @@ console.log(
 );
 // The invalid-actions column appears where the records count them (records of earlier builds do not).
 const withTurns = turns.size > 0;
-console.log(`| method | pass@1 / pass@2 / pass@${n} | pass@${n} (95% CI over seeds) | reflections right |${withTurns ? ' invalid actions |' : ''}`);
-console.log(`|---|---|---|---|${withTurns ? '---|' : ''}`);
+// The score column appears where every seed's records score the episodes.
+const withScores = scores.size > 0 && [...scores.values()].every((v) => v.length === c.runs.length);
+console.log(
+  `| method | pass@1 / pass@2 / pass@${n} | pass@${n} (95% CI over seeds) |${withScores ? ` score@${n} (95% CI over seeds) |` : ''} reflections right |` +
+    `${withTurns ? ' invalid actions |' : ''}`,
+);
+console.log(`|---|---|---|---|${withScores ? '---|' : ''}${withTurns ? '---|' : ''}`);
 for (const m of c.methods) {
   const k = checks.get(m.method);
   const right = k ? `${k.correct} of ${k.checked} (${pct(k.correct / k.checked)}%)` : '';
   const t = turns.get(m.method);
   const invalid = withTurns ? ` ${t ? `${t.invalid} of ${t.played} (${pct(t.played > 0 ? t.invalid / t.played : 0)}%)` : ''} |` : '';
-  console.log(`| ${m.method} | ${m.mean.map(pct).join(' / ')} | ${level(m.passAtN)} | ${right} |${invalid}`);
+  const v = scores.get(m.method);
+  const score = withScores ? ` ${v === undefined ? '' : v.length >= 2 ? level(runsInterval(v)) : pct(v[0])} |` : '';
+  console.log(`| ${m.method} | ${m.mean.map(pct).join(' / ')} | ${level(m.passAtN)} |${score} ${right} |${invalid}`);
 }
 console.log(`\n| difference | pass@${n} (95% CI over seeds) | gain pass@1->${n} (95% CI over seeds) | per seed pass@${n} | per seed gain |`);
 console.log('|---|---|---|---|---|');

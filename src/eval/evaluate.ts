@@ -14,7 +14,7 @@ import { runRollout, type EnvFactory, type RolloutProgress, type RolloutStats, t
 import { evalTrialMode, isChanceMethod, type Method } from './methods.js';
 import { attemptDiversity, type AttemptDiversity } from './diversity.js';
 import { randomPolicy } from '../rollout/random.js';
-import { passAtK, passAtKByGroup } from './passk.js';
+import { passAtK, passAtKByGroup, scoreAtK } from './passk.js';
 import { trialTranscripts, type TrialTranscript } from './transcripts.js';
 
 export interface EvaluateOptions {
@@ -113,6 +113,8 @@ export interface EvalResult {
   env: string;
   /** pass@1..pass@N as fractions. */
   passAtK: number[];
+  /** Where the environment scores its episodes (WebShop): the mean best score of the first k attempts, k = 1..N. */
+  scoreAtK?: number[];
   tasks: number;
   byType: Record<string, number[]>;
   tasksByType: Record<string, number>;
@@ -158,6 +160,11 @@ export function countTurns(transcripts: readonly TrialTranscript[]): TurnCounts 
     }
   }
   return { played, invalid };
+}
+
+/** "lamer: score@1..3 38.2 / 47.5 / 52.0 (the mean best episode score of the first k attempts, out of 100)". */
+export function formatScores(method: string, scores: readonly number[]): string {
+  return `${method}: score@1..${scores.length} ${scores.map((s) => (100 * s).toFixed(1)).join(' / ')} (the mean best episode score of the first k attempts, out of 100)`;
 }
 
 /** "lamer: 7 of 2322 actions invalid (0.3%)". */
@@ -311,6 +318,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     envName ??= parts.find((p) => p.env)?.env;
   }
   const summary = passAtK(trials, episodes);
+  const scores = scoreAtK(trials, episodes);
   // In- and out-of-distribution types, where the environment names them.
   const probe = options.env();
   const typeSplits: Record<string, TaskTypeSplit> | undefined = probe.taskTypeSplit
@@ -321,6 +329,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     method: options.method,
     env: envName ?? 'unknown',
     passAtK: summary.passAtK,
+    ...(scores === null ? {} : { scoreAtK: scores }),
     tasks: summary.tasks,
     byType: summary.byType,
     tasksByType: summary.tasksByType,

@@ -70,3 +70,22 @@ export function passAtK(outcomes: readonly TaskOutcome[], episodes?: number): Pa
   }
   return { passAtK: cumulative(outcomes, n), tasks: outcomes.length, byType, tasksByType };
 }
+
+/**
+ * score@1..N where the environment scores episodes (WebShop's purchase score): for each task the best score of its
+ * first k attempts (an attempt not played after a win keeps the winning score), averaged over the tasks, as fractions.
+ * Null when any played attempt has no score.
+ */
+export function scoreAtK(trials: readonly { episodeScores: ReadonlyArray<number | null> }[], episodes: number): number[] | null {
+  if (trials.length === 0) return null;
+  const sums = new Array<number>(episodes).fill(0);
+  for (const t of trials) {
+    if (t.episodeScores.length === 0 || t.episodeScores.some((s) => s === null)) return null;
+    let best = 0;
+    for (let k = 0; k < episodes; k++) {
+      if (k < t.episodeScores.length) best = Math.max(best, t.episodeScores[k]!);
+      sums[k] += best;
+    }
+  }
+  return sums.map((s) => s / trials.length);
+}

@@ -81,6 +81,11 @@ export interface TrialResult {
   episodesPlayed: number;
   /** Undiscounted reward of each played episode. */
   episodeRewards: number[];
+  /**
+   * The environment's own score of each played episode, where it gives one (`info.score` of the episode's last step,
+   * a number: WebShop's purchase score in [0, 1], 0 for an episode that bought nothing), else null.
+   */
+  episodeScores: Array<number | null>;
   /** Reflections written, in order (empty text for an invalid one). */
   reflections: string[];
   /** Per reflection: whether it states the failed episode's facts correctly (Environment.checkReflection). */
@@ -217,6 +222,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
   const rows: TrialRow[] = [];
   const won = new Array<boolean>(config.episodes).fill(false);
   const episodeRewards: number[] = [];
+  const episodeScores: Array<number | null> = [];
   const reflections: string[] = [];
   const reflectionsCorrect: Array<boolean | undefined> = [];
   let calls = 0;
@@ -326,6 +332,8 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
       if (result.done || result.won) break;
     }
     episodeRewards.push(episodeReward);
+    const score = results.at(-1)?.info?.score;
+    episodeScores.push(typeof score === 'number' && Number.isFinite(score) ? score : null);
     lastSteps = steps;
     lastResults = results;
     if (won[n]) {
@@ -343,6 +351,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
     wonEpisode,
     episodesPlayed: episodeRewards.length,
     episodeRewards,
+    episodeScores,
     reflections,
     reflectionsCorrect,
     rows,

@@ -103,6 +103,8 @@ export interface EvalEvent {
   taskSet?: TaskSet;
   /** pass@1..pass@N, fractions in [0, 1]. */
   passAtK: number[];
+  /** Where the environment scores episodes (WebShop): the mean best score of the first k attempts, k = 1..N, in [0, 1]. */
+  scoreAtK?: number[];
   byType?: Record<string, number[]>;
   /** Tasks per type. */
   tasksByType?: Record<string, number>;

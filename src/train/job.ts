@@ -5,7 +5,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { makeDirs, readRegularFile } from '../util/fs.js';
 import { join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison, type PairedComparison } from '../eval/compare.js';
-import { formatInvalidTurns, formatReflectionChecks } from '../eval/evaluate.js';
+import { formatInvalidTurns, formatReflectionChecks, formatScores } from '../eval/evaluate.js';
 import { formatPassAtKTable } from '../eval/table.js';
 import { formatDiversity } from '../eval/diversity.js';
 import { CHANCE_METHODS, TRAINED_METHODS, isChanceMethod, type Method } from '../eval/methods.js';
@@ -230,6 +230,7 @@ export function summarizeEvaluations(results: EvalSummary[], config: TrainerConf
     ),
     ...comparisons.map(formatComparison),
     ...results.flatMap((r) => (r.reflectionChecks ? [formatReflectionChecks(r.method, r.reflectionChecks)] : [])),
+    ...results.flatMap((r) => (r.scoreAtK ? [formatScores(r.method, r.scoreAtK)] : [])),
     ...results.flatMap((r) => (r.turns ? [formatInvalidTurns(r.method, r.turns)] : [])),
     ...results.flatMap((r) => (r.diversity ? [formatDiversity(r.method, r.diversity)] : [])),
   ].join('\n');

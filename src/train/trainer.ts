@@ -296,6 +296,7 @@ export class Trainer {
       tasks: result.tasks,
       taskSet: result.taskSet,
       passAtK: result.passAtK,
+      ...(result.scoreAtK ? { scoreAtK: result.scoreAtK } : {}),
       byType: result.byType,
       tasksByType: result.tasksByType,
       ...(result.typeSplits ? { typeSplits: result.typeSplits, bySplit: result.bySplit } : {}),

@@ -74,6 +74,38 @@ describe('evaluate', () => {
     expect(countTurns([])).toEqual({ played: 0, invalid: 0 });
   });
 
+  it("WebShop: score@k from each attempt's purchase score, recomputed from the transcripts; none for MineSweeper", async () => {
+    // The browser buys the first affordable product: some attempts score 1, many score below 1 but above 0.
+    const r = await evaluate({
+      policy: scriptedPolicy({ noise: 0.3, seed: 5 }),
+      env: () => createEnv('webshop', { maxTurns: 12 }),
+      tasks: 24,
+      method: 'gigpo',
+    });
+    expect(r.scoreAtK).toHaveLength(3);
+    // Independent: each attempt replayed on a fresh environment, its score read from the last step's info.
+    const replay = createEnv('webshop', { maxTurns: 12 });
+    const best = r.transcripts.map((t, i) => {
+      let b = 0;
+      return [0, 1, 2].map((k) => {
+        const e = t.episodes[k];
+        if (e !== undefined) {
+          replay.reset(r.trials[i].seed);
+          let last: Record<string, unknown> = {};
+          for (const turn of e.turns) last = replay.step(turn.response).info;
+          b = Math.max(b, last.score as number);
+        }
+        return b;
+      });
+    });
+    for (let k = 0; k < 3; k++) expect(r.scoreAtK![k]).toBeCloseTo(best.reduce((s, x) => s + x[k], 0) / best.length, 12);
+    // A win scores 1, so score@k is at least pass@k; a wrong purchase still scores.
+    for (let k = 0; k < 3; k++) expect(r.scoreAtK![k]).toBeGreaterThanOrEqual(r.passAtK[k]);
+    expect(r.trials.flatMap((t) => t.episodeScores).some((s) => s !== null && s > 0 && s < 1)).toBe(true);
+    const mine = await evaluate({ policy: scriptedPolicy(), env: () => createEnv('minesweeper', { maxTurns: 36 }), tasks: 2, method: 'lamer' });
+    expect(mine.scoreAtK).toBeUndefined();
+  });
+
   it('an expert policy passes every MineSweeper task at pass@1', async () => {
     const r = await evaluate({
       policy: scriptedPolicy(),

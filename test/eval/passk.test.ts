@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { hasCode } from '../../src/errors.js';
-import { passAtK } from '../../src/eval/passk.js';
+import { passAtK, scoreAtK } from '../../src/eval/passk.js';
 import { formatPassAtKTable } from '../../src/eval/table.js';
 
 describe('passAtK', () => {
@@ -45,6 +45,17 @@ describe('passAtK', () => {
     } catch (e) {
       expect(hasCode(e, 'E_ARG')).toBe(true);
     }
+  });
+});
+
+describe('scoreAtK', () => {
+  it('averages the best score of the first k attempts; a trial won early keeps its winning score', () => {
+    // Worked by hand: task 1 0.5 -> 0.5 -> 1 (won at 3); task 2 won at once (1); task 3 0.75, 0.25, 0.
+    const trials = [{ episodeScores: [0.5, 0.5, 1] }, { episodeScores: [1] }, { episodeScores: [0.75, 0.25, 0] }];
+    expect(scoreAtK(trials, 3)).toEqual([(0.5 + 1 + 0.75) / 3, (0.5 + 1 + 0.75) / 3, (1 + 1 + 0.75) / 3]);
+    // An environment that does not score (any null), or no trials: none.
+    expect(scoreAtK([{ episodeScores: [0.5, null] }], 2)).toBeNull();
+    expect(scoreAtK([], 3)).toBeNull();
   });
 });
 

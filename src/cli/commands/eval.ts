@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { compareWithFirst, formatComparison } from '../../eval/compare.js';
-import { describeTaskSet, formatInvalidTurns, formatReflectionChecks } from '../../eval/evaluate.js';
+import { describeTaskSet, formatInvalidTurns, formatReflectionChecks, formatScores } from '../../eval/evaluate.js';
 import { evalTrialMode, isChanceMethod, isMethod, type Method } from '../../eval/methods.js';
 import { formatPassAtKTable } from '../../eval/table.js';
 import { formatDiversity } from '../../eval/diversity.js';
@@ -170,6 +170,7 @@ export const command: Command = {
     // Every method ran on the same held-out tasks: the first against each other one, paired by task.
     for (const c of compareWithFirst(labelled, base.trial.episodes, { seed: base.seed })) console.log(formatComparison(c));
     for (const r of labelled) if (r.reflectionChecks && r.reflections !== 'expert') console.log(formatReflectionChecks(r.method, r.reflectionChecks));
+    for (const r of labelled) if (r.scoreAtK) console.log(formatScores(r.method, r.scoreAtK));
     for (const r of labelled) if (r.turns) console.log(formatInvalidTurns(r.method, r.turns));
     for (const r of labelled) if (r.diversity) console.log(formatDiversity(r.method, r.diversity));
     if (values.json) {
