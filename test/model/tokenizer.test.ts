@@ -146,6 +146,12 @@ describe('per-environment compact tokenizers', () => {
   it('compact-webshop: every word of the catalog and the pages, with or without its space, and every product id one token', () => {
     const shop = load('compact-webshop');
     const base = load('compact');
+    // The WebShop CPU job's confirmation was measured with these exact files.
+    const files0 = buildCompactTokenizer('compact-webshop');
+    const hash = (text: string): string => createHash('sha256').update(text).digest('hex');
+    expect(hash(files0['tokenizer.json'])).toBe('9bf37106c38ef88b14c3651d45350ebfc258581c449b423e8f8c4b46d4828c8c');
+    expect(hash(files0['tokenizer_config.json'])).toBe('ad9f07d8457e9e573e6632a08caac2c638039735dbbf9a0a7cd6befa8aa4917b');
+    expect(files0.vocabSize).toBe(3745);
     const vocabulary = webShopCompactVocabulary();
     // Bare words (right after `[` or `<action>`) are ranked so that none splits another; the verbs and every option
     // value among them.

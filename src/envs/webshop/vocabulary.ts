@@ -39,6 +39,7 @@ export function webShopCompactVocabulary(): CompactVocabulary {
     ids.push(String(p.asin).toLowerCase());
     piecesOf(` ${String(p.name).toLowerCase()}`, pieces);
     const options = p.customization_options as Record<string, Array<{ value: string }>>;
+    // Option values and requests also as an action holds them, after `[`.
     for (const [name, values] of Object.entries(options)) {
       piecesOf(` ${name.toLowerCase()}`, pieces);
       for (const v of values) piecesOf(` ${v.value} [${v.value}]`, pieces);
@@ -46,9 +47,8 @@ export function webShopCompactVocabulary(): CompactVocabulary {
   }
   for (const a of Object.values(files.attributes)) piecesOf(` ${a.instruction} [${a.instruction}]`, pieces);
   // The words an action starts with come right after `<action>` or `[`, without a space: the verbs, the option
-  // values (`click[navy blue]`) and a request's first word (`search[i'm ...`). They come after every spaced piece:
-  // BPE applies merges by rank, and a spaced piece's merges all begin at its space, so no bare piece's merge, ranked
-  // after them, can split it. Bare pieces can split each other; the verbs and option values come first.
+  // values (`click[navy blue]`) and a request's first word (`search[i'm ...`). They are bare pieces, whose merges the
+  // tokenizer ranks after every spaced piece's and so that none splits another (compact-tokenizer.ts, bareMerges).
   const bare = new Set<string>(['search', 'click']);
   for (const p of files.products) {
     for (const values of Object.values(p.customization_options as Record<string, Array<{ value: string }>>)) {
