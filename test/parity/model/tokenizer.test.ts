@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { ChatTemplate, type ChatMessage } from '../../../src/model/chat.js';
 import { TextTokenizer } from '../../../src/model/tokenizer.js';
 import { buildCompactTokenizer } from '../../../src/model/compact-tokenizer.js';
+// The compact-webshop vocabulary is handed to the model layer by the WebShop module.
+import '../../../src/envs/webshop/index.js';
 import { qwen3TokenizerFiles } from '../../../src/model/presets.js';
 import { parityPython, Oracle } from '../python.js';
 import { removeTempDirs, tempDir } from '../../helpers/index.js';
