@@ -3,9 +3,10 @@
 // compare`'s; this only lays them out as Markdown.
 //
 // One job's seeds: per method the mean pass@1/2/3 over the seeds with the across-seed 95% t-interval of pass@3, the
-// reflections the environment could check and the right ones, the invalid actions (where the records count
-// them) and WebShop's score@N (the mean best purchase score of the first N attempts, where the records hold it); then the first method against each other one, the across-seed mean difference of pass@3 and of the gain
-// pass@1->3 with their t-intervals (SPEC §11). Where the records split the tasks into in- and out-of-distribution types
+// reflections the environment could check and the right ones, the invalid actions (where the records count them) and
+// WebShop's score@N (the mean best purchase score of the first N attempts, where the records hold it); then the first
+// method against each other one, the across-seed mean difference of pass@3 and of the gain pass@1->3 with their
+// t-intervals (SPEC §11). Where the records split the tasks into in- and out-of-distribution types
 // (ALFWorld), also each method's pass@N on the ID and OOD lines with across-seed t-intervals, its mean pass@N on each
 // task type (as the paper's ALFWorld table), and the differences of the pairs on the ID and OOD lines.
 // usage: node scripts/results-table.mjs [--a METHOD ...] RUN_DIR...   (--a: the methods compared with the others;

@@ -169,7 +169,7 @@ function bareMerges(pieces: readonly string[][], chain: (word: string, into: [st
   const made: [string, string][] = [];
   for (const syms of pieces) chain(syms.join(''), made);
   const deep = made.filter(([left]) => left.length > 1);
-  const pairs = made.filter((m) => !deep.includes(m));
+  const pairs = made.filter(([left]) => left.length === 1);
   const key = (a: string, b: string): string => `${a}\u0000${b}`;
   const index = new Map(pairs.map((m, i) => [key(m[0], m[1]), i]));
   // after[i]: the byte pairs that must rank after pair i.

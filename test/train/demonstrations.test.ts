@@ -185,17 +185,20 @@ describe('warm-start demonstrations (ALFWorld generated games)', () => {
 });
 
 describe('warm-start demonstrations (WebShop)', () => {
-  it("are the browser's: reflections name the products bought, and a later episode never opens one of them", async () => {
-    const d = await collectDemonstrations(
+  const webShopDemos = (tokenizer: 'compact' | 'compact-webshop', sft: Record<string, number>) =>
+    collectDemonstrations(
       validateConfig({
         name: 'demo',
-        model: { init: { preset: 'tiny', tokenizer: 'compact', seed: 0 }, promptStyle: 'compact' },
+        model: { init: { preset: 'tiny', tokenizer, seed: 0 }, promptStyle: 'compact' },
         env: { name: 'webshop', options: { maxTurns: 12 } },
         trial: { episodes: 3 },
         rollout: { groupSize: 4 },
-        sft: { trials: 40, trialsPerTask: 1, steps: 1, noise: 0, reflectionWeight: 1, memoryWeight: 1 },
+        sft: { trials: 40, trialsPerTask: 1, steps: 1, reflectionWeight: 1, memoryWeight: 1, ...sft },
       }),
     );
+
+  it("are the browser's: reflections name the products bought, and a later episode never opens one of them", async () => {
+    const d = await webShopDemos('compact', { noise: 0 });
     const reflections = d.responses.filter(isReflection);
     expect(reflections.length).toBeGreaterThan(5);
     for (const r of reflections) expect(r).toMatch(/^<remark>(?:wrong: b[0-9a-z]{9}(?:, b[0-9a-z]{9})*\.|no purchase\.)<\/remark>$/);
@@ -210,17 +213,7 @@ describe('warm-start demonstrations (WebShop)', () => {
   });
 
   it('with sft.refusedMoves, show recovering after a click the page refuses, never training on the refused click', async () => {
-    const demos = (refusedMoves: number) =>
-      collectDemonstrations(
-        validateConfig({
-          name: 'demo',
-          model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
-          env: { name: 'webshop', options: { maxTurns: 12 } },
-          trial: { episodes: 3 },
-          rollout: { groupSize: 4 },
-          sft: { trials: 40, trialsPerTask: 1, steps: 1, noise: 0.3, refusedMoves, reflectionWeight: 1, memoryWeight: 1 },
-        }),
-      );
+    const demos = (refusedMoves: number) => webShopDemos('compact-webshop', { noise: 0.3, refusedMoves });
     // A row right after a refused click: the last action clicked a product or an option value, and the page it is on
     // does not offer that click (a product click that applies opens the item page, whose actions never list one).
     const afterRefused = (d: Awaited<ReturnType<typeof demos>>) =>

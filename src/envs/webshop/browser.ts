@@ -1,7 +1,7 @@
 // A scripted WebShop shopper that acts only on what the pages show and on what its own reflections state: it searches
 // with the request's words before its options (what the search page offers), opens the first listed product it has
-// not already bought in an earlier episode of the trial and whose listed price is within the request's limit (turning the page when none is), clicks the option
-// values the request names, and buys. After a failed episode it writes down which products it bought (the page
+// not already bought in an earlier episode of the trial and whose listed price is within the request's limit (turning
+// the page when none is), clicks the option values the request names, and buys. After a failed episode it writes down which products it bought (the page
 // never says whether a product matches the request's attributes: that is found out by buying), and the next episode
 // skips them. The scripted expert (expert.ts) instead reads the data behind the pages to open a product that scores
 // 1, and its compact reflection names that product: neither is something a model can learn from its prompt.
@@ -18,15 +18,23 @@ export function listedPrice(tag: string): number {
   return m === null ? Infinity : Number(m[1].replace(/,/g, ''));
 }
 
+/** What a `click[...]` action clicks, in lower case; null for any other action. */
+function clicked(action: string): string | null {
+  const m = action.trim().match(/^click\[\s*(.+?)\s*\]$/i);
+  return m === null ? null : m[1].toLowerCase();
+}
+
+/** Whether a clicked button is a product (its ASIN). */
+const isProduct = (what: string): boolean => /^b[0-9a-z]{9}$/.test(what);
+
 /** The products a failed episode bought (lowercase ASINs, in order), from its clicks: `click[asin]` then `click[buy now]`. */
 export function boughtInEpisode(steps: readonly TrajectoryStep[]): string[] {
   const bought: string[] = [];
   let open: string | null = null;
   for (const s of steps) {
-    const m = s.action.trim().match(/^click\[\s*(.+?)\s*\]$/i);
-    if (m === null) continue;
-    const what = m[1].toLowerCase();
-    if (/^b[0-9a-z]{9}$/.test(what)) open = what;
+    const what = clicked(s.action);
+    if (what === null) continue;
+    if (isProduct(what)) open = what;
     else if (what === BUY_NOW && open !== null && !bought.includes(open)) bought.push(open);
   }
   return bought;
@@ -87,7 +95,7 @@ export class WebShopBrowser {
     const env = this.env;
     const view = env.view();
     const admissible = new Set(env.admissibleActions());
-    const opened = steps.map((s) => s.action.match(/^click\[(b0[0-9a-z]{8})\]$/)?.[1]).filter((a): a is string => a !== undefined);
+    const opened = steps.map((s) => clicked(s.action)).filter((what): what is string => what !== null && isProduct(what));
     const unlisted = view.page === 'results' ? view.hits.slice(view.pageNo * PRODUCT_WINDOW, view.pageNo * PRODUCT_WINDOW + 1) : [];
     const out = [...this.tried, ...opened, ...unlisted.map((i) => env.products[i].asin.toLowerCase())].map((asin) => `click[${asin}]`);
     if (view.page === 'item') for (const v of goalOptionValues(env.goal)) out.push(`click[${typeof v === 'string' ? v : v[1]}]`);

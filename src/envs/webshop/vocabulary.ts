@@ -24,9 +24,17 @@ export const VOCABULARY_CATALOG = { size: 1000, seed: 0 } as const;
 
 let cached: CompactVocabulary | null = null;
 
+const encoder = new TextEncoder();
+
 /** Pre-tokens of `text` that are more than one byte (each a BPE piece), in order of first appearance. */
 function piecesOf(text: string, into: Set<string>): void {
-  for (const m of text.matchAll(PRE_TOKENS)) if (new TextEncoder().encode(m[0]).length > 1) into.add(m[0]);
+  for (const m of text.matchAll(PRE_TOKENS)) if (encoder.encode(m[0]).length > 1) into.add(m[0]);
+}
+
+/** The first pre-token of `text` when it is more than one character (the bare word an action starts with). */
+function firstWord(text: string, into: string[]): void {
+  const first = text.match(PRE_TOKENS)?.[0];
+  if (first !== undefined && first.length > 1) into.push(first);
 }
 
 export function webShopCompactVocabulary(): CompactVocabulary {
@@ -34,6 +42,11 @@ export function webShopCompactVocabulary(): CompactVocabulary {
   const files = generateCatalogFiles(VOCABULARY_CATALOG.size, VOCABULARY_CATALOG.seed);
   const pieces = new Set<string>();
   const ids: string[] = [];
+  // The words an action starts with come right after `<action>` or `[`, without a space: the verbs, the option
+  // values (`click[navy blue]`) and a request's first word (`search[i'm ...`). They are bare pieces, whose merges the
+  // tokenizer ranks after every spaced piece's and so that none splits another (compact-tokenizer.ts, bareMerges).
+  const valueFirsts: string[] = [];
+  const requestFirsts: string[] = [];
   for (const line of PAGE_TEXT) piecesOf(line, pieces);
   for (const p of files.products) {
     ids.push(String(p.asin).toLowerCase());
@@ -42,24 +55,17 @@ export function webShopCompactVocabulary(): CompactVocabulary {
     // Option values and requests also as an action holds them, after `[`.
     for (const [name, values] of Object.entries(options)) {
       piecesOf(` ${name.toLowerCase()}`, pieces);
-      for (const v of values) piecesOf(` ${v.value} [${v.value}]`, pieces);
-    }
-  }
-  for (const a of Object.values(files.attributes)) piecesOf(` ${a.instruction} [${a.instruction}]`, pieces);
-  // The words an action starts with come right after `<action>` or `[`, without a space: the verbs, the option
-  // values (`click[navy blue]`) and a request's first word (`search[i'm ...`). They are bare pieces, whose merges the
-  // tokenizer ranks after every spaced piece's and so that none splits another (compact-tokenizer.ts, bareMerges).
-  const bare = new Set<string>(['search', 'click']);
-  for (const p of files.products) {
-    for (const values of Object.values(p.customization_options as Record<string, Array<{ value: string }>>)) {
-      for (const v of values) for (const m of v.value.matchAll(PRE_TOKENS)) if (m.index === 0 && m[0].length > 1) bare.add(m[0]);
+      for (const v of values) {
+        piecesOf(` ${v.value} [${v.value}]`, pieces);
+        firstWord(v.value, valueFirsts);
+      }
     }
   }
   for (const a of Object.values(files.attributes)) {
-    const first = a.instruction.match(PRE_TOKENS)?.[0];
-    if (first !== undefined && first.length > 1) bare.add(first);
+    piecesOf(` ${a.instruction} [${a.instruction}]`, pieces);
+    firstWord(a.instruction, requestFirsts);
   }
-  for (const p of pieces) if (!p.startsWith(' ')) bare.add(p);
+  const bare = new Set<string>(['search', 'click', ...valueFirsts, ...requestFirsts, ...[...pieces].filter((p) => !p.startsWith(' '))]);
   cached = { pieces: [...pieces].filter((p) => !bare.has(p)), bare: [...bare], added: ids };
   return cached;
 }
