@@ -49,6 +49,11 @@ export interface TrajectoryStep {
   observation: string;
   /** The action as LaMer's memory records it (StepResult.historyAction), for `paper` prompts. */
   historyAction?: string;
+  /**
+   * The environment refused the action (StepResult.valid false), recorded only where the trial marks refused actions
+   * in its prompts (trial option markRefused): the action list shows it marked, so that it is not read as a move made.
+   */
+  refused?: boolean;
 }
 
 /** An earlier, failed episode of the trial, as `paper` prompts build their memory blocks from it. */

@@ -40,6 +40,8 @@ export interface EvaluateOptions {
   style?: PromptStyle;
   maxTurns?: number;
   window?: number;
+  /** Mark refused actions in the prompts' action lists (TrialConfig.markRefused). */
+  markRefused?: boolean;
   /** Overrides of the evaluation sampling (temperature 0.7, top-p 0.8, top-k 20). */
   sampling?: Partial<SamplingOptions>;
   concurrency?: number;
@@ -292,6 +294,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
       style: options.style,
       maxTurns: options.maxTurns,
       window: options.window,
+      markRefused: options.markRefused,
       sampling: { ...EVAL_SAMPLING, ...options.sampling },
     },
     concurrency: options.concurrency,

@@ -43,6 +43,12 @@ export interface TrialConfig {
   maxTurns?: number;
   /** Trajectory window in prompts; default the framing's (7 steps). */
   window?: number;
+  /**
+   * Mark the actions the environment refused (StepResult.valid false) where prompts list the episode's actions (the
+   * play prompt, memory blocks that show trajectories, the reflect prompt), so that a refused action does not read as
+   * a move made. Default false. `full` and `compact` styles only (LaMer's templates have no such mark).
+   */
+  markRefused?: boolean;
   sampling: SamplingOptions;
 }
 
@@ -157,6 +163,13 @@ export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
   if (!PROMPT_STYLES.includes(style)) {
     throw argError(`trial option style: expected ${PROMPT_STYLES.join(', ')}, found ${JSON.stringify(style)}`);
   }
+  const markRefused = config.markRefused ?? false;
+  if (typeof markRefused !== 'boolean') {
+    throw argError(`trial option markRefused: expected true or false, found ${JSON.stringify(markRefused)}`);
+  }
+  if (markRefused && style === 'paper') {
+    throw argError("trial option markRefused: LaMer's templates (style 'paper') have no mark for a refused action; use style 'full' or 'compact', or leave markRefused off");
+  }
   if (config.maxTurns !== undefined) positiveInt('maxTurns', config.maxTurns);
   if (config.window !== undefined) positiveInt('window', config.window);
   return {
@@ -165,6 +178,7 @@ export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
     memoryMode,
     promptVariant,
     style,
+    markRefused,
     maxTurns: config.maxTurns,
     window: config.window,
     sampling: checkSampling(config.sampling),
@@ -325,6 +339,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
         action: extractAction(out.text) ?? NO_ACTION,
         observation: result.observation.text,
         ...(result.historyAction === undefined ? {} : { historyAction: result.historyAction }),
+        ...(config.markRefused && !result.valid ? { refused: true } : {}),
       });
       results.push(result);
       current = result.observation;

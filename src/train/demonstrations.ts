@@ -190,6 +190,7 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
       memoryMode: config.trial.memory,
       style: config.model.promptStyle,
       window: config.trial.historyWindow,
+      markRefused: config.trial.markRefused,
       // The scripted players answer whole unless sft.maxResponseChars cuts them (a cut reflection loses its
       // closing tag, and the next episode's memory holds an empty note).
       sampling: { temperature: 1, topP: 1, topK: 0, maxNewTokens: config.sft.maxResponseChars ?? Number.MAX_SAFE_INTEGER },

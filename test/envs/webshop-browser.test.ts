@@ -35,6 +35,14 @@ describe('the WebShop browser', () => {
         { action: 'click[< prev]', observation: '' },
       ]),
     ).toEqual([]);
+    // A product click the page refused (marked by trial.markRefused) opened nothing: the purchase is the open one's.
+    expect(
+      boughtInEpisode([
+        { action: 'click[b0x7tr299g]', observation: '' },
+        { action: 'click[b0aaaaaaaa]', observation: '', refused: true },
+        { action: 'click[buy now]', observation: '' },
+      ]),
+    ).toEqual(['b0x7tr299g']);
   });
 
   it('opens the first affordable listed product, then the next one after its reflection names the first as wrong', () => {

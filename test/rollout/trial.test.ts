@@ -241,12 +241,49 @@ describe('runTrial', () => {
     );
   });
 
+  it('markRefused: a refused action is marked wherever the episode\'s actions are listed, and only with the option', async () => {
+    // WebShop: search, then a click the results page does not offer (refused), then a listed product.
+    const shopper = scripted((view) => {
+      if (view.phase === 'reflect') return '<remark>wrong: no purchase.</remark>';
+      if (view.steps.length === 0) return '<action>search[memory card]</action>';
+      if (view.steps.length === 1) return '<action>click[nothing listed]</action>';
+      return `<action>click[${view.env.admissibleActions().find((a) => /^click\[b0/.test(a))!.slice(6, -1)}]</action>`;
+    });
+    const run = (style: 'compact' | 'full', markRefused?: boolean) =>
+      runTrial({
+        env: createEnv('webshop', { maxTurns: 3 }),
+        policy: shopper,
+        seed: taskSeed('train', 0),
+        group: 0,
+        trial: 0,
+        config: { episodes: 2, reflect: true, memoryMode: 'history_and_reflection', style, markRefused, sampling: SAMPLING },
+      });
+    const marked = await run('compact', true);
+    const plays = marked.rows.filter((r) => r.phase === 'play');
+    expect(plays.map((r) => r.valid).slice(0, 3)).toEqual([true, false, true]);
+    expect(plays[2].prompt).toContain('| acts: search[memory card] ; click[nothing listed] no | now:');
+    const reflect = marked.rows.find((r) => r.phase === 'reflect')!;
+    expect(reflect.prompt).toMatch(/\| acts: search\[memory card\] ; click\[nothing listed\] no ; click\[b0[0-9a-z]{8}\] \| end:/);
+    // The next episode's memory block shows the earlier episode's actions, marked the same way.
+    expect(plays[3].prompt).toMatch(/mem: T1 fail acts: search\[memory card\] ; click\[nothing listed\] no ; click\[b0[0-9a-z]{8}\] note:/);
+
+    const plain = await run('compact');
+    expect(plain.rows.map((r) => r.prompt.replaceAll(' no ;', ' ;').replaceAll(' no |', ' |'))).toEqual(marked.rows.map((r) => r.prompt.replaceAll(' no ;', ' ;').replaceAll(' no |', ' |')));
+    expect(plain.rows.filter((r) => r.phase === 'play')[2].prompt).toContain('| acts: search[memory card] ; click[nothing listed] | now:');
+
+    const full = await run('full', true);
+    expect(full.rows.filter((r) => r.phase === 'play')[2].prompt).toContain('Step 2: action: click[nothing listed] (refused)\nObservation:');
+    expect(full.rows.filter((r) => r.phase === 'play')[2].prompt).toContain('Step 1: action: search[memory card]\nObservation:');
+  });
+
   it('rejects bad trial options with E_ARG naming the option', async () => {
     const base = { env: new TinyBoard(), policy: failThenWin, seed: 0, group: 0, trial: 0 };
     for (const [config, name] of [
       [{ episodes: 0, reflect: true, sampling: SAMPLING }, 'episodes'],
       [{ episodes: 1, reflect: true, memoryMode: 'all', sampling: SAMPLING }, 'memoryMode'],
       [{ episodes: 1, reflect: true, sampling: { ...SAMPLING, topP: 2 } }, 'sampling.topP'],
+      [{ episodes: 1, reflect: true, markRefused: 'yes', sampling: SAMPLING }, 'markRefused'],
+      [{ episodes: 1, reflect: true, markRefused: true, style: 'paper', sampling: SAMPLING }, 'markRefused'],
     ] as const) {
       const err = await runTrial({ ...base, config: config as never }).catch((e) => e);
       expect(hasCode(err, 'E_ARG')).toBe(true);

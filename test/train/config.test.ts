@@ -53,6 +53,11 @@ describe('trainer config', () => {
     expect(() => loadConfig('sokoban-lamer', ['trial.episodes=two'])).toThrow(/field 'trial\.episodes'/);
     expect(() => loadConfig('sokoban-lamer', ['optim.lrr=1'])).toThrow(/unknown field 'optim\.lrr'/);
     expect(() => validateConfig({})).toThrow(/field 'env'/);
+    expect(loadConfig('sokoban-lamer', ['trial.markRefused=true']).trial.markRefused).toBe(true);
+    expect(loadConfig('sokoban-lamer').trial.markRefused).toBe(false);
+    expect(() => loadConfig('sokoban-lamer', ['trial.markRefused=true', 'model.promptStyle=paper', 'env.options.lamerSource=/x'])).toThrow(
+      /field 'trial\.markRefused': LaMer's templates .* have no mark/,
+    );
     try {
       loadConfig('sokoban-lamer', ['rollout.topP=2']);
       expect.unreachable();

@@ -34,22 +34,26 @@ export interface TrajectoryFormat {
   compactObservation?: CompactObservation;
 }
 
+/** How a step marked refused (TrajectoryStep.refused) ends in compact and in full trajectories. */
+export const REFUSED_MARK = { compact: ' no', full: ' (refused)' } as const;
+
 /**
  * A trajectory as text. Full: one "Step i" block per step; only the last `window` steps show their observation, the
  * older ones show `...` (bounded context, SPEC §2). Compact: actions only, ` ; `-separated, with older ones elided as
- * `...` — the compact play prompt shows the current state separately, so the observations would only repeat it.
+ * `...` — the compact play prompt shows the current state separately, so the observations would only repeat it. A
+ * step marked refused shows its action followed by REFUSED_MARK.
  */
 export function formatTrajectory(steps: readonly TrajectoryStep[], format: TrajectoryFormat): string {
   const window = Math.max(0, format.window ?? DEFAULT_WINDOW);
   const firstShown = Math.max(0, steps.length - window);
   if (format.style === 'compact') {
-    const shown = steps.slice(firstShown).map((s) => oneLine(s.action));
+    const shown = steps.slice(firstShown).map((s) => oneLine(s.action) + (s.refused === true ? REFUSED_MARK.compact : ''));
     return (firstShown > 0 ? ['...', ...shown] : shown).join(' ; ');
   }
   return steps
     .map((s, i) => {
       const obs = i < firstShown ? '...' : s.observation;
-      return `Step ${i + 1}: action: ${oneLine(s.action)}\nObservation:\n${obs}`;
+      return `Step ${i + 1}: action: ${oneLine(s.action)}${s.refused === true ? REFUSED_MARK.full : ''}\nObservation:\n${obs}`;
     })
     .join('\n');
 }

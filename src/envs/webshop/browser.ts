@@ -32,6 +32,7 @@ export function boughtInEpisode(steps: readonly TrajectoryStep[]): string[] {
   const bought: string[] = [];
   let open: string | null = null;
   for (const s of steps) {
+    if (s.refused === true) continue;
     const what = clicked(s.action);
     if (what === null) continue;
     if (isProduct(what)) open = what;
