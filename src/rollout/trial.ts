@@ -168,7 +168,9 @@ export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
     throw argError(`trial option markRefused: expected true or false, found ${JSON.stringify(markRefused)}`);
   }
   if (markRefused && style === 'paper') {
-    throw argError("trial option markRefused: LaMer's templates (style 'paper') have no mark for a refused action; use style 'full' or 'compact', or leave markRefused off");
+    throw argError(
+      "trial option markRefused: LaMer's templates (style 'paper') have no mark for a refused action; use style 'full' or 'compact', or leave markRefused off",
+    );
   }
   if (config.maxTurns !== undefined) positiveInt('maxTurns', config.maxTurns);
   if (config.window !== undefined) positiveInt('window', config.window);

@@ -110,10 +110,7 @@ const trialSchema = z
     /** Steps of the current episode shown in full in the play prompt. */
     historyWindow: positiveInt.default(7).describe('steps of the current episode shown in full in the play prompt'),
     /** Mark refused actions where prompts list the episode's actions (TrialConfig.markRefused). */
-    markRefused: z
-      .boolean()
-      .default(false)
-      .describe("mark actions the environment refused in the prompts' action lists (compact: ' no', full: ' (refused)')"),
+    markRefused: z.boolean().default(false).describe("mark actions the environment refused in the prompts' action lists (compact: ' no', full: ' (refused)')"),
   })
   .strict();
 
@@ -449,7 +446,9 @@ function checkTaskBlocks(c: TrainerConfig): string[] {
 /** `paper` prompts need an environment that has them and a LaMer checkout to read them from. */
 function checkPaperPrompts(c: TrainerConfig): string[] {
   if (c.model.promptStyle === 'paper' && c.trial.markRefused) {
-    return ["field 'trial.markRefused': LaMer's templates (model.promptStyle 'paper') have no mark for a refused action; use promptStyle 'full' or 'compact', or set trial.markRefused false"];
+    return [
+      "field 'trial.markRefused': LaMer's templates (model.promptStyle 'paper') have no mark for a refused action; use promptStyle 'full' or 'compact', or set trial.markRefused false",
+    ];
   }
   if (c.model.promptStyle !== 'paper' || c.env.name === 'custom') return [];
   if (!(PAPER_PROMPT_ENVS as readonly string[]).includes(c.env.name)) {

@@ -241,13 +241,16 @@ describe('runTrial', () => {
     );
   });
 
-  it('markRefused: a refused action is marked wherever the episode\'s actions are listed, and only with the option', async () => {
+  it("markRefused: a refused action is marked wherever the episode's actions are listed, and only with the option", async () => {
     // WebShop: search, then a click the results page does not offer (refused), then a listed product.
     const shopper = scripted((view) => {
       if (view.phase === 'reflect') return '<remark>wrong: no purchase.</remark>';
       if (view.steps.length === 0) return '<action>search[memory card]</action>';
       if (view.steps.length === 1) return '<action>click[nothing listed]</action>';
-      return `<action>click[${view.env.admissibleActions().find((a) => /^click\[b0/.test(a))!.slice(6, -1)}]</action>`;
+      return `<action>click[${view.env
+        .admissibleActions()
+        .find((a) => /^click\[b0/.test(a))!
+        .slice(6, -1)}]</action>`;
     });
     const run = (style: 'compact' | 'full', markRefused?: boolean) =>
       runTrial({
@@ -268,7 +271,9 @@ describe('runTrial', () => {
     expect(plays[3].prompt).toMatch(/mem: T1 fail acts: search\[memory card\] ; click\[nothing listed\] no ; click\[b0[0-9a-z]{8}\] note:/);
 
     const plain = await run('compact');
-    expect(plain.rows.map((r) => r.prompt.replaceAll(' no ;', ' ;').replaceAll(' no |', ' |'))).toEqual(marked.rows.map((r) => r.prompt.replaceAll(' no ;', ' ;').replaceAll(' no |', ' |')));
+    expect(plain.rows.map((r) => r.prompt.replaceAll(' no ;', ' ;').replaceAll(' no |', ' |'))).toEqual(
+      marked.rows.map((r) => r.prompt.replaceAll(' no ;', ' ;').replaceAll(' no |', ' |')),
+    );
     expect(plain.rows.filter((r) => r.phase === 'play')[2].prompt).toContain('| acts: search[memory card] ; click[nothing listed] | now:');
 
     const full = await run('full', true);
