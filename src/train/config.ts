@@ -250,6 +250,12 @@ const sftSchema = z
      * order plays a task the same way every time, so 1 spreads the same trials over as many distinct boards.
      */
     trialsPerTask: positiveInt.nullable().default(null).describe('demonstration trials per task (null: rollout.groupSize)'),
+    /**
+     * Times more each turn right after a refused move is repeated (the demonstrator recovering; sft.refusedMoves makes
+     * such turns). A model trained from scratch that never learns to recover repeats the refused action until the
+     * episode's turns run out.
+     */
+    recoveryWeight: z.number().int().positive().default(1).describe('times more each turn right after a refused move is repeated'),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3).describe('times each row that reads the memory is repeated'),
     /**

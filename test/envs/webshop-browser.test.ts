@@ -45,6 +45,45 @@ describe('the WebShop browser', () => {
     ).toEqual(['b0x7tr299g']);
   });
 
+  it('refusedClicks: every click it offers the page refuses; a product page lacking a requested value offers only those', () => {
+    const env = createWebShopEnv({ maxTurns: 12 });
+    const seen = { results: 0, item: 0, lacking: 0 };
+    for (let i = 0; i < 60; i++) {
+      env.reset(taskSeed('train', i));
+      const player = new WebShopBrowser(env, { style: 'compact' });
+      const steps: TrajectoryStep[] = [];
+      for (let turn = 0; turn < 6; turn++) {
+        const page = env.view().page;
+        const refused = player.refusedClicks(steps);
+        if (page === 'results' || page === 'item') seen[page]++;
+        if (page === 'item') {
+          const offered = new Set(env.admissibleActions());
+          const requested = [...env.goal.goalOptions].map((v) => `click[${(typeof v === 'string' ? v : v[1]).toLowerCase()}]`);
+          const missing = requested.filter((a) => !offered.has(a));
+          if (missing.length > 0) {
+            seen.lacking++;
+            expect(refused).toEqual([...new Set(missing)]);
+          }
+        }
+        // Each offered click is refused by a copy of the environment in the same state: nothing changes.
+        for (const click of refused) {
+          const probe = createWebShopEnv({ maxTurns: 12 });
+          probe.reset(taskSeed('train', i));
+          for (const s of steps) probe.step(`<action>${s.action}</action>`);
+          const before = probe.view();
+          expect(probe.step(`<action>${click}</action>`).valid, click).toBe(false);
+          expect(probe.view()).toEqual(before);
+        }
+        const r = env.step(player.act());
+        steps.push({ action: r.historyAction ?? '', observation: r.observation.text });
+        if (r.done || r.won) break;
+      }
+    }
+    expect(seen.results).toBeGreaterThan(30);
+    expect(seen.item).toBeGreaterThan(30);
+    expect(seen.lacking).toBeGreaterThan(5);
+  });
+
   it('opens the first affordable listed product, then the next one after its reflection names the first as wrong', () => {
     const env = createWebShopEnv({ maxTurns: 12 });
     let checked = 0;

@@ -239,6 +239,42 @@ describe('warm-start demonstrations (WebShop)', () => {
       expect(offered).toContain(action);
     }
   });
+
+  it('with trial.markRefused, mark the refused click; sft.recoveryWeight repeats the turns after one, no other row', async () => {
+    const demos = (recoveryWeight: number) =>
+      collectDemonstrations(
+        validateConfig({
+          name: 'demo',
+          model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
+          env: { name: 'webshop', options: { maxTurns: 12 } },
+          trial: { episodes: 3, markRefused: true },
+          rollout: { groupSize: 4 },
+          sft: { trials: 40, trialsPerTask: 1, steps: 1, reflectionWeight: 1, memoryWeight: 1, noise: 0.3, refusedMoves: 1, recoveryWeight },
+        }),
+      );
+    const count = (d: Awaited<ReturnType<typeof demos>>) => {
+      const after = new Map<string, number>();
+      const other = new Map<string, number>();
+      d.prompts.forEach((p, i) => {
+        const key = `${p}\n${d.responses[i]}`;
+        const into = !d.reflect[i] && / no \| now: /.test(p) ? after : other;
+        into.set(key, (into.get(key) ?? 0) + 1);
+      });
+      return { after, other };
+    };
+    const one = count(await demos(1));
+    const three = count(await demos(3));
+    expect(one.after.size).toBeGreaterThan(20);
+    expect(three.other).toEqual(one.other);
+    expect([...three.after.keys()].sort()).toEqual([...one.after.keys()].sort());
+    for (const [key, n] of one.after) expect(three.after.get(key), key).toBe(3 * n);
+    // The marked action is the refused one: never the action the row answers with.
+    for (const key of one.after.keys()) {
+      const [p, r] = key.split('\n');
+      const refused = p.slice(0, p.indexOf(' no | now: ')).split(' ; ').at(-1)!.split('| acts: ').at(-1)!;
+      expect(r).not.toBe(`<action>${refused}</action>`);
+    }
+  });
 });
 
 describe("the default job's seeds: demonstration boards by content", () => {
