@@ -45,7 +45,7 @@ describe('the WebShop browser', () => {
     ).toEqual(['b0x7tr299g']);
   });
 
-  it('refusedClicks: every click it offers the page refuses; a product page lacking a requested value offers only those', () => {
+  it('refusedClicks: every click it offers the page refuses; a product page lacking a requested value offers those', () => {
     const env = createWebShopEnv({ maxTurns: 12 });
     const seen = { results: 0, item: 0, lacking: 0 };
     for (let i = 0; i < 60; i++) {
@@ -62,7 +62,7 @@ describe('the WebShop browser', () => {
           const missing = requested.filter((a) => !offered.has(a));
           if (missing.length > 0) {
             seen.lacking++;
-            expect(refused).toEqual([...new Set(missing)]);
+            for (const click of missing) expect(refused).toContain(click);
           }
         }
         // Each offered click is refused by a copy of the environment in the same state: nothing changes.

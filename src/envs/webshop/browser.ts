@@ -90,20 +90,14 @@ export class WebShopBrowser {
    * Clicks the current page refuses that a model plausibly makes (for demonstrations that show recovering from one):
    * a product this page does not list (one a reflection named, one opened earlier in the episode, the first of the
    * next results page), a requested option value the open product does not offer, or the last click again where the
-   * page refuses it. On a product page that lacks a requested value, only the missing values: a model copies the
-   * request's values there (the tiny WebShop model gave `click[mint]` 0.76 of its probability on a page offering no
-   * mint), and recovering from that is what the demonstrations must show. Searches are never refused.
+   * page refuses it. Searches are never refused. (Offering only the missing requested values on a product page that
+   * lacks one, so that more demonstrations show recovering from the refusal a model makes most there, was tried with
+   * sft.recoveryWeight and not kept: configs/webshop-cpu.yaml.)
    */
   refusedClicks(steps: readonly TrajectoryStep[]): string[] {
     const env = this.env;
     const view = env.view();
     const admissible = new Set(env.admissibleActions());
-    if (view.page === 'item') {
-      const missing = goalOptionValues(env.goal)
-        .map((v) => `click[${typeof v === 'string' ? v : v[1]}]`)
-        .filter((a) => !admissible.has(a));
-      if (missing.length > 0) return [...new Set(missing)];
-    }
     const opened = steps.map((s) => clicked(s.action)).filter((what): what is string => what !== null && isProduct(what));
     const unlisted = view.page === 'results' ? view.hits.slice(view.pageNo * PRODUCT_WINDOW, view.pageNo * PRODUCT_WINDOW + 1) : [];
     const out = [...this.tried, ...opened, ...unlisted.map((i) => env.products[i].asin.toLowerCase())].map((asin) => `click[${asin}]`);
