@@ -449,25 +449,28 @@ function checkTaskBlocks(c: TrainerConfig): string[] {
   return problems;
 }
 
-/** `paper` prompts need an environment that has them and a LaMer checkout to read them from. */
+/** `paper` prompts need an environment that has them and a LaMer checkout to read them from, and mark no refused action. */
 function checkPaperPrompts(c: TrainerConfig): string[] {
-  if (c.model.promptStyle === 'paper' && c.trial.markRefused) {
-    return [
+  if (c.model.promptStyle !== 'paper') return [];
+  const problems: string[] = [];
+  if (c.trial.markRefused) {
+    problems.push(
       "field 'trial.markRefused': LaMer's templates (model.promptStyle 'paper') have no mark for a refused action; use promptStyle 'full' or 'compact', or set trial.markRefused false",
-    ];
+    );
   }
-  if (c.model.promptStyle !== 'paper' || c.env.name === 'custom') return [];
+  if (c.env.name === 'custom') return problems;
   if (!(PAPER_PROMPT_ENVS as readonly string[]).includes(c.env.name)) {
-    return [`field 'model.promptStyle': 'paper' (LaMer's templates) is available for ${PAPER_PROMPT_ENVS.join(', ')}, not ${c.env.name}; use 'full'`];
+    problems.push(`field 'model.promptStyle': 'paper' (LaMer's templates) is available for ${PAPER_PROMPT_ENVS.join(', ')}, not ${c.env.name}; use 'full'`);
+    return problems;
   }
   const source = { ...c.env.options, ...c.env.evalOptions }.lamerSource;
   if (typeof source !== 'string' || source.length === 0) {
-    return [
+    problems.push(
       "field 'model.promptStyle': 'paper' reads LaMer's prompt templates from a LaMer checkout; set env.options.lamerSource to a clone of " +
         'github.com/mlbio-epfl/LaMer (e.g. --set env.options.lamerSource=/path/to/LaMer)',
-    ];
+    );
   }
-  return [];
+  return problems;
 }
 
 /** Entry names are unique, a variant is not named as a method, sets no shared field, and makes a valid config. */

@@ -201,24 +201,24 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
   const prompts: string[] = [];
   const responses: string[] = [];
   const reflect: boolean[] = [];
-  const t = batch.table;
-  const turnKey = (i: number, turn: number) => `${t.group[i]}:${t.trial[i]}:${t.episode[i]}:${turn}`;
+  const table = batch.table;
+  const turnKey = (i: number, turn: number) => `${table.group[i]}:${table.trial[i]}:${table.episode[i]}:${turn}`;
   const refusedTurns = new Set<string>();
-  for (let i = 0; i < t.length; i++) if (t.phase[i] === 0 && t.valid[i] === 0) refusedTurns.add(turnKey(i, t.turn[i]));
+  for (let i = 0; i < table.length; i++) if (table.phase[i] === 0 && table.valid[i] === 0) refusedTurns.add(turnKey(i, table.turn[i]));
   for (let i = 0; i < batch.prompts.length; i++) {
     const response = batch.responses[i];
     if (batch.randomMove[i]) continue;
-    if (t.phase[i] === 0 && extractAction(response) === null) continue;
+    if (table.phase[i] === 0 && extractAction(response) === null) continue;
     // Reflections and the episodes that read them are what a single-episode player never shows, and the scripted
     // players win most first episodes: those rows are repeated (`reflectionWeight`, `memoryWeight` times) so they are
     // not a small minority. A turn right after a refused move (the player recovering) is repeated `recoveryWeight`
     // times more.
-    let copies = t.phase[i] === 1 ? config.sft.reflectionWeight : t.episode[i] > 0 ? config.sft.memoryWeight : 1;
-    if (t.phase[i] === 0 && t.turn[i] > 0 && refusedTurns.has(turnKey(i, t.turn[i] - 1))) copies *= config.sft.recoveryWeight;
+    let copies = table.phase[i] === 1 ? config.sft.reflectionWeight : table.episode[i] > 0 ? config.sft.memoryWeight : 1;
+    if (table.phase[i] === 0 && table.turn[i] > 0 && refusedTurns.has(turnKey(i, table.turn[i] - 1))) copies *= config.sft.recoveryWeight;
     for (let c = 0; c < copies; c++) {
       prompts.push(batch.prompts[i]);
       responses.push(response);
-      reflect.push(t.phase[i] === 1);
+      reflect.push(table.phase[i] === 1);
     }
   }
   return { prompts, responses, reflect, trials: batch.trials.length, won: batch.trials.filter((t) => t.won.some(Boolean)).length };

@@ -1,9 +1,9 @@
 // A scripted WebShop shopper that acts only on what the pages show and on what its own reflections state: it searches
 // with the request's words before its options (what the search page offers), opens the first listed product it has
 // not already bought in an earlier episode of the trial and whose listed price is within the request's limit (turning
-// the page when none is), clicks the option values the request names, and buys. After a failed episode it writes down which products it bought (the page
-// never says whether a product matches the request's attributes: that is found out by buying), and the next episode
-// skips them. The scripted expert (expert.ts) instead reads the data behind the pages to open a product that scores
+// the page when none is), clicks the option values the request names, and buys. After a failed episode it writes down
+// which products it bought (the page never says whether a product matches the request's attributes: that is found out
+// by buying), and the next episode skips them. The scripted expert (expert.ts) instead reads the data behind the pages to open a product that scores
 // 1, and its compact reflection names that product: neither is something a model can learn from its prompt.
 
 import type { PromptStyle, TrajectoryStep } from '../types.js';
@@ -90,9 +90,7 @@ export class WebShopBrowser {
    * Clicks the current page refuses that a model plausibly makes (for demonstrations that show recovering from one):
    * a product this page does not list (one a reflection named, one opened earlier in the episode, the first of the
    * next results page), a requested option value the open product does not offer, or the last click again where the
-   * page refuses it. Searches are never refused. (Offering only the missing requested values on a product page that
-   * lacks one, so that more demonstrations show recovering from the refusal a model makes most there, was tried with
-   * sft.recoveryWeight and not kept: configs/webshop-cpu.yaml.)
+   * page refuses it. Searches are never refused.
    */
   refusedClicks(steps: readonly TrajectoryStep[]): string[] {
     const env = this.env;
