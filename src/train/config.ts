@@ -44,7 +44,10 @@ const modelSchema = z
     path: z.string().min(1).optional().describe('a Hugging Face checkpoint folder (Qwen3, Qwen2, Llama); absent: init creates a model in the run folder'),
     init: z
       .object({
-        preset: z.enum(['tiny', 'small']).default('small').describe('size of the created model: tiny or small (hidden 256, 4 layers)'),
+        preset: z
+          .enum(['tiny', 'mini', 'small'])
+          .default('small')
+          .describe('size of the created model: tiny (hidden 64, 2 layers), mini (hidden 128, 2 layers) or small (hidden 256, 4 layers)'),
         tokenizer: z
           .enum(TOKENIZER_CHOICES)
           .default('compact')

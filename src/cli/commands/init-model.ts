@@ -2,14 +2,14 @@
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { Policy } from '../../model/policy.js';
-import { TOKENIZER_CHOICES, presetCheckpoint, type PresetName, type TokenizerChoice } from '../../model/presets.js';
+import { PRESETS, TOKENIZER_CHOICES, presetCheckpoint, type PresetName, type TokenizerChoice } from '../../model/presets.js';
 import { parameterCount } from '../../model/config.js';
 
-const usage = `usage: lamer init-model --preset tiny|small --out DIR [--seed N] [--tokenizer compact|compact-sokoban|compact-alfworld|compact-webshop|qwen3]
+const usage = `usage: lamer init-model --preset tiny|mini|small --out DIR [--seed N] [--tokenizer compact|compact-sokoban|compact-alfworld|compact-webshop|qwen3]
 
 Writes a randomly initialised Qwen3-architecture checkpoint (config.json, model.safetensors, tokenizer files,
 generation_config.json) that transformers also loads.
-  --preset     tiny (hidden 64, 2 layers) or small (hidden 256, 4 layers, 4/2 heads, head_dim 64)
+  --preset     tiny (hidden 64, 2 layers), mini (hidden 128, 2 layers) or small (hidden 256, 4 layers, 4/2 heads, head_dim 64)
   --out        folder to write (created if missing)
   --seed       seed of the random weights (default 0)
   --tokenizer  compact (default: the project's ~630-token byte-level BPE with one token per grid cell), compact-sokoban
@@ -33,8 +33,8 @@ export const command: Command = {
     if (!values) return 2;
     const preset = values.preset as PresetName | undefined;
     const seed = Number(values.seed);
-    if ((preset !== 'tiny' && preset !== 'small') || !values.out || !Number.isSafeInteger(seed) || seed < 0) {
-      console.error(`lamer init-model: --preset tiny|small, --out DIR and an integer --seed in [0, 2^53) are required\n\n${usage}`);
+    if (preset === undefined || !Object.hasOwn(PRESETS, preset) || !values.out || !Number.isSafeInteger(seed) || seed < 0) {
+      console.error(`lamer init-model: --preset tiny|mini|small, --out DIR and an integer --seed in [0, 2^53) are required\n\n${usage}`);
       return 2;
     }
     const tokenizer = values.tokenizer as TokenizerChoice;
