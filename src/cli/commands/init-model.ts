@@ -21,7 +21,7 @@ generation_config.json) that transformers also loads.
 
 export const command: Command = {
   name: 'init-model',
-  summary: 'write a random tiny/small checkpoint in Hugging Face format',
+  summary: 'write a random tiny/mini/small checkpoint in Hugging Face format',
   usage,
   async run(argv: string[]): Promise<number> {
     const values = parseCommandArgs('init-model', usage, argv, {
