@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The cost of each trained method's iterations in run folders, from their metrics.jsonl: totals over the iterations
 // of wall seconds (iteration, rollout, update), CPU seconds, rows and tokens, the update's computed tokens, and the
-// rollout's prefix-cache reuse; then each method's iteration time against the first folder's gigpo.
+// rollout's prefix-cache reuse; then each method's iteration time against the first folder's gigpo. In a run of several
+// data-parallel ranks (`ranks` > 1) the rows and tokens are the whole iteration's, but the cores, the computed tokens
+// and the prefix-cache reuse are rank 0's alone (what its process measured).
 //   node scripts/iteration-costs.mjs runs/default [runs/other ...]
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,9 +19,9 @@ const sum = (xs, f) => xs.reduce((a, x) => a + (f(x) ?? 0), 0);
 /** @type {(x: number, d?: number) => string} */
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
 console.log(
-  '| run | method | iterations | iteration s | rollout s | update s | rollout cores | update cores | rows | prompt tokens | generated | update tokens computed | prefix-cache reuse |',
+  '| run | method | ranks | iterations | iteration s | rollout s | update s | rollout cores | update cores | rows | prompt tokens | generated | update tokens computed | prefix-cache reuse |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const dir of dirs) {
   const methods = readdirSync(dir).filter((m) => existsSync(join(dir, m, 'metrics.jsonl')));
   for (const m of methods) {
@@ -36,8 +38,9 @@ for (const dir of dirs) {
     const reused = sum(events, (e) => e.promptTokensReused);
     const prefilled = sum(events, (e) => e.promptTokensPrefilled);
     const computed = events.every((e) => e.updateTokens !== undefined) ? sum(events, (e) => e.updateTokens) : NaN;
+    const ranks = Math.max(...events.map((e) => e.worldSize ?? 1));
     console.log(
-      `| ${dir} | ${m} | ${events.length} | ${fmt(sum(events, (e) => e.seconds))} | ${fmt(roll)} | ${fmt(upd)} | ${fmt(rollCpu / roll, 2)} | ${fmt(updCpu / upd, 2)} | ` +
+      `| ${dir} | ${m} | ${ranks} | ${events.length} | ${fmt(sum(events, (e) => e.seconds))} | ${fmt(roll)} | ${fmt(upd)} | ${fmt(rollCpu / roll, 2)} | ${fmt(updCpu / upd, 2)} | ` +
         `${sum(events, (e) => e.rows)} | ${sum(events, (e) => e.promptTokens)} | ${sum(events, (e) => e.tokens)} | ${Number.isFinite(computed) ? computed : '-'} | ` +
         `${reused + prefilled > 0 ? fmt((100 * reused) / (reused + prefilled)) + '%' : '-'} |`,
     );
