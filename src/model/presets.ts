@@ -4,7 +4,9 @@ import { LamerError } from '../errors.js';
 import { COMPACT_VOCABULARIES, buildCompactTokenizer, type CompactTokenizerName } from './compact-tokenizer.js';
 import { parseModelConfig, type ModelConfig } from './config.js';
 
-export type PresetName = 'tiny' | 'mini' | 'small';
+/** The preset sizes, smallest first (the run config's `model.init.preset` and `lamer init-model --preset`). */
+export const PRESET_NAMES = ['tiny', 'mini', 'small'] as const;
+export type PresetName = (typeof PRESET_NAMES)[number];
 export type TokenizerChoice = CompactTokenizerName | 'qwen3';
 
 /** Every tokenizer a preset can be created with: the compact ones (base and per environment) and Qwen3's. */

@@ -10,7 +10,7 @@ import { readRegularFile } from '../util/fs.js';
 
 import { METHODS, METHOD_SPECS, TRAINED_METHODS, type Method } from '../eval/methods.js';
 import { LORA_MODULES } from '../model/lora.js';
-import { TOKENIZER_CHOICES } from '../model/presets.js';
+import { PRESET_NAMES, TOKENIZER_CHOICES } from '../model/presets.js';
 import { lossSchema, optimSchema } from './options.js';
 import { advantageConfigSchema } from '../algo/options.js';
 import { engineOptionsSchema } from '../engine/options.js';
@@ -45,7 +45,7 @@ const modelSchema = z
     init: z
       .object({
         preset: z
-          .enum(['tiny', 'mini', 'small'])
+          .enum(PRESET_NAMES)
           .default('small')
           .describe('size of the created model: tiny (hidden 64, 2 layers), mini (hidden 128, 2 layers) or small (hidden 256, 4 layers)'),
         tokenizer: z

@@ -2,10 +2,10 @@
 import { parseCommandArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { Policy } from '../../model/policy.js';
-import { PRESETS, TOKENIZER_CHOICES, presetCheckpoint, type PresetName, type TokenizerChoice } from '../../model/presets.js';
+import { PRESETS, PRESET_NAMES, TOKENIZER_CHOICES, presetCheckpoint, type PresetName, type TokenizerChoice } from '../../model/presets.js';
 import { parameterCount } from '../../model/config.js';
 
-const usage = `usage: lamer init-model --preset tiny|mini|small --out DIR [--seed N] [--tokenizer compact|compact-sokoban|compact-alfworld|compact-webshop|qwen3]
+const usage = `usage: lamer init-model --preset ${PRESET_NAMES.join('|')} --out DIR [--seed N] [--tokenizer compact|compact-sokoban|compact-alfworld|compact-webshop|qwen3]
 
 Writes a randomly initialised Qwen3-architecture checkpoint (config.json, model.safetensors, tokenizer files,
 generation_config.json) that transformers also loads.
@@ -21,7 +21,7 @@ generation_config.json) that transformers also loads.
 
 export const command: Command = {
   name: 'init-model',
-  summary: 'write a random tiny/mini/small checkpoint in Hugging Face format',
+  summary: `write a random ${PRESET_NAMES.join('/')} checkpoint in Hugging Face format`,
   usage,
   async run(argv: string[]): Promise<number> {
     const values = parseCommandArgs('init-model', usage, argv, {
@@ -34,7 +34,7 @@ export const command: Command = {
     const preset = values.preset as PresetName | undefined;
     const seed = Number(values.seed);
     if (preset === undefined || !Object.hasOwn(PRESETS, preset) || !values.out || !Number.isSafeInteger(seed) || seed < 0) {
-      console.error(`lamer init-model: --preset tiny|mini|small, --out DIR and an integer --seed in [0, 2^53) are required\n\n${usage}`);
+      console.error(`lamer init-model: --preset ${PRESET_NAMES.join('|')}, --out DIR and an integer --seed in [0, 2^53) are required\n\n${usage}`);
       return 2;
     }
     const tokenizer = values.tokenizer as TokenizerChoice;

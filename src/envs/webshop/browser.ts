@@ -3,8 +3,9 @@
 // not already bought in an earlier episode of the trial and whose listed price is within the request's limit (turning
 // the page when none is), clicks the option values the request names, and buys. After a failed episode it writes down
 // which products it bought (the page never says whether a product matches the request's attributes: that is found out
-// by buying), and the next episode skips them. The scripted expert (expert.ts) instead reads the data behind the pages to open a product that scores
-// 1, and its compact reflection names that product: neither is something a model can learn from its prompt.
+// by buying), and the next episode skips them. The scripted expert (expert.ts) instead reads the data behind the pages
+// to open a product that scores 1, and its compact reflection names that product: neither is something a model can
+// learn from its prompt.
 
 import type { PromptStyle, TrajectoryStep } from '../types.js';
 import { searchWords, type WebShopEnv } from './env.js';
