@@ -41,6 +41,12 @@ export interface GenerateResult {
    * out. Absent for a model's answers.
    */
   randomMove?: boolean;
+  /**
+   * A scripted player's move where copying the request would be refused (WebShop: a product page that lacks a
+   * requested option value, where the player clicks only what is offered): the warm start repeats such rows
+   * `sft.checkWeight` times. Absent for a model's answers.
+   */
+  checkTurn?: boolean;
 }
 
 export interface PolicyClient {

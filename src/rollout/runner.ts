@@ -56,6 +56,8 @@ export interface RolloutBatch {
   finishReason: FinishReason[];
   /** A scripted player's random move (GenerateResult.randomMove), which demonstrations leave out. */
   randomMove: boolean[];
+  /** A scripted player's move where copying the request would be refused (GenerateResult.checkTurn). */
+  checkTurn: boolean[];
   prompts: string[];
   responses: string[];
   /** One per trial, in (group, trial) order. */
@@ -176,6 +178,7 @@ export async function runRollout(options: RolloutOptions): Promise<RolloutBatch>
     logprobs: [],
     finishReason: [],
     randomMove: [],
+    checkTurn: [],
     prompts: [],
     responses: [],
     trials: [],
@@ -208,6 +211,7 @@ function appendRow(builder: RowTableBuilder, batch: Omit<RolloutBatch, 'table' |
   batch.logprobs.push(row.logprobs);
   batch.finishReason.push(row.finishReason);
   batch.randomMove.push(row.randomMove);
+  batch.checkTurn.push(row.checkTurn);
   batch.prompts.push(row.prompt);
   batch.responses.push(row.response);
   if (row.phase === 'play') stats.playRows++;

@@ -64,6 +64,8 @@ interface Sampled {
   finishReason: FinishReason;
   /** A scripted player's random move (GenerateResult.randomMove). */
   randomMove: boolean;
+  /** A scripted player's move where copying the request would be refused (GenerateResult.checkTurn). */
+  checkTurn: boolean;
 }
 
 /** One row of SPEC §1 plus what the train step and the logs need. */
@@ -269,6 +271,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
       logprobs: out.logprobs,
       finishReason: out.finishReason,
       randomMove: out.randomMove === true,
+      checkTurn: out.checkTurn === true,
     };
     rows.push(full);
     input.onRow?.(full);

@@ -259,6 +259,17 @@ const sftSchema = z
      * episode's turns run out.
      */
     recoveryWeight: z.number().int().positive().default(1).describe('times more each turn right after a refused move is repeated'),
+    /**
+     * Times more each WebShop turn on a product page that lacks a requested option value, where the browser clicks only
+     * the requested values that are offered and buys. A model trained from scratch copies the request's values and
+     * clicks one the page refuses (most of its refused actions), then repeats it.
+     */
+    checkWeight: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe('WebShop: times more each turn on a product page lacking a requested option value (the browser clicks only what is offered)'),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3).describe('times each row that reads the memory is repeated'),
     /**

@@ -68,6 +68,8 @@ interface MemoryPlayer {
   act(steps: readonly TrajectoryStep[]): string;
   endEpisode(steps: readonly TrajectoryStep[]): void;
   reflect(steps: readonly TrajectoryStep[]): string;
+  /** Whether the move about to be chosen is one where copying the request would be refused (sft.checkWeight). */
+  checkTurn?(): boolean;
 }
 
 /**
@@ -97,7 +99,8 @@ class MemoryPlayerDemoPolicy implements PolicyClient {
     // Both draws every turn, so the stream stays aligned whatever the probabilities are.
     const [noiseDraw, secondDraw] = [this.#rng.next(), this.#rng.next()];
     if (noiseDraw < this.noise) return { ...scriptedResult(request, `<action>${this.randomMove(this.#rng, secondDraw)}</action>`), randomMove: true };
-    return scriptedResult(request, this.player.act(steps));
+    const checkTurn = this.player.checkTurn?.() === true;
+    return { ...scriptedResult(request, this.player.act(steps)), ...(checkTurn ? { checkTurn } : {}) };
   }
 }
 
@@ -147,7 +150,13 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
   if (config.env.name === 'webshop') {
     return (view) => {
       const browser = new WebShopBrowser(view.env as WebShopEnv, { style });
-      return new MemoryPlayerDemoPolicy(view, browser, config.sft.noise, config.seed, (rng, draw) => {
+      const player: MemoryPlayer = {
+        act: () => browser.act(),
+        endEpisode: (s) => browser.endEpisode(s),
+        reflect: (s) => browser.reflect(s),
+        checkTurn: () => browser.lacksRequestedValue(),
+      };
+      return new MemoryPlayerDemoPolicy(view, player, config.sft.noise, config.seed, (rng, draw) => {
         const refused = draw < config.sft.refusedMoves ? browser.refusedClicks(view.steps) : [];
         return rng.pick(refused.length > 0 ? refused : view.env.admissibleActions());
       });
@@ -212,9 +221,11 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
     // Reflections and the episodes that read them are what a single-episode player never shows, and the scripted
     // players win most first episodes: those rows are repeated (`reflectionWeight`, `memoryWeight` times) so they are
     // not a small minority. A turn right after a refused move (the player recovering) is repeated `recoveryWeight`
-    // times more.
+    // times more, and a turn where copying the request would be refused (the player clicking only what a product
+    // offers) `checkWeight` times more.
     let copies = table.phase[i] === 1 ? config.sft.reflectionWeight : table.episode[i] > 0 ? config.sft.memoryWeight : 1;
     if (table.phase[i] === 0 && table.turn[i] > 0 && refusedTurns.has(turnKey(i, table.turn[i] - 1))) copies *= config.sft.recoveryWeight;
+    if (batch.checkTurn[i]) copies *= config.sft.checkWeight;
     for (let c = 0; c < copies; c++) {
       prompts.push(batch.prompts[i]);
       responses.push(response);

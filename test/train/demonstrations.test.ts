@@ -275,6 +275,49 @@ describe('warm-start demonstrations (WebShop)', () => {
       expect(r).not.toBe(`<action>${refused}</action>`);
     }
   });
+  it('sft.checkWeight repeats the turns on a product page lacking a requested value, and no other row', async () => {
+    const demos = (checkWeight: number) =>
+      collectDemonstrations(
+        validateConfig({
+          name: 'demo',
+          model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
+          env: { name: 'webshop', options: { maxTurns: 12 } },
+          trial: { episodes: 3, markRefused: true },
+          rollout: { groupSize: 4 },
+          sft: { trials: 40, trialsPerTask: 1, steps: 1, reflectionWeight: 1, memoryWeight: 1, noise: 0.3, refusedMoves: 0.5, checkWeight },
+        }),
+      );
+    // Read from the prompt alone: a product page (it offers `buy now`) whose actions lack a value the request names
+    // (`... with color: midnight blue, and size: iphone 13, and price lower than ...`).
+    const lacking = (p: string) => {
+      const offered = p.includes('| now: ') ? p.slice(p.lastIndexOf('available actions: ') + 19, p.lastIndexOf(' | act:')).split(', ') : [];
+      if (!offered.includes('click[buy now]')) return false;
+      const request = p.slice(0, p.indexOf(', and price lower than'));
+      const values = [...request.slice(request.lastIndexOf(' with ') + 6).matchAll(/(?:^|, and )[^:,]+: ([^,]+)/g)].map((m) => m[1]);
+      return values.some((v) => !offered.includes(`click[${v}]`));
+    };
+    const count = (d: Awaited<ReturnType<typeof demos>>) => {
+      const check = new Map<string, number>();
+      const other = new Map<string, number>();
+      d.prompts.forEach((p, i) => {
+        const key = `${p}\n${d.responses[i]}`;
+        const into = !d.reflect[i] && lacking(p) ? check : other;
+        into.set(key, (into.get(key) ?? 0) + 1);
+      });
+      return { check, other };
+    };
+    const one = count(await demos(1));
+    const three = count(await demos(3));
+    expect(one.check.size).toBeGreaterThan(10);
+    expect(three.other).toEqual(one.other);
+    for (const [key, n] of one.check) expect(three.check.get(key), key).toBe(3 * n);
+    // What the browser does there: a click the page offers (a requested value it has, or buy now), never a refused one.
+    for (const key of one.check.keys()) {
+      const [p, r] = key.split('\n');
+      const offered = p.slice(p.lastIndexOf('available actions: ') + 19, p.lastIndexOf(' | act:')).split(', ');
+      expect(offered).toContain(r.slice('<action>'.length, -'</action>'.length));
+    }
+  });
 });
 
 describe("the default job's seeds: demonstration boards by content", () => {

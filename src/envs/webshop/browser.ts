@@ -106,6 +106,18 @@ export class WebShopBrowser {
     return [...new Set(out)].filter((a) => !admissible.has(a));
   }
 
+  /**
+   * Whether the open page is a product that lacks an option value the request names (its click is not among the
+   * page's actions): the browser then clicks only the requested values that are offered, and buys, where a model that
+   * copies the request's values clicks one the page refuses.
+   */
+  lacksRequestedValue(): boolean {
+    const env = this.env;
+    if (env.view().page !== 'item') return false;
+    const admissible = new Set(env.admissibleActions());
+    return goalOptionValues(env.goal).some((v) => !admissible.has(`click[${typeof v === 'string' ? v : v[1]}]`));
+  }
+
   act(): string {
     const action = this.nextAction();
     if (this.style === 'compact') return `<action>${action}</action>`;
