@@ -16,28 +16,14 @@
 //          per-seed files of a job give its across-seed figures without the transcripts).
 //   --out FILE.json: also write the counts, per method, with the SHA-256 and trial count of each transcripts file
 //          read, in a form to commit beside a run's summary (docs/runs/<run>/refusals.json).
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { fail, parseArgs, pct, readInputs, writeCounts } from './transcript-inputs.mjs';
 
 /** @typedef {{ actions: number, refused: number, repeats: number, failedEpisodes: number, stuckEnd: number, kinds: Record<string, number> }} Counts */
 /** @typedef {{ prompt: string, response: string, valid: boolean }} Turn */
 /** @typedef {{ method: string, episodes: { won: boolean, turns: Turn[] }[] }} TranscriptLine */
 
-const usage = () => {
-  console.error('usage: node scripts/refusal-stats.mjs [--out FILE.json] INPUT...   (INPUT: transcripts .jsonl, a run or job folder, or a counts .json)');
-  process.exit(2);
-};
-
-const args = process.argv.slice(2);
-let out = null;
-const inputs = [];
-for (let i = 0; i < args.length; i++) {
-  if (args[i] === '--out') out = args[++i] ?? usage();
-  else if (args[i].startsWith('-')) usage();
-  else inputs.push(args[i]);
-}
-if (inputs.length === 0) usage();
+const SCRIPT = 'scripts/refusal-stats.mjs';
+const { out, inputs } = parseArgs(SCRIPT);
 
 /** The action a response answers (inside `<action>...</action>`, else the whole response), trimmed, lower case. */
 const actionOf = (/** @type {string} */ response) => {
@@ -77,8 +63,6 @@ function alfWorldKind(action, at) {
 
 /** @type {Map<string, Counts>} */
 const byMethod = new Map();
-/** @type {{ file: string, sha256: string, trials: number }[]} */
-const sources = [];
 const countsOf = (/** @type {string} */ key) => {
   if (!byMethod.has(key)) byMethod.set(key, { actions: 0, refused: 0, repeats: 0, failedEpisodes: 0, stuckEnd: 0, kinds: {} });
   return /** @type {Counts} */ (byMethod.get(key));
@@ -95,7 +79,6 @@ function addTrial(s, t) {
     let before = null;
     /** @type {string | null} */
     let at = null;
-    const refusedRun = [];
     for (const u of e.turns) {
       const action = actionOf(u.response);
       s.actions++;
@@ -108,68 +91,29 @@ function addTrial(s, t) {
         const go = /^go to (.+)$/.exec(action);
         if (go !== null) at = go[1];
       }
-      refusedRun.push(u.valid ? null : action);
       before = action;
     }
     if (!e.won) {
       s.failedEpisodes++;
-      const [a, b] = refusedRun.slice(-2);
-      if (refusedRun.length >= 2 && a !== null && a === b) s.stuckEnd++;
+      const last = e.turns.slice(-2);
+      if (last.length === 2 && last.every((u) => !u.valid) && actionOf(last[0].response) === actionOf(last[1].response)) s.stuckEnd++;
     }
   }
 }
 
-/** @param {string} file */
-function readTranscripts(file) {
-  const text = readFileSync(file, 'utf8');
-  let trials = 0;
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    const t = /** @type {TranscriptLine} */ (JSON.parse(line));
-    addTrial(countsOf(t.method), t);
-    trials++;
-  }
-  sources.push({ file, sha256: createHash('sha256').update(text).digest('hex'), trials });
-}
-
-/** @param {string} file */
-function readCounts(file) {
-  const saved = JSON.parse(readFileSync(file, 'utf8'));
-  if (!saved || saved.script !== 'scripts/refusal-stats.mjs' || typeof saved.methods !== 'object' || !Array.isArray(saved.sources)) {
-    console.error(`${file}: not a counts file of scripts/refusal-stats.mjs (expected "script", "methods" and "sources")`);
-    process.exit(2);
-  }
-  for (const [key, c] of /** @type {[string, Counts][]} */ (Object.entries(saved.methods))) {
-    const s = countsOf(key);
-    for (const name of /** @type {const} */ (['actions', 'refused', 'repeats', 'failedEpisodes', 'stuckEnd'])) s[name] += c[name];
-    for (const [kind, n] of Object.entries(c.kinds)) s.kinds[kind] = (s.kinds[kind] ?? 0) + n;
-  }
-  sources.push(...saved.sources);
-}
-
-for (const input of inputs) {
-  if (!existsSync(input)) {
-    console.error(`${input}: no such file or folder`);
-    process.exit(2);
-  }
-  if (statSync(input).isDirectory()) {
-    const files = [
-      join(input, 'transcripts.jsonl'),
-      ...readdirSync(input)
-        .sort()
-        .map((d) => join(input, d, 'transcripts.jsonl')),
-    ];
-    const found = files.filter((f) => existsSync(f));
-    if (found.length === 0) {
-      console.error(`${input}: no transcripts.jsonl in it or in its method folders`);
-      process.exit(2);
+const sources = readInputs(inputs, {
+  trial: (/** @type {TranscriptLine} */ t) => addTrial(countsOf(t.method), t),
+  counts(saved, file) {
+    if (!saved || saved.script !== SCRIPT || typeof saved.methods !== 'object' || !Array.isArray(saved.sources))
+      fail(`${file}: not a counts file of ${SCRIPT} (expected "script", "methods" and "sources")`);
+    for (const [key, c] of /** @type {[string, Counts][]} */ (Object.entries(saved.methods))) {
+      const s = countsOf(key);
+      for (const name of /** @type {const} */ (['actions', 'refused', 'repeats', 'failedEpisodes', 'stuckEnd'])) s[name] += c[name];
+      for (const [kind, n] of Object.entries(c.kinds)) s.kinds[kind] = (s.kinds[kind] ?? 0) + n;
     }
-    found.forEach(readTranscripts);
-  } else if (input.endsWith('.json')) readCounts(input);
-  else readTranscripts(input);
-}
+  },
+});
 
-const pct = (/** @type {number} */ a, /** @type {number} */ b) => (b ? ((100 * a) / b).toFixed(1) : '-');
 for (const [method, s] of byMethod) {
   const kinds = Object.entries(s.kinds)
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
@@ -182,9 +126,4 @@ for (const [method, s] of byMethod) {
   );
 }
 
-if (out !== null) {
-  mkdirSync(dirname(out), { recursive: true });
-  const methods = Object.fromEntries(byMethod);
-  writeFileSync(out, JSON.stringify({ script: 'scripts/refusal-stats.mjs', sources, methods }, null, 2) + '\n');
-  console.log(`wrote ${out}`);
-}
+if (out !== null) writeCounts(out, SCRIPT, sources, Object.fromEntries(byMethod));

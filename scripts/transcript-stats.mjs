@@ -12,9 +12,7 @@
 //          per-seed files of a job give its across-seed figures without the transcripts).
 //   --out FILE.json: also write the counts, per method, with the SHA-256 and trial count of each transcripts file
 //          read, in a form to commit beside a run's summary (docs/runs/<run>/transcripts.json).
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { fail, parseArgs, pct, readInputs, writeCounts } from './transcript-inputs.mjs';
 
 const COUNTS = /** @type {const} */ ([
   'trials',
@@ -32,23 +30,10 @@ const COUNTS = /** @type {const} */ ([
 ]);
 /** @typedef {Record<(typeof COUNTS)[number], number> & { passAt: number[] }} Counts */
 /** @typedef {import('../src/eval/transcripts.ts').TrialTranscript & { method: string, reflections?: string }} TranscriptLine one line of a transcripts file */
-/** @typedef {{ file: string, sha256: string, trials: number }} Source a transcripts file read: its SHA-256 and trial count */
 const EPISODES = 3;
 
-const usage = () => {
-  console.error('usage: node scripts/transcript-stats.mjs [--out FILE.json] INPUT...   (INPUT: transcripts .jsonl, a run or job folder, or a counts .json)');
-  process.exit(2);
-};
-
-const args = process.argv.slice(2);
-let out = null;
-const inputs = [];
-for (let i = 0; i < args.length; i++) {
-  if (args[i] === '--out') out = args[++i] ?? usage();
-  else if (args[i].startsWith('-')) usage();
-  else inputs.push(args[i]);
-}
-if (inputs.length === 0) usage();
+const SCRIPT = 'scripts/transcript-stats.mjs';
+const { out, inputs } = parseArgs(SCRIPT);
 
 const cellOf = (/** @type {string} */ response) => {
   const m = /<action>[^<]*?(-?\d+)\D+(-?\d+)/.exec(response);
@@ -58,8 +43,6 @@ const cellOf = (/** @type {string} */ response) => {
 /** Per method key: the counts (see COUNTS) and passAt[k] (trials won by attempt k + 1). */
 /** @type {Map<string, Counts>} */
 const byMethod = new Map();
-/** @type {Source[]} */
-const sources = [];
 /** @returns {Counts} */
 const countsOf = (/** @type {string} */ key) => {
   if (!byMethod.has(key)) {
@@ -105,53 +88,19 @@ function addTrial(s, t) {
   }
 }
 
-/** @param {string} file */
-function readTranscripts(file) {
-  const text = readFileSync(file, 'utf8');
-  let trials = 0;
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    const t = /** @type {TranscriptLine} */ (JSON.parse(line));
-    addTrial(countsOf(t.reflections === 'expert' ? `${t.method} (expert reflections)` : t.method), t);
-    trials++;
-  }
-  sources.push({ file, sha256: createHash('sha256').update(text).digest('hex'), trials });
-}
-
-/** @param {string} file */
-function readCounts(file) {
-  const saved = JSON.parse(readFileSync(file, 'utf8'));
-  if (!saved || typeof saved.methods !== 'object' || !Array.isArray(saved.sources)) {
-    console.error(`${file}: not a counts file of scripts/transcript-stats.mjs (expected "methods" and "sources")`);
-    process.exit(2);
-  }
-  for (const [key, c] of /** @type {[string, Counts][]} */ (Object.entries(saved.methods))) {
-    const s = countsOf(key);
-    for (const name of COUNTS) s[name] += c[name];
-    c.passAt.forEach((w, k) => (s.passAt[k] += w));
-  }
-  sources.push(...saved.sources);
-}
-
-for (const input of inputs) {
-  if (statSync(input).isDirectory()) {
-    const files = [
-      join(input, 'transcripts.jsonl'),
-      ...readdirSync(input)
-        .sort()
-        .map((d) => join(input, d, 'transcripts.jsonl')),
-    ];
-    const found = files.filter((f) => existsSync(f));
-    if (found.length === 0) {
-      console.error(`${input}: no transcripts.jsonl in it or in its method folders`);
-      process.exit(2);
+const sources = readInputs(inputs, {
+  trial: (/** @type {TranscriptLine} */ t) => addTrial(countsOf(t.reflections === 'expert' ? `${t.method} (expert reflections)` : t.method), t),
+  counts(saved, file) {
+    if (!saved || typeof saved.methods !== 'object' || !Array.isArray(saved.sources))
+      fail(`${file}: not a counts file of ${SCRIPT} (expected "methods" and "sources")`);
+    for (const [key, c] of /** @type {[string, Counts][]} */ (Object.entries(saved.methods))) {
+      const s = countsOf(key);
+      for (const name of COUNTS) s[name] += c[name];
+      c.passAt.forEach((w, k) => (s.passAt[k] += w));
     }
-    found.forEach(readTranscripts);
-  } else if (input.endsWith('.json')) readCounts(input);
-  else readTranscripts(input);
-}
+  },
+});
 
-const pct = (/** @type {number} */ a, /** @type {number} */ b) => (b ? ((100 * a) / b).toFixed(1) : '-');
 for (const [method, s] of byMethod) {
   console.log(
     `${method}: ${s.trials} trials; pass@1/2/3 ${s.passAt.map((w) => pct(w, s.trials)).join(' / ')}; ` +
@@ -164,9 +113,4 @@ for (const [method, s] of byMethod) {
   );
 }
 
-if (out !== null) {
-  mkdirSync(dirname(out), { recursive: true });
-  const methods = Object.fromEntries([...byMethod].map(([k, s]) => [k, s]));
-  writeFileSync(out, JSON.stringify({ script: 'scripts/transcript-stats.mjs', sources, methods }, null, 2) + '\n');
-  console.log(`wrote ${out}`);
-}
+if (out !== null) writeCounts(out, SCRIPT, sources, Object.fromEntries(byMethod));
