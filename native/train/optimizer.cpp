@@ -330,9 +330,19 @@ struct MicroLoss {
   std::vector<at::Tensor> parts;
 };
 
-MicroLoss SftLoss(const at::Tensor& lp, const at::Tensor& w, const at::TensorOptions& sopts) {
-  MicroLoss m{-(lp * w).sum(), std::vector<at::Tensor>(kSlots, at::zeros({}, sopts))};
-  return m;
+// Supervised loss per token: cross-entropy -lp; with the batch's per-token weights a (its `advantages` column), a * -lp
+// where a > 0 and the unlikelihood |a| * -log(1 - p) where a < 0 (a token the row's context must not be continued
+// with: a move the environment refuses), nothing where a = 0. log(1 - p) is log(-expm1(lp)), with p kept below 1.
+MicroLoss SftLoss(const Batch& batch, const Micro& m, const at::Tensor& lp, const at::Tensor& w, const at::TensorOptions& sopts) {
+  at::Tensor per = -lp;
+  if (!batch.advantages.empty()) {
+    const at::Tensor a = Column(batch.advantages, m.token, sopts);
+    const double eps = sopts.dtype() == at::kDouble ? 1e-12 : 1e-6;
+    const at::Tensor unlikely = -at::log(-at::expm1(at::clamp_max(lp, -eps)));
+    per = at::where(a < 0, -a * unlikely, a * per);
+  }
+  MicroLoss out{(per * w).sum(), std::vector<at::Tensor>(kSlots, at::zeros({}, sopts))};
+  return out;
 }
 
 // The policy-gradient loss (the one the options name), minus the entropy bonus, plus the KL penalty and the value
@@ -494,7 +504,7 @@ StepResult Optimizer::StepRows(const Batch& batch, const std::vector<int64_t>& s
       const float* p = lp_cpu.data_ptr<float>();
       for (size_t i = 0; i < m.out.size(); ++i) logprobs[m.out[i]] = p[i];
     }
-    MicroLoss ml = plan.policy ? PolicyLoss(batch, m, s, w, ref_lp, h, params, plan, L, sopts) : SftLoss(s.logprobs, w, sopts);
+    MicroLoss ml = plan.policy ? PolicyLoss(batch, m, s, w, ref_lp, h, params, plan, L, sopts) : SftLoss(batch, m, s.logprobs, w, sopts);
     ml.parts[kLoss] = ml.loss.detach();
     sums.add_(at::stack(ml.parts));
     if (o.with_grad) ml.loss.backward();

@@ -47,6 +47,17 @@ export interface GenerateResult {
    * `sft.checkWeight` times. Absent for a model's answers.
    */
   checkTurn?: boolean;
+  /**
+   * A scripted player's turn: moves a model plausibly makes here that the environment refuses, beside the moves it
+   * accepts (whole responses), for the warm start's unlikelihood rows (sft.unlikelihood). Absent for a model's answers.
+   */
+  contrast?: MoveContrast;
+}
+
+/** Refused and admissible responses at one state (GenerateResult.contrast). */
+export interface MoveContrast {
+  refused: readonly string[];
+  admissible: readonly string[];
 }
 
 export interface PolicyClient {

@@ -5,7 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Environment } from '../envs/types.js';
 import { LamerError } from '../errors.js';
-import type { FinishReason, PolicySource } from './policy.js';
+import type { FinishReason, MoveContrast, PolicySource } from './policy.js';
 import { RowTableBuilder, type RowTable } from './rows.js';
 import { resolveTrialConfig, runTrial, type TrialConfig, type TrialResult, type TrialRow } from './trial.js';
 import { deriveSeed } from '../util/seed.js';
@@ -58,6 +58,8 @@ export interface RolloutBatch {
   randomMove: boolean[];
   /** A scripted player's move where copying the request would be refused (GenerateResult.checkTurn). */
   checkTurn: boolean[];
+  /** A scripted player's refused and admissible moves at the turn (GenerateResult.contrast), else null. */
+  contrast: (MoveContrast | null)[];
   prompts: string[];
   responses: string[];
   /** One per trial, in (group, trial) order. */
@@ -179,6 +181,7 @@ export async function runRollout(options: RolloutOptions): Promise<RolloutBatch>
     finishReason: [],
     randomMove: [],
     checkTurn: [],
+    contrast: [],
     prompts: [],
     responses: [],
     trials: [],
@@ -212,6 +215,7 @@ function appendRow(builder: RowTableBuilder, batch: Omit<RolloutBatch, 'table' |
   batch.finishReason.push(row.finishReason);
   batch.randomMove.push(row.randomMove);
   batch.checkTurn.push(row.checkTurn);
+  batch.contrast.push(row.contrast);
   batch.prompts.push(row.prompt);
   batch.responses.push(row.response);
   if (row.phase === 'play') stats.playRows++;

@@ -17,6 +17,7 @@ import {
   policyForTrial,
   type FinishReason,
   type GenerateResult,
+  type MoveContrast,
   type PolicyClient,
   type PolicySource,
   type SamplingOptions,
@@ -66,6 +67,8 @@ interface Sampled {
   randomMove: boolean;
   /** A scripted player's move where copying the request would be refused (GenerateResult.checkTurn). */
   checkTurn: boolean;
+  /** A scripted player's refused and admissible moves at the turn (GenerateResult.contrast). */
+  contrast: MoveContrast | null;
 }
 
 /** One row of SPEC §1 plus what the train step and the logs need. */
@@ -272,6 +275,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
       finishReason: out.finishReason,
       randomMove: out.randomMove === true,
       checkTurn: out.checkTurn === true,
+      contrast: out.contrast ?? null,
     };
     rows.push(full);
     input.onRow?.(full);

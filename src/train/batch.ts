@@ -32,11 +32,16 @@ export interface TrainBatch extends NativeTrainBatch {
 export interface SftRow {
   prompt: ArrayLike<number>;
   response: ArrayLike<number>;
+  /**
+   * Per response token (or one for all), what the token's loss is: w > 0 cross-entropy times w, w < 0 the
+   * unlikelihood -log(1 - p) times |w| (a continuation the row's context must not have), 0 none. Default 1.
+   */
+  weight?: number | ArrayLike<number>;
 }
 
-function column(
-  rows: readonly TrainRow[],
-  pick: (r: TrainRow) => ArrayLike<number> | number | undefined,
+function column<R extends { response: ArrayLike<number> }>(
+  rows: readonly R[],
+  pick: (r: R) => ArrayLike<number> | number | undefined,
   name: string,
   total: number,
 ): Float32Array | undefined {
@@ -91,6 +96,10 @@ export function packRows(rows: readonly (TrainRow | SftRow)[]): NativeTrainBatch
     batch.refLogprobs = column(train, (r) => r.refLogprobs, 'refLogprobs', scored);
     batch.returns = column(train, (r) => r.returns, 'returns', scored);
     batch.oldValues = column(train, (r) => r.oldValues, 'oldValues', scored);
+  } else if (rows.some((r) => (r as SftRow).weight !== undefined)) {
+    // Supervised token weights travel in the advantages column (the sft objective reads it as weights).
+    batch.advantages = column(rows as readonly SftRow[], (r) => r.weight ?? 1, 'weight', scored);
+    if (batch.advantages && !batch.advantages.every(Number.isFinite)) throw new LamerError('E_ARG', "train rows: a supervised 'weight' is not a finite number");
   }
   return batch;
 }

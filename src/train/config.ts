@@ -270,6 +270,18 @@ const sftSchema = z
       .positive()
       .default(1)
       .describe('WebShop: times more each turn on a product page lacking a requested option value (the browser clicks only what is offered)'),
+    /**
+     * ALFWorld, WebShop: weight of the unlikelihood rows. At each of the demonstrator's own turns, every move a model
+     * plausibly makes there that the environment refuses (the kinds sft.refusedMoves draws from) becomes a row whose
+     * loss is -log(1 - p) on its first token that no admissible move continues with (unlikelihood training), weighted
+     * this much against a demonstrated token's cross-entropy. Imitation alone shows what to do, never what the page
+     * refuses: a model trained from scratch copies a requested value the product lacks and repeats it. 0: none.
+     */
+    unlikelihood: z
+      .number()
+      .nonnegative()
+      .default(0)
+      .describe("ALFWorld, WebShop: weight of the unlikelihood loss on refused moves at the demonstrator's states (0: none)"),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3).describe('times each row that reads the memory is repeated'),
     /**

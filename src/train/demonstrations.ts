@@ -22,7 +22,7 @@ import { distinctTaskSeeds } from '../envs/common/task-lists.js';
 import type { Environment, PromptStyle, TrajectoryStep } from '../envs/types.js';
 import { runRollout } from '../rollout/runner.js';
 import { scriptedPolicy, scriptedResult } from '../rollout/scripted.js';
-import type { GenerateRequest, GenerateResult, PolicyClient, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
+import type { GenerateRequest, GenerateResult, MoveContrast, PolicyClient, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
 import { deriveSeed } from '../util/seed.js';
 import { runSeeds, type TrainerConfig } from './config.js';
 import { LamerError } from '../errors.js';
@@ -32,6 +32,8 @@ export interface Demonstrations {
   responses: string[];
   /** Per row: it is a reflection (phase reflect), not an environment action. */
   reflect: boolean[];
+  /** Per row: the refused and admissible responses at its state (sft.unlikelihood > 0), else null. */
+  contrast: (MoveContrast | null)[];
   /** Trials played and how many were won in any episode (a check that the demonstrations are sensible). */
   trials: number;
   won: number;
@@ -70,6 +72,22 @@ interface MemoryPlayer {
   reflect(steps: readonly TrajectoryStep[]): string;
   /** Whether the move about to be chosen is one where copying the request would be refused (sft.checkWeight). */
   checkTurn?(): boolean;
+  /** Moves a model plausibly makes at this state that the environment refuses (sft.unlikelihood). */
+  refused?(steps: readonly TrajectoryStep[]): string[];
+}
+
+/**
+ * The refused and admissible responses at a state, each the player's own response with its action replaced, so that
+ * they differ from it (and from each other) only inside the action.
+ */
+export function moveContrast(response: string, refused: readonly string[], admissible: readonly string[]): MoveContrast | null {
+  const open = response.indexOf('<action>');
+  const close = response.indexOf('</action>', open);
+  if (open < 0 || close < 0 || refused.length === 0) return null;
+  const head = response.slice(0, open + '<action>'.length);
+  const tail = response.slice(close);
+  const as = (action: string) => `${head}${action}${tail}`;
+  return { refused: refused.map(as), admissible: admissible.map(as) };
 }
 
 /**
@@ -86,6 +104,7 @@ class MemoryPlayerDemoPolicy implements PolicyClient {
     private readonly noise: number,
     seed: number,
     private readonly randomMove: (rng: Rng, draw: number) => string,
+    private readonly contrast: boolean = false,
   ) {
     this.#rng = new Rng(deriveSeed(seed, view.group, view.trial, 0x5ea7c4));
   }
@@ -100,7 +119,12 @@ class MemoryPlayerDemoPolicy implements PolicyClient {
     const [noiseDraw, secondDraw] = [this.#rng.next(), this.#rng.next()];
     if (noiseDraw < this.noise) return { ...scriptedResult(request, `<action>${this.randomMove(this.#rng, secondDraw)}</action>`), randomMove: true };
     const checkTurn = this.player.checkTurn?.() === true;
-    return { ...scriptedResult(request, this.player.act(steps)), ...(checkTurn ? { checkTurn } : {}) };
+    // What the environment refuses here, read before the move changes the state.
+    const refused = this.contrast && this.player.refused ? this.player.refused(steps) : [];
+    const admissible = refused.length > 0 ? this.view.env.admissibleActions() : [];
+    const result = scriptedResult(request, this.player.act(steps));
+    const contrast = refused.length > 0 ? moveContrast(result.text, refused, admissible) : null;
+    return { ...result, ...(checkTurn ? { checkTurn } : {}), ...(contrast ? { contrast } : {}) };
   }
 }
 
@@ -131,21 +155,27 @@ function refusedCommands(env: AlfWorldEnv, steps: readonly { action: string }[])
 
 function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
   const style = config.model.promptStyle;
+  const unlikely = config.sft.unlikelihood > 0;
   if (config.env.name === 'minesweeper') {
     return (view) => new MineSweeperDemoPolicy(view, config.seed, style, config.sft.guess);
   }
   if (config.env.name === 'alfworld') {
     const fallback = scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
-    return (view) =>
-      view.env instanceof AlfWorldEnv && view.env.task() !== null
-        ? new MemoryPlayerDemoPolicy(
-            view,
-            new AlfWorldSearchPlayer(view.env, { style }),
-            config.sft.noise,
-            config.seed,
-            alfWorldRandomMove(view, config.sft.refusedMoves),
-          )
-        : fallback(view);
+    return (view) => {
+      const env = view.env;
+      if (!(env instanceof AlfWorldEnv) || env.task() === null) return fallback(view);
+      const searcher = new AlfWorldSearchPlayer(env, { style });
+      const player: MemoryPlayer = {
+        act: (s) => searcher.act(s),
+        endEpisode: (s) => searcher.endEpisode(s),
+        reflect: (s) => searcher.reflect(s),
+        refused: (s) => {
+          const admissible = env.admissibleActions();
+          return [...new Set(refusedCommands(env, s))].filter((c) => !admissible.includes(c));
+        },
+      };
+      return new MemoryPlayerDemoPolicy(view, player, config.sft.noise, config.seed, alfWorldRandomMove(view, config.sft.refusedMoves), unlikely);
+    };
   }
   if (config.env.name === 'webshop') {
     return (view) => {
@@ -155,11 +185,13 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
         endEpisode: (s) => browser.endEpisode(s),
         reflect: (s) => browser.reflect(s),
         checkTurn: () => browser.lacksRequestedValue(),
+        refused: (s) => browser.refusedClicks(s),
       };
-      return new MemoryPlayerDemoPolicy(view, player, config.sft.noise, config.seed, (rng, draw) => {
+      const randomMove = (rng: Rng, draw: number) => {
         const refused = draw < config.sft.refusedMoves ? browser.refusedClicks(view.steps) : [];
         return rng.pick(refused.length > 0 ? refused : view.env.admissibleActions());
-      });
+      };
+      return new MemoryPlayerDemoPolicy(view, player, config.sft.noise, config.seed, randomMove, unlikely);
     };
   }
   return scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
@@ -210,6 +242,7 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
   const prompts: string[] = [];
   const responses: string[] = [];
   const reflect: boolean[] = [];
+  const contrast: (MoveContrast | null)[] = [];
   const table = batch.table;
   const turnKey = (i: number, turn: number) => `${table.group[i]}:${table.trial[i]}:${table.episode[i]}:${turn}`;
   const refusedTurns = new Set<string>();
@@ -230,7 +263,8 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
       prompts.push(batch.prompts[i]);
       responses.push(response);
       reflect.push(table.phase[i] === 1);
+      contrast.push(batch.contrast[i]);
     }
   }
-  return { prompts, responses, reflect, trials: batch.trials.length, won: batch.trials.filter((t) => t.won.some(Boolean)).length };
+  return { prompts, responses, reflect, contrast, trials: batch.trials.length, won: batch.trials.filter((t) => t.won.some(Boolean)).length };
 }

@@ -14,7 +14,8 @@ import { Rng } from '../util/rng.js';
 import { runSeeds, type TrainerConfig } from './config.js';
 import type { EngineCounts, PolicyRuntime, SupervisedBatch, UpdateBatch, UpdateMetrics } from './runtime.js';
 import { addon } from '../native/addon.js';
-import { trainBatch } from './batch.js';
+import { trainBatch, type SftRow } from './batch.js';
+import { unlikelihoodRow } from './unlikelihood.js';
 import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig } from './optimizer.js';
 import { writeDirAtomic } from './checkpoint.js';
 import { RECORD_UPDATES_ENV, writeUpdateRecord } from './update-record.js';
@@ -111,6 +112,8 @@ class NativeRuntime implements PolicyRuntime {
   #client: EngineClient;
   #optimizer: Optimizer | null = null;
   #sftOptimizer: Optimizer | null = null;
+  /** The warm start's unlikelihood rows: token ids of the responses they compare (a bounded set: the moves of a run). */
+  readonly #contrastIds = new Map<string, number[]>();
   /** Frozen policy of the KL loss (loss.kl), opened at the first update that needs it. */
   #reference: Policy | null = null;
   readonly #config: TrainerConfig;
@@ -294,16 +297,38 @@ class NativeRuntime implements PolicyRuntime {
     };
   }
 
+  #encodeCached(text: string, encode: (text: string) => number[]): number[] {
+    let ids = this.#contrastIds.get(text);
+    if (!ids) {
+      ids = encode(text);
+      this.#contrastIds.set(text, ids);
+    }
+    return ids;
+  }
+
   async supervised(batch: SupervisedBatch, config: TrainerConfig): Promise<{ loss: number; tokens: number }> {
     if (!this.#sftOptimizer) {
       this.#sftOptimizer = Optimizer.create(this.#policy, { ...optimizerOptionsFromConfig(config), lr: config.sft.lr, schedule: 'constant', valueHead: false });
     }
     // The response ends with the checkpoint's stop token, so the model learns where an answer ends.
     const stop = this.#policy.stopIds[0];
-    const rows = batch.prompts.map((prompt, i) => {
-      const response = this.#policy.encode(batch.responses[i]);
-      if (stop !== undefined) response.push(stop);
-      return { prompt: this.#client.promptIds(prompt), response };
+    const encode = (text: string): number[] => {
+      const ids = this.#policy.encode(text);
+      if (stop !== undefined) ids.push(stop);
+      return ids;
+    };
+    const rows: SftRow[] = [];
+    const weight = config.sft.unlikelihood;
+    batch.prompts.forEach((prompt, i) => {
+      const promptIds = this.#client.promptIds(prompt);
+      rows.push({ prompt: promptIds, response: encode(batch.responses[i]) });
+      const contrast = weight > 0 ? batch.contrast?.[i] : null;
+      if (!contrast) return;
+      const admissible = contrast.admissible.map((a) => this.#encodeCached(a, encode));
+      for (const r of contrast.refused) {
+        const row = unlikelihoodRow(promptIds, this.#encodeCached(r, encode), admissible, weight);
+        if (row) rows.push(row);
+      }
     });
     const m = await this.#sftOptimizer.sftStep(rows, {
       microBatchTokens: config.optim.microBatchTokens,

@@ -1,7 +1,7 @@
 // What the trainer needs from a model: sampling (the engine, behind PolicyClient), the policy update, the
 // supervised warm-start step, and saving/loading of weights and optimizer state. The trainer loop depends on this
 // interface only, so it is tested with a light stand-in and runs unchanged over the native policy.
-import type { PolicySource } from '../rollout/policy.js';
+import type { MoveContrast, PolicySource } from '../rollout/policy.js';
 import type { TrainerConfig } from './config.js';
 import type { LogprobAgreement } from './agreement.js';
 
@@ -68,6 +68,11 @@ export interface SupervisedBatch {
   prompts: string[];
   /** Response texts to imitate. */
   responses: string[];
+  /**
+   * Per row, refused and admissible responses at its state, or null: with sft.unlikelihood > 0 each refused one adds
+   * an unlikelihood row (src/train/unlikelihood.ts).
+   */
+  contrast?: (MoveContrast | null)[];
 }
 
 export interface PolicyRuntime {

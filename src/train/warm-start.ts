@@ -8,6 +8,7 @@ import type { TrainerConfig } from './config.js';
 import { collectDemonstrations } from './demonstrations.js';
 import type { DistContext } from './distributed.js';
 import type { PolicyRuntime } from './runtime.js';
+import type { MoveContrast } from '../rollout/policy.js';
 
 /** Steps whose mean loss decides when the reflection-only phase has done its work (sft.reflectUntilLoss). */
 const LOSS_WINDOW = 10;
@@ -32,9 +33,13 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
   const all = Array.from({ length: demos.prompts.length }, (_, i) => i);
   const reflections = all.filter((i) => demos.reflect[i]);
   const reflectSteps = reflections.length > 0 ? sft.reflectSteps : 0;
+  const contrasted = demos.contrast.filter((c) => c !== null);
   log(
     `[sft] ${demos.prompts.length} demonstration rows (${reflections.length} reflections) from ${demos.trials} trials (${demos.won} won)` +
-      (sft.reflectSteps > 0 && reflectSteps === 0 ? '; no reflections, so no reflection-only steps' : ''),
+      (sft.reflectSteps > 0 && reflectSteps === 0 ? '; no reflections, so no reflection-only steps' : '') +
+      (sft.unlikelihood > 0
+        ? `; ${contrasted.length} of them with refused moves beside them (${contrasted.reduce((s, c) => s + c.refused.length, 0)} unlikelihood rows, weight ${sft.unlikelihood})`
+        : ''),
   );
   const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps, unit: 'steps', silent: options.silent });
   const losses: number[] = [];
@@ -46,6 +51,7 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
       signal?.throwIfAborted();
       const prompts: string[] = [];
       const responses: string[] = [];
+      const contrast: (MoveContrast | null)[] = [];
       for (let b = 0; b < Math.min(sft.batchRows, order.length); b++) {
         if (cursor >= order.length) {
           rng.shuffle(order); // a seeded reshuffle each pass, so warm starts are reproducible
@@ -54,10 +60,11 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
         if (!dist || b % dist.size === dist.rank) {
           prompts.push(demos.prompts[order[cursor]]);
           responses.push(demos.responses[order[cursor]]);
+          contrast.push(demos.contrast[order[cursor]]);
         }
         cursor++;
       }
-      const { loss } = await runtime.supervised({ prompts, responses }, config);
+      const { loss } = await runtime.supervised({ prompts, responses, contrast }, config);
       losses.push(loss);
       progress.tick(1, `${label}loss ${loss.toFixed(4)}`);
       if (untilLoss !== null && step + 1 >= LOSS_WINDOW && mean(losses.slice(-LOSS_WINDOW)) <= untilLoss) return step + 1;

@@ -166,6 +166,22 @@ describe('warm-start demonstrations (ALFWorld generated games)', () => {
     expect(d.responses.every((r) => !r.startsWith('I try something at random'))).toBe(true);
   });
 
+  it("sft.unlikelihood gives the search player's turns commands the game refuses there, none of them listed", async () => {
+    const base = alfConfig(0.3);
+    const demos = await collectDemonstrations({ ...base, sft: { ...base.sft, unlikelihood: 1 } });
+    let n = 0;
+    demos.prompts.forEach((p, i) => {
+      const c = demos.contrast[i];
+      if (c === null) return;
+      n++;
+      const can = p.slice(p.lastIndexOf('can: ') + 5, p.lastIndexOf(' | act:')).split(', ');
+      const inner = (r: string) => r.slice('<action>'.length, -'</action>'.length);
+      expect(c.admissible.map(inner).sort()).toEqual([...can].sort());
+      for (const r of c.refused) expect(can).not.toContain(inner(r));
+    });
+    expect(n).toBeGreaterThan(50);
+  });
+
   it('with sft.refusedMoves, show recovering after "Nothing happens." but never train on a refused command', async () => {
     const base = await collectDemonstrations(alfConfig(0.3));
     const config = alfConfig(0.3);
@@ -317,6 +333,55 @@ describe('warm-start demonstrations (WebShop)', () => {
       const offered = p.slice(p.lastIndexOf('available actions: ') + 19, p.lastIndexOf(' | act:')).split(', ');
       expect(offered).toContain(r.slice('<action>'.length, -'</action>'.length));
     }
+  });
+
+  it("sft.unlikelihood gives the browser's turns the clicks the page refuses there, read against the prompt", async () => {
+    const demos = (unlikelihood: number) =>
+      collectDemonstrations(
+        validateConfig({
+          name: 'demo',
+          model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
+          env: { name: 'webshop', options: { maxTurns: 12 } },
+          trial: { episodes: 3, markRefused: true },
+          rollout: { groupSize: 4 },
+          sft: { trials: 40, trialsPerTask: 1, steps: 1, reflectionWeight: 1, memoryWeight: 1, noise: 0.3, refusedMoves: 0.5, unlikelihood },
+        }),
+      );
+    const off = await demos(0);
+    const on = await demos(1);
+    // The same rows either way (the contrast reads the state, it draws nothing).
+    expect(on.prompts).toEqual(off.prompts);
+    expect(on.responses).toEqual(off.responses);
+    expect(off.contrast.every((c) => c === null)).toBe(true);
+    const inner = (r: string) => r.slice('<action>'.length, -'</action>'.length);
+    let withContrast = 0;
+    let lackingValue = 0;
+    on.prompts.forEach((p, i) => {
+      const c = on.contrast[i];
+      if (c === null) return;
+      withContrast++;
+      expect(on.reflect[i]).toBe(false);
+      const listed = p.slice(p.lastIndexOf('available actions: ') + 19, p.lastIndexOf(' | act:'));
+      const offered = listed.split(', ');
+      // Admissible: exactly the page's actions, in its order; refused: none of them; the demonstrated move admissible.
+      expect(c.admissible.map(inner).join(', ')).toBe(listed);
+      expect(c.admissible).toContain(on.responses[i]);
+      for (const r of c.refused) {
+        expect(r.startsWith('<action>click[') && r.endsWith(']</action>'), r).toBe(true);
+        expect(offered).not.toContain(inner(r));
+      }
+      // On a product page, a value the request names and the page lacks is among the refused clicks.
+      if (offered.includes('click[buy now]')) {
+        const request = p.slice(0, p.indexOf(', and price lower than'));
+        const values = [...request.slice(request.lastIndexOf(' with ') + 6).matchAll(/(?:^|, and )[^:,]+: ([^,]+)/g)].map((m) => m[1]);
+        for (const v of values.filter((v) => !offered.includes(`click[${v}]`))) {
+          expect(c.refused).toContain(`<action>click[${v}]</action>`);
+          lackingValue++;
+        }
+      }
+    });
+    expect(withContrast).toBeGreaterThan(100);
+    expect(lackingValue).toBeGreaterThan(10);
   });
 });
 
