@@ -13,7 +13,8 @@ Plays config.sft.trials LaMer trials with the environment's scripted players (Mi
 memory, guessing as config.sft.guess says, random or in reading order; others: the expert with random moves left
 out), and trains the model on them: config.sft.reflectSteps steps on the reflection rows alone (fewer once their
 loss reaches config.sft.reflectUntilLoss), then config.sft.steps steps on all rows (cross-entropy on the responses
-only). Writes the checkpoint to DIR (default runs/NAME/warm-start); train from it with --set model.path=DIR.`;
+only; with config.sft.unlikelihood > 0 on ALFWorld and WebShop, also -log(1 - p) on the moves each state refuses).
+Writes the checkpoint to DIR (default runs/NAME/warm-start); train from it with --set model.path=DIR.`;
 
 export const command: Command = {
   name: 'sft',
