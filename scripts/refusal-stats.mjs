@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // What the actions a WebShop or ALFWorld page refused were, from transcripts (`lamer eval --transcripts FILE`, or a
 // run's transcripts.jsonl): per method, the refused share of the actions, how many refusals repeat the action just
-// before, how many failed episodes end stuck (their last two actions the same refused action), and each refusal's
-// kind, read from the prompt it answered and the episode's earlier actions:
+// before, how many failed episodes end stuck (their last two actions the same refused action), the refused share of
+// the turns right after a refused action against the others (an episode's first turn, or one after an accepted
+// action: where refusals start, against where they go on), and each refusal's kind, read from the prompt it answered
+// and the episode's earlier actions:
 //   WebShop  - `click[<id>]` of a product the page does not list; a product id with words after it
 //              (`click[b01p3kkw1m vanilla]`); an option value the request names that the open product does not offer
 //              (`click[mint]`: the value follows `<name>: ` in the request); any other click; anything else.
@@ -18,7 +20,7 @@
 //          read, in a form to commit beside a run's summary (docs/runs/<run>/refusals.json).
 import { fail, parseArgs, pct, readInputs, writeCounts } from './transcript-inputs.mjs';
 
-/** @typedef {{ actions: number, refused: number, repeats: number, failedEpisodes: number, stuckEnd: number, kinds: Record<string, number> }} Counts */
+/** @typedef {{ actions: number, refused: number, repeats: number, failedEpisodes: number, stuckEnd: number, afterRefused: number, refusedAfterRefused: number, kinds: Record<string, number> }} Counts */
 /** @typedef {{ prompt: string, response: string, valid: boolean }} Turn */
 /** @typedef {{ method: string, episodes: { won: boolean, turns: Turn[] }[] }} TranscriptLine */
 
@@ -64,7 +66,8 @@ function alfWorldKind(action, at) {
 /** @type {Map<string, Counts>} */
 const byMethod = new Map();
 const countsOf = (/** @type {string} */ key) => {
-  if (!byMethod.has(key)) byMethod.set(key, { actions: 0, refused: 0, repeats: 0, failedEpisodes: 0, stuckEnd: 0, kinds: {} });
+  if (!byMethod.has(key))
+    byMethod.set(key, { actions: 0, refused: 0, repeats: 0, failedEpisodes: 0, stuckEnd: 0, afterRefused: 0, refusedAfterRefused: 0, kinds: {} });
   return /** @type {Counts} */ (byMethod.get(key));
 };
 
@@ -79,9 +82,15 @@ function addTrial(s, t) {
     let before = null;
     /** @type {string | null} */
     let at = null;
+    let lastRefused = false;
     for (const u of e.turns) {
       const action = actionOf(u.response);
       s.actions++;
+      if (lastRefused) {
+        s.afterRefused++;
+        if (!u.valid) s.refusedAfterRefused++;
+      }
+      lastRefused = !u.valid;
       if (!u.valid) {
         s.refused++;
         if (action === before) s.repeats++;
@@ -108,7 +117,11 @@ const sources = readInputs(inputs, {
       fail(`${file}: not a counts file of ${SCRIPT} (expected "script", "methods" and "sources")`);
     for (const [key, c] of /** @type {[string, Counts][]} */ (Object.entries(saved.methods))) {
       const s = countsOf(key);
-      for (const name of /** @type {const} */ (['actions', 'refused', 'repeats', 'failedEpisodes', 'stuckEnd'])) s[name] += c[name];
+      for (const name of /** @type {const} */ (['actions', 'refused', 'repeats', 'failedEpisodes', 'stuckEnd', 'afterRefused', 'refusedAfterRefused'])) {
+        if (typeof c[name] !== 'number')
+          fail(`${file}: method ${key} has no count '${name}' (written by an older ${SCRIPT}: write it again from its transcripts)`);
+        s[name] += c[name];
+      }
       for (const [kind, n] of Object.entries(c.kinds)) s.kinds[kind] = (s.kinds[kind] ?? 0) + n;
     }
   },
@@ -121,7 +134,10 @@ for (const [method, s] of byMethod) {
   console.log(
     `${method}: ${s.refused} of ${s.actions} actions refused (${pct(s.refused, s.actions)}%); ` +
       `${s.repeats} repeat the action before (${pct(s.repeats, s.refused)}%); ` +
-      `${s.stuckEnd} of ${s.failedEpisodes} failed episodes end on the same refused action twice (${pct(s.stuckEnd, s.failedEpisodes)}%)` +
+      `${s.stuckEnd} of ${s.failedEpisodes} failed episodes end on the same refused action twice (${pct(s.stuckEnd, s.failedEpisodes)}%)\n` +
+      `  refused: ${s.refused - s.refusedAfterRefused} of ${s.actions - s.afterRefused} first turns and turns after an accepted action ` +
+      `(${pct(s.refused - s.refusedAfterRefused, s.actions - s.afterRefused)}%), ` +
+      `${s.refusedAfterRefused} of ${s.afterRefused} turns after a refused one (${pct(s.refusedAfterRefused, s.afterRefused)}%)` +
       (kinds.length ? `\n  ${kinds.join('; ')}` : ''),
   );
 }

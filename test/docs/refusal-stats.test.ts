@@ -22,6 +22,8 @@ const turn = (action: string, valid: boolean, prompt = REQUEST) => ({ prompt, re
 //     actions are refused but differ, so it does not end stuck.
 //   episode 1 (failed): `click[b0aaaaaaaa red]` refused (an id with words), `4-tier` refused twice (requested, the
 //     second a repeat): ends stuck.
+//   Turns right after a refused one: episode 0's third (accepted), fifth and sixth (refused), episode 1's second and
+//   third (refused): 4 of 5 refused; the other 4 turns (each episode's first, and those after an accepted action): 3.
 const WEBSHOP = {
   method: 'lamer',
   task: 1,
@@ -48,6 +50,7 @@ const WEBSHOP = {
 };
 // ALFWorld, one trial of one won episode: go to desk 1 (accepted), go to desk 1 again (refused: where it stands), take
 // pen 9 from desk 1 (refused), go to shelf 7 (refused: elsewhere), go to shelf 1 (accepted), take pen 1 (accepted).
+// Turns right after a refused one: the third, fourth (refused) and fifth (accepted): 2 of 3; the other 3 turns: 1.
 const alf = (action: string, valid: boolean) => turn(action, valid, 'alf put a pen on the shelf / can: go to desk 1, go to shelf 1');
 const ALFWORLD = {
   method: 'gigpo',
@@ -75,6 +78,8 @@ const EXPECTED = {
     repeats: 2,
     failedEpisodes: 2,
     stuckEnd: 1,
+    afterRefused: 5,
+    refusedAfterRefused: 4,
     kinds: {
       'product the page does not list': 1,
       'requested option value not offered': 4,
@@ -88,6 +93,8 @@ const EXPECTED = {
     repeats: 1,
     failedEpisodes: 0,
     stuckEnd: 0,
+    afterRefused: 3,
+    refusedAfterRefused: 2,
     kinds: { 'go to where it stands': 1, take: 1, 'go to elsewhere': 1 },
   },
 };
@@ -102,9 +109,11 @@ describe('scripts/refusal-stats.mjs', () => {
     const printed = run('--out', out, file);
     expect(printed).toContain(
       'lamer: 7 of 9 actions refused (77.8%); 2 repeat the action before (28.6%); 1 of 2 failed episodes end on the same refused action twice (50.0%)\n' +
+        '  refused: 3 of 4 first turns and turns after an accepted action (75.0%), 4 of 5 turns after a refused one (80.0%)\n' +
         '  requested option value not offered 4 (57.1%); other click 1 (14.3%); product id with words after it 1 (14.3%); product the page does not list 1 (14.3%)\n',
     );
     expect(printed).toContain('gigpo: 3 of 6 actions refused (50.0%); 1 repeat the action before (33.3%)');
+    expect(printed).toContain('  refused: 1 of 3 first turns and turns after an accepted action (33.3%), 2 of 3 turns after a refused one (66.7%)');
     expect(printed).toContain('  go to elsewhere 1 (33.3%); go to where it stands 1 (33.3%); take 1 (33.3%)');
     const saved = JSON.parse(readFileSync(out, 'utf8')) as { methods: unknown; sources: { trials: number }[] };
     expect(saved.methods).toEqual(EXPECTED);
@@ -121,5 +130,11 @@ describe('scripts/refusal-stats.mjs', () => {
     const other = join(dir, 'other.json');
     writeFileSync(other, JSON.stringify({ script: 'scripts/transcript-stats.mjs', methods: {}, sources: [] }));
     expect(() => execFileSync(process.execPath, [script, other], { stdio: 'pipe' })).toThrow(/not a counts file of scripts\/refusal-stats\.mjs/);
+    // A counts file without the after-refusal counts (an older script's) is refused, not summed as zeros.
+    const saved = JSON.parse(readFileSync(a, 'utf8')) as { methods: Record<string, Record<string, unknown>> };
+    delete saved.methods.lamer.afterRefused;
+    const old = join(dir, 'old.json');
+    writeFileSync(old, JSON.stringify(saved));
+    expect(() => execFileSync(process.execPath, [script, old], { stdio: 'pipe' })).toThrow(/method lamer has no count 'afterRefused'/);
   });
 });
