@@ -282,6 +282,25 @@ const sftSchema = z
       .nonnegative()
       .default(0)
       .describe("ALFWorld, WebShop: weight of the unlikelihood loss on refused moves at the demonstrator's states (0: none)"),
+    /**
+     * ALFWorld, WebShop: after the warm start's steps, the model itself plays this many trials on demonstration tasks
+     * (rollout sampling), and each of its moves the environment refused becomes an unlikelihood row at the state it was
+     * made (weight sft.unlikelihood); then sft.mistakeSteps more steps train on the demonstrations and these rows. The
+     * scripted players' states are not the model's: a model that refuses a click repeats it at states it reached by its
+     * own choice, which no demonstration shows. 0: none.
+     */
+    mistakeTrials: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe("ALFWorld, WebShop: the model's own trials after the warm start, whose refused moves become unlikelihood rows"),
+    mistakeSteps: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe("supervised steps on the demonstrations and the unlikelihood rows of the model's own refused moves"),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3).describe('times each row that reads the memory is repeated'),
     /**
@@ -535,10 +554,22 @@ function checkVariants(c: TrainerConfig, input: unknown): string[] {
 }
 
 /** Validates a config object; the error names every wrong field, what was expected and what was found. */
+/** sft.mistakeTrials needs the unlikelihood weight its rows take, steps to train them, and a scripted environment. */
+function checkMistakes(c: TrainerConfig): string[] {
+  const { mistakeTrials, mistakeSteps, unlikelihood } = c.sft;
+  if (mistakeTrials === 0 && mistakeSteps === 0) return [];
+  const out: string[] = [];
+  if (mistakeTrials === 0 || mistakeSteps === 0) out.push("'sft.mistakeTrials' and 'sft.mistakeSteps' go together: set both above 0, or both to 0");
+  if (unlikelihood === 0) out.push("'sft.mistakeTrials' needs 'sft.unlikelihood' > 0 (the weight of the rows it makes)");
+  if (c.env.name !== 'alfworld' && c.env.name !== 'webshop')
+    out.push(`'sft.mistakeTrials' is for ALFWorld and WebShop (refused moves); env.name is '${c.env.name}'`);
+  return out;
+}
+
 export function validateConfig(input: unknown, source = 'config'): TrainerConfig {
   const r = configSchema.safeParse(input);
   if (r.success) {
-    const problems = [...checkTaskBlocks(r.data), ...checkPaperPrompts(r.data), ...checkVariants(r.data, input)];
+    const problems = [...checkTaskBlocks(r.data), ...checkPaperPrompts(r.data), ...checkVariants(r.data, input), ...checkMistakes(r.data)];
     if (problems.length > 0) throw new LamerError('E_CONFIG', `${source}: ${problems.join('; ')}`);
     return r.data;
   }

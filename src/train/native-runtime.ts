@@ -20,6 +20,7 @@ import { Optimizer, optimizerOptionsFromConfig, stepOptionsFromConfig } from './
 import { writeDirAtomic } from './checkpoint.js';
 import { RECORD_UPDATES_ENV, writeUpdateRecord } from './update-record.js';
 import type { DistContext } from './distributed.js';
+import type { MoveContrast } from '../rollout/policy.js';
 import { timeBook } from '../util/timing.js';
 import { logprobAgreement, type LogprobAgreement } from './agreement.js';
 
@@ -319,17 +320,20 @@ class NativeRuntime implements PolicyRuntime {
     };
     const rows: SftRow[] = [];
     const weight = config.sft.unlikelihood;
-    batch.prompts.forEach((prompt, i) => {
-      const promptIds = this.#client.promptIds(prompt);
-      rows.push({ prompt: promptIds, response: encode(batch.responses[i]) });
-      const contrast = weight > 0 ? batch.contrast?.[i] : null;
-      if (!contrast) return;
+    const addUnlikely = (promptIds: Int32Array, contrast: MoveContrast) => {
       const admissible = contrast.admissible.map((a) => this.#encodeCached(a, encode));
       for (const r of contrast.refused) {
         const row = unlikelihoodRow(promptIds, this.#encodeCached(r, encode), admissible, weight);
         if (row) rows.push(row);
       }
+    };
+    batch.prompts.forEach((prompt, i) => {
+      const promptIds = this.#client.promptIds(prompt);
+      rows.push({ prompt: promptIds, response: encode(batch.responses[i]) });
+      const contrast = weight > 0 ? batch.contrast?.[i] : null;
+      if (contrast) addUnlikely(promptIds, contrast);
     });
+    if (weight > 0) for (const n of batch.negatives ?? []) addUnlikely(this.#client.promptIds(n.prompt), n.contrast);
     const m = await this.#sftOptimizer.sftStep(rows, {
       microBatchTokens: config.optim.microBatchTokens,
       sharePrefix: config.train.sharePrefix !== 'off',

@@ -73,6 +73,11 @@ export interface SupervisedBatch {
    * an unlikelihood row (src/train/unlikelihood.ts).
    */
   contrast?: (MoveContrast | null)[];
+  /**
+   * States without a move to imitate, each with refused and admissible responses: only unlikelihood rows
+   * (sft.mistakeTrials: the model's own refused moves).
+   */
+  negatives?: { prompt: string; contrast: MoveContrast }[];
 }
 
 export interface PolicyRuntime {

@@ -9,6 +9,8 @@ import { collectDemonstrations } from './demonstrations.js';
 import type { DistContext } from './distributed.js';
 import type { PolicyRuntime } from './runtime.js';
 import type { MoveContrast } from '../rollout/policy.js';
+import { collectMistakes, type Mistake } from './mistakes.js';
+import { LamerError } from '../errors.js';
 
 /** Steps whose mean loss decides when the reflection-only phase has done its work (sft.reflectUntilLoss). */
 const LOSS_WINDOW = 10;
@@ -29,6 +31,13 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
   const { dist, signal } = options;
   const log = options.log ?? (() => {});
   if (sft.trials === 0 || sft.steps === 0) return [];
+  if (sft.mistakeTrials > 0 && dist && dist.size > 1) {
+    // Every rank would have to play the same trials with the same samples; the phase runs in one process.
+    throw new LamerError(
+      'E_CONFIG',
+      'sft.mistakeTrials runs in one process: set sft.mistakeTrials=0 for a data-parallel warm start, or warm-start with `lamer sft` first',
+    );
+  }
   const demos = await collectDemonstrations(config, signal);
   const all = Array.from({ length: demos.prompts.length }, (_, i) => i);
   const reflections = all.filter((i) => demos.reflect[i]);
@@ -41,30 +50,40 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
         ? `; ${contrasted.length} of them with refused moves beside them (${contrasted.reduce((s, c) => s + c.refused.length, 0)} unlikelihood rows, weight ${sft.unlikelihood})`
         : ''),
   );
-  const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps, unit: 'steps', silent: options.silent });
+  const ownSteps = sft.mistakeTrials > 0 ? sft.mistakeSteps : 0;
+  const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps + ownSteps, unit: 'steps', silent: options.silent });
   const losses: number[] = [];
   const rng = new Rng(deriveSeed(config.seed, 0x5f7));
+  // The model's own refused moves (sft.mistakeTrials), drawn after the demonstrations' rows: index D + j is mistake j.
+  let mistakes: Mistake[] = [];
   // Returns the steps taken: `steps`, or fewer when the mean loss of the last LOSS_WINDOW steps reaches `untilLoss`.
   const phase = async (order: number[], steps: number, label: string, untilLoss: number | null = null): Promise<number> => {
     let cursor = order.length;
+    const D = demos.prompts.length;
     for (let step = 0; step < steps; step++) {
       signal?.throwIfAborted();
       const prompts: string[] = [];
       const responses: string[] = [];
       const contrast: (MoveContrast | null)[] = [];
+      const negatives: Mistake[] = [];
       for (let b = 0; b < Math.min(sft.batchRows, order.length); b++) {
         if (cursor >= order.length) {
           rng.shuffle(order); // a seeded reshuffle each pass, so warm starts are reproducible
           cursor = 0;
         }
         if (!dist || b % dist.size === dist.rank) {
-          prompts.push(demos.prompts[order[cursor]]);
-          responses.push(demos.responses[order[cursor]]);
-          contrast.push(demos.contrast[order[cursor]]);
+          const i = order[cursor];
+          if (i >= D) {
+            negatives.push(mistakes[i - D]);
+          } else {
+            prompts.push(demos.prompts[i]);
+            responses.push(demos.responses[i]);
+            contrast.push(demos.contrast[i]);
+          }
         }
         cursor++;
       }
-      const { loss } = await runtime.supervised({ prompts, responses, contrast }, config);
+      const { loss } = await runtime.supervised({ prompts, responses, contrast, ...(negatives.length ? { negatives } : {}) }, config);
       losses.push(loss);
       progress.tick(1, `${label}loss ${loss.toFixed(4)}`);
       if (untilLoss !== null && step + 1 >= LOSS_WINDOW && mean(losses.slice(-LOSS_WINDOW)) <= untilLoss) return step + 1;
@@ -73,10 +92,21 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
   };
   const reflectDone = await phase(reflections, reflectSteps, 'reflections ', sft.reflectUntilLoss);
   if (reflectDone < reflectSteps) {
-    progress.setTotal(reflectDone + sft.steps);
+    progress.setTotal(reflectDone + sft.steps + ownSteps);
     log(`[sft] reflections alone: loss of the last ${LOSS_WINDOW} steps at or below ${sft.reflectUntilLoss} after ${reflectDone} of ${reflectSteps} steps`);
   }
   await phase(all, sft.steps, '');
+  if (ownSteps > 0) {
+    runtime.resetCaches?.(); // the weights changed: cached prefixes are stale
+    const own = await collectMistakes(config, runtime.client(), signal);
+    mistakes = own.mistakes;
+    log(
+      `[sft] the model's own trials: ${own.trials} played, ${own.refused} of ${own.turns} moves refused (${((100 * own.refused) / Math.max(1, own.turns)).toFixed(1)}%); ` +
+        `${mistakes.length} become unlikelihood states beside the demonstrations for ${sft.mistakeSteps} steps`,
+    );
+    await phase([...all, ...mistakes.map((_, j) => demos.prompts.length + j)], sft.mistakeSteps, 'mistakes ');
+    runtime.resetCaches?.();
+  }
   progress.finish();
   return losses;
 }
