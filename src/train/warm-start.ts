@@ -102,7 +102,7 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
     mistakes = own.mistakes;
     log(
       `[sft] the model's own trials: ${own.trials} played, ${own.refused} of ${own.turns} moves refused (${((100 * own.refused) / Math.max(1, own.turns)).toFixed(1)}%); ` +
-        `${mistakes.length} become unlikelihood states beside the demonstrations for ${sft.mistakeSteps} steps`,
+        `${mistakes.length} become unlikelihood states (the rest are not a readable action) beside the demonstrations for ${sft.mistakeSteps} steps`,
     );
     await phase([...all, ...mistakes.map((_, j) => demos.prompts.length + j)], sft.mistakeSteps, 'mistakes ');
     runtime.resetCaches?.();

@@ -7,6 +7,7 @@ import { validateConfig } from '../../../src/train/config.js';
 import { createNativeRuntime } from '../../../src/train/native-runtime.js';
 import { Policy } from '../../../src/model/policy.js';
 import { tinyNativeConfig } from './helpers.js';
+import { warmStart } from '../../../src/train/warm-start.js';
 import { removeTempDirs, tempDir } from '../../helpers/index.js';
 
 const other = 'mine T1 | now: ? ? ? ? / ? ? ? ? / ? ? 1 ? / ? ? ? ? | act:';
@@ -42,5 +43,33 @@ describe('unlikelihood rows in the warm start (native runtime)', () => {
     expect(on.tokens).toBe(off.tokens + 1);
     // Measured: log p(refused) -2.83 without, -3.39 with weight 2 after 25 steps.
     expect(on.refusedLogprob).toBeLessThan(off.refusedLogprob - 0.3);
+  }, 120_000);
+});
+
+describe("the warm start's last phase on the model's own refused moves (sft.mistakeTrials)", () => {
+  it('runs its steps after the others on the states the model refused, and says how many it found', async () => {
+    const dir = tempDir('mistakes');
+    const config = validateConfig({
+      name: 'mistakes',
+      runsDir: dir,
+      model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
+      env: { name: 'webshop', options: { maxTurns: 4 } },
+      trial: { episodes: 2, markRefused: true },
+      rollout: { groupSize: 2, maxResponseTokens: 24 },
+      sft: { trials: 16, trialsPerTask: 1, steps: 150, reflectSteps: 0, batchRows: 8, unlikelihood: 1, mistakeTrials: 4, mistakeSteps: 3 },
+    });
+    const runtime = await createNativeRuntime(config, join(dir, 'run'));
+    const lines: string[] = [];
+    try {
+      const losses = await warmStart(config, runtime, { silent: true, log: (l) => lines.push(l) });
+      expect(losses.length).toBe(150 + 3);
+      const own = lines.find((l) => l.startsWith("[sft] the model's own trials: 4 played"));
+      expect(own, lines.join('\n')).toBeDefined();
+      // A model 150 steps old refuses most of what it writes: the phase has states to train on.
+      const states = Number(/; (\d+) become unlikelihood states/.exec(own!)![1]);
+      expect(states).toBeGreaterThan(0);
+    } finally {
+      await runtime.dispose();
+    }
   }, 120_000);
 });
