@@ -553,7 +553,6 @@ function checkVariants(c: TrainerConfig, input: unknown): string[] {
   return problems;
 }
 
-/** Validates a config object; the error names every wrong field, what was expected and what was found. */
 /** sft.mistakeTrials needs the unlikelihood weight its rows take, steps to train them, and a scripted environment. */
 function checkMistakes(c: TrainerConfig): string[] {
   const { mistakeTrials, mistakeSteps, unlikelihood } = c.sft;
@@ -566,6 +565,7 @@ function checkMistakes(c: TrainerConfig): string[] {
   return out;
 }
 
+/** Validates a config object; the error names every wrong field, what was expected and what was found. */
 export function validateConfig(input: unknown, source = 'config'): TrainerConfig {
   const r = configSchema.safeParse(input);
   if (r.success) {

@@ -22,7 +22,8 @@ import { distinctTaskSeeds } from '../envs/common/task-lists.js';
 import type { Environment, PromptStyle, TrajectoryStep } from '../envs/types.js';
 import { runRollout } from '../rollout/runner.js';
 import { scriptedPolicy, scriptedResult } from '../rollout/scripted.js';
-import type { GenerateRequest, GenerateResult, MoveContrast, PolicyClient, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
+import type { GenerateRequest, GenerateResult, MoveContrast, PolicyClient, SamplingOptions, TrialPolicyFactory, TrialView } from '../rollout/policy.js';
+import type { TrialConfig } from '../rollout/trial.js';
 import { deriveSeed } from '../util/seed.js';
 import { runSeeds, type TrainerConfig } from './config.js';
 import { LamerError } from '../errors.js';
@@ -132,10 +133,15 @@ class MemoryPlayerDemoPolicy implements PolicyClient {
 function alfWorldRandomMove(view: TrialView, refused: number): (rng: Rng, draw: number) => string {
   return (rng, draw) => {
     const env = view.env as AlfWorldEnv;
-    const admissible = env.admissibleActions();
-    const wrong = draw < refused ? refusedCommands(env, view.steps).filter((c) => !admissible.includes(c)) : [];
-    return rng.pick(wrong.length > 0 ? wrong : admissible);
+    const wrong = draw < refused ? refusedHere(env, view.steps) : [];
+    return rng.pick(wrong.length > 0 ? wrong : env.admissibleActions());
   };
+}
+
+/** The commands of refusedCommands below that the game refuses at this state (repeats kept: the random move draws). */
+function refusedHere(env: AlfWorldEnv, steps: readonly { action: string }[]): string[] {
+  const admissible = env.admissibleActions();
+  return refusedCommands(env, steps).filter((c) => !admissible.includes(c));
 }
 
 /** Commands a model plausibly gets wrong at this point: where it stands again, the task's object from here, a repeat. */
@@ -169,10 +175,7 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
         act: (s) => searcher.act(s),
         endEpisode: (s) => searcher.endEpisode(s),
         reflect: (s) => searcher.reflect(s),
-        refused: (s) => {
-          const admissible = env.admissibleActions();
-          return [...new Set(refusedCommands(env, s))].filter((c) => !admissible.includes(c));
-        },
+        refused: (s) => [...new Set(refusedHere(env, s))],
       };
       return new MemoryPlayerDemoPolicy(view, player, config.sft.noise, config.seed, alfWorldRandomMove(view, config.sft.refusedMoves), unlikely);
     };
@@ -217,6 +220,19 @@ export function demonstrationTasks(config: TrainerConfig): { tasks: number[]; tr
   return { tasks, trialsPerTask, env };
 }
 
+/** The warm start's trials (demonstrations, and the model's own: src/train/mistakes.ts): LaMer's, reflecting. */
+export function demonstrationTrial(config: TrainerConfig, sampling: SamplingOptions): TrialConfig {
+  return {
+    episodes: config.trial.episodes,
+    reflect: true,
+    memoryMode: config.trial.memory,
+    style: config.model.promptStyle,
+    window: config.trial.historyWindow,
+    markRefused: config.trial.markRefused,
+    sampling,
+  };
+}
+
 /** Plays `config.sft.trials` LaMer trials on training tasks with the scripted players and collects the rows. */
 export async function collectDemonstrations(config: TrainerConfig, signal?: AbortSignal): Promise<Demonstrations> {
   const { tasks, trialsPerTask, env } = demonstrationTasks(config);
@@ -225,17 +241,9 @@ export async function collectDemonstrations(config: TrainerConfig, signal?: Abor
     env,
     tasks,
     trialsPerTask,
-    trial: {
-      episodes: config.trial.episodes,
-      reflect: true,
-      memoryMode: config.trial.memory,
-      style: config.model.promptStyle,
-      window: config.trial.historyWindow,
-      markRefused: config.trial.markRefused,
-      // The scripted players answer whole unless sft.maxResponseChars cuts them (a cut reflection loses its
-      // closing tag, and the next episode's memory holds an empty note).
-      sampling: { temperature: 1, topP: 1, topK: 0, maxNewTokens: config.sft.maxResponseChars ?? Number.MAX_SAFE_INTEGER },
-    },
+    // The scripted players answer whole unless sft.maxResponseChars cuts them (a cut reflection loses its closing
+    // tag, and the next episode's memory holds an empty note).
+    trial: demonstrationTrial(config, { temperature: 1, topP: 1, topK: 0, maxNewTokens: config.sft.maxResponseChars ?? Number.MAX_SAFE_INTEGER }),
     seed: config.seed,
     signal,
   });

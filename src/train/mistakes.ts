@@ -8,7 +8,7 @@ import { runRollout } from '../rollout/runner.js';
 import { policyForTrial, type MoveContrast, type PolicySource, type TrialPolicyFactory } from '../rollout/policy.js';
 import { deriveSeed } from '../util/seed.js';
 import type { TrainerConfig } from './config.js';
-import { demonstrationTasks, moveContrast } from './demonstrations.js';
+import { demonstrationTasks, demonstrationTrial, moveContrast } from './demonstrations.js';
 
 /** A refused move of the model: the prompt it answered, its move as the refused one, the admissible moves there. */
 export interface Mistake {
@@ -50,15 +50,7 @@ export async function collectMistakes(config: TrainerConfig, policy: PolicySourc
     env,
     tasks: tasks.slice(0, count),
     trialsPerTask: perTask,
-    trial: {
-      episodes: config.trial.episodes,
-      reflect: true,
-      memoryMode: config.trial.memory,
-      style: config.model.promptStyle,
-      window: config.trial.historyWindow,
-      markRefused: config.trial.markRefused,
-      sampling: { temperature: r.temperature, topP: r.topP, topK: r.topK, maxNewTokens: r.maxResponseTokens },
-    },
+    trial: demonstrationTrial(config, { temperature: r.temperature, topP: r.topP, topK: r.topK, maxNewTokens: r.maxResponseTokens }),
     seed: deriveSeed(config.seed, 0x5e1f),
     signal,
   });

@@ -201,13 +201,13 @@ describe('warm-start demonstrations (ALFWorld generated games)', () => {
 });
 
 describe('warm-start demonstrations (WebShop)', () => {
-  const webShopDemos = (tokenizer: 'compact' | 'compact-webshop', sft: Record<string, number>) =>
+  const webShopDemos = (tokenizer: 'compact' | 'compact-webshop', sft: Record<string, number>, trial: { markRefused?: boolean } = {}) =>
     collectDemonstrations(
       validateConfig({
         name: 'demo',
         model: { init: { preset: 'tiny', tokenizer, seed: 0 }, promptStyle: 'compact' },
         env: { name: 'webshop', options: { maxTurns: 12 } },
-        trial: { episodes: 3 },
+        trial: { episodes: 3, ...trial },
         rollout: { groupSize: 4 },
         sft: { trials: 40, trialsPerTask: 1, steps: 1, reflectionWeight: 1, memoryWeight: 1, ...sft },
       }),
@@ -257,17 +257,7 @@ describe('warm-start demonstrations (WebShop)', () => {
   });
 
   it('with trial.markRefused, mark the refused click; sft.recoveryWeight repeats the turns after one, no other row', async () => {
-    const demos = (recoveryWeight: number) =>
-      collectDemonstrations(
-        validateConfig({
-          name: 'demo',
-          model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
-          env: { name: 'webshop', options: { maxTurns: 12 } },
-          trial: { episodes: 3, markRefused: true },
-          rollout: { groupSize: 4 },
-          sft: { trials: 40, trialsPerTask: 1, steps: 1, reflectionWeight: 1, memoryWeight: 1, noise: 0.3, refusedMoves: 1, recoveryWeight },
-        }),
-      );
+    const demos = (recoveryWeight: number) => webShopDemos('compact-webshop', { noise: 0.3, refusedMoves: 1, recoveryWeight }, { markRefused: true });
     const count = (d: Awaited<ReturnType<typeof demos>>) => {
       const after = new Map<string, number>();
       const other = new Map<string, number>();
@@ -292,17 +282,7 @@ describe('warm-start demonstrations (WebShop)', () => {
     }
   });
   it('sft.checkWeight repeats the turns on a product page lacking a requested value, and no other row', async () => {
-    const demos = (checkWeight: number) =>
-      collectDemonstrations(
-        validateConfig({
-          name: 'demo',
-          model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
-          env: { name: 'webshop', options: { maxTurns: 12 } },
-          trial: { episodes: 3, markRefused: true },
-          rollout: { groupSize: 4 },
-          sft: { trials: 40, trialsPerTask: 1, steps: 1, reflectionWeight: 1, memoryWeight: 1, noise: 0.3, refusedMoves: 0.5, checkWeight },
-        }),
-      );
+    const demos = (checkWeight: number) => webShopDemos('compact-webshop', { noise: 0.3, refusedMoves: 0.5, checkWeight }, { markRefused: true });
     // Read from the prompt alone: a product page (it offers `buy now`) whose actions lack a value the request names
     // (`... with color: midnight blue, and size: iphone 13, and price lower than ...`).
     const lacking = (p: string) => {
@@ -336,17 +316,7 @@ describe('warm-start demonstrations (WebShop)', () => {
   });
 
   it("sft.unlikelihood gives the browser's turns the clicks the page refuses there, read against the prompt", async () => {
-    const demos = (unlikelihood: number) =>
-      collectDemonstrations(
-        validateConfig({
-          name: 'demo',
-          model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
-          env: { name: 'webshop', options: { maxTurns: 12 } },
-          trial: { episodes: 3, markRefused: true },
-          rollout: { groupSize: 4 },
-          sft: { trials: 40, trialsPerTask: 1, steps: 1, reflectionWeight: 1, memoryWeight: 1, noise: 0.3, refusedMoves: 0.5, unlikelihood },
-        }),
-      );
+    const demos = (unlikelihood: number) => webShopDemos('compact-webshop', { noise: 0.3, refusedMoves: 0.5, unlikelihood }, { markRefused: true });
     const off = await demos(0);
     const on = await demos(1);
     // The same rows either way (the contrast reads the state, it draws nothing).
