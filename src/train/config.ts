@@ -301,6 +301,18 @@ const sftSchema = z
       .nonnegative()
       .default(0)
       .describe("supervised steps on the demonstrations and the unlikelihood rows of the model's own refused moves"),
+    /**
+     * ALFWorld, WebShop: at each refused move of the model's own trials (sft.mistakeTrials), the move the memory player
+     * makes at that state (from the model's episode and what its failed episodes showed) becomes a demonstration row,
+     * repeated this many times, beside the unlikelihood row: what to do instead at a state only the model reaches, as
+     * DAgger labels the learner's states. 0: none.
+     */
+    mistakeLabels: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe("ALFWorld, WebShop: times the demonstrator's move at each of the model's own refused states is repeated (0: none)"),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3).describe('times each row that reads the memory is repeated'),
     /**
@@ -555,11 +567,15 @@ function checkVariants(c: TrainerConfig, input: unknown): string[] {
 
 /** sft.mistakeTrials needs the unlikelihood weight its rows take, steps to train them, and a scripted environment. */
 function checkMistakes(c: TrainerConfig): string[] {
-  const { mistakeTrials, mistakeSteps, unlikelihood } = c.sft;
-  if (mistakeTrials === 0 && mistakeSteps === 0) return [];
+  const { mistakeTrials, mistakeSteps, mistakeLabels, unlikelihood } = c.sft;
+  if (mistakeTrials === 0 && mistakeSteps === 0) {
+    return mistakeLabels > 0 ? ["'sft.mistakeLabels' needs 'sft.mistakeTrials' and 'sft.mistakeSteps' > 0 (the model's own trials it labels)"] : [];
+  }
   const out: string[] = [];
   if (mistakeTrials === 0 || mistakeSteps === 0) out.push("'sft.mistakeTrials' and 'sft.mistakeSteps' go together: set both above 0, or both to 0");
-  if (unlikelihood === 0) out.push("'sft.mistakeTrials' needs 'sft.unlikelihood' > 0 (the weight of the rows it makes)");
+  if (unlikelihood === 0 && mistakeLabels === 0) {
+    out.push("'sft.mistakeTrials' needs 'sft.unlikelihood' > 0 or 'sft.mistakeLabels' > 0 (the weight of the rows it makes)");
+  }
   if (c.env.name !== 'alfworld' && c.env.name !== 'webshop')
     out.push(`'sft.mistakeTrials' is for ALFWorld and WebShop (refused moves); env.name is '${c.env.name}'`);
   return out;

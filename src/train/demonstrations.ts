@@ -67,7 +67,7 @@ class MineSweeperDemoPolicy implements PolicyClient {
 }
 
 /** A scripted player that remembers its own reflections within a trial (ALFWorld's search player, WebShop's browser). */
-interface MemoryPlayer {
+export interface MemoryPlayer {
   act(steps: readonly TrajectoryStep[]): string;
   endEpisode(steps: readonly TrajectoryStep[]): void;
   reflect(steps: readonly TrajectoryStep[]): string;
@@ -159,6 +159,34 @@ function refusedCommands(env: AlfWorldEnv, steps: readonly { action: string }[])
   return out;
 }
 
+/**
+ * The memory player of one trial in `env` (ALFWorld's search player on a generated game, WebShop's browser), in the
+ * config's prompt style; null where there is none (another environment, an ALFWorld data-folder game).
+ */
+export function memoryPlayer(config: TrainerConfig, env: Environment): MemoryPlayer | null {
+  const style = config.model.promptStyle;
+  if (env instanceof AlfWorldEnv && env.task() !== null) {
+    const searcher = new AlfWorldSearchPlayer(env, { style });
+    return {
+      act: (s) => searcher.act(s),
+      endEpisode: (s) => searcher.endEpisode(s),
+      reflect: (s) => searcher.reflect(s),
+      refused: (s) => [...new Set(refusedHere(env, s))],
+    };
+  }
+  if (env instanceof WebShopEnv) {
+    const browser = new WebShopBrowser(env, { style });
+    return {
+      act: () => browser.act(),
+      endEpisode: (s) => browser.endEpisode(s),
+      reflect: (s) => browser.reflect(s),
+      checkTurn: () => browser.lacksRequestedValue(),
+      refused: (s) => browser.refusedClicks(s),
+    };
+  }
+  return null;
+}
+
 function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
   const style = config.model.promptStyle;
   const unlikely = config.sft.unlikelihood > 0;
@@ -168,30 +196,16 @@ function demoPolicy(config: TrainerConfig): TrialPolicyFactory {
   if (config.env.name === 'alfworld') {
     const fallback = scriptedPolicy({ noise: config.sft.noise, seed: config.seed, expert: { style } });
     return (view) => {
-      const env = view.env;
-      if (!(env instanceof AlfWorldEnv) || env.task() === null) return fallback(view);
-      const searcher = new AlfWorldSearchPlayer(env, { style });
-      const player: MemoryPlayer = {
-        act: (s) => searcher.act(s),
-        endEpisode: (s) => searcher.endEpisode(s),
-        reflect: (s) => searcher.reflect(s),
-        refused: (s) => [...new Set(refusedHere(env, s))],
-      };
+      const player = memoryPlayer(config, view.env);
+      if (player === null) return fallback(view);
       return new MemoryPlayerDemoPolicy(view, player, config.sft.noise, config.seed, alfWorldRandomMove(view, config.sft.refusedMoves), unlikely);
     };
   }
   if (config.env.name === 'webshop') {
     return (view) => {
-      const browser = new WebShopBrowser(view.env as WebShopEnv, { style });
-      const player: MemoryPlayer = {
-        act: () => browser.act(),
-        endEpisode: (s) => browser.endEpisode(s),
-        reflect: (s) => browser.reflect(s),
-        checkTurn: () => browser.lacksRequestedValue(),
-        refused: (s) => browser.refusedClicks(s),
-      };
+      const player = memoryPlayer(config, view.env)!;
       const randomMove = (rng: Rng, draw: number) => {
-        const refused = draw < config.sft.refusedMoves ? browser.refusedClicks(view.steps) : [];
+        const refused = draw < config.sft.refusedMoves ? player.refused!(view.steps) : [];
         return rng.pick(refused.length > 0 ? refused : view.env.admissibleActions());
       };
       return new MemoryPlayerDemoPolicy(view, player, config.sft.noise, config.seed, randomMove, unlikely);

@@ -54,8 +54,10 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
   const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps + ownSteps, unit: 'steps', silent: options.silent });
   const losses: number[] = [];
   const rng = new Rng(deriveSeed(config.seed, 0x5f7));
-  // The model's own refused moves (sft.mistakeTrials), drawn after the demonstrations' rows: index D + j is mistake j.
+  // The model's own refused moves (sft.mistakeTrials), drawn after the demonstrations' rows: index D + j is mistake j
+  // (its unlikelihood row), index D + M + k the k-th labelled one's demonstrator move (sft.mistakeLabels).
   let mistakes: Mistake[] = [];
+  let labelled: Mistake[] = [];
   // Returns the steps taken: `steps`, or fewer when the mean loss of the last LOSS_WINDOW steps reaches `untilLoss`.
   const phase = async (order: number[], steps: number, label: string, untilLoss: number | null = null): Promise<number> => {
     let cursor = order.length;
@@ -73,7 +75,12 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
         }
         if (!dist || b % dist.size === dist.rank) {
           const i = order[cursor];
-          if (i >= D) {
+          if (i >= D + mistakes.length) {
+            const m = labelled[i - D - mistakes.length];
+            prompts.push(m.prompt);
+            responses.push(m.label!);
+            contrast.push(null);
+          } else if (i >= D) {
             negatives.push(mistakes[i - D]);
           } else {
             prompts.push(demos.prompts[i]);
@@ -100,11 +107,17 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
     runtime.resetCaches?.(); // the weights changed: cached prefixes are stale
     const own = await collectMistakes(config, runtime.client(), signal);
     mistakes = own.mistakes;
+    labelled = sft.mistakeLabels > 0 ? mistakes.filter((m) => m.label !== undefined) : [];
+    const D = demos.prompts.length;
+    const negatives = sft.unlikelihood > 0 ? mistakes.map((_, j) => D + j) : [];
+    const labels = labelled.flatMap((_, k) => Array.from({ length: sft.mistakeLabels }, () => D + mistakes.length + k));
     log(
       `[sft] the model's own trials: ${own.trials} played, ${own.refused} of ${own.turns} moves refused (${((100 * own.refused) / Math.max(1, own.turns)).toFixed(1)}%); ` +
-        `${mistakes.length} become unlikelihood states (the rest are not a readable action) beside the demonstrations for ${sft.mistakeSteps} steps`,
+        (sft.unlikelihood > 0 ? `${mistakes.length} become unlikelihood states (the rest are not a readable action)` : `${mistakes.length} are readable`) +
+        (sft.mistakeLabels > 0 ? `, ${labelled.length} labelled with the demonstrator's move (${labels.length} rows)` : '') +
+        ` beside the demonstrations for ${sft.mistakeSteps} steps`,
     );
-    await phase([...all, ...mistakes.map((_, j) => demos.prompts.length + j)], sft.mistakeSteps, 'mistakes ');
+    await phase([...all, ...negatives, ...labels], sft.mistakeSteps, 'mistakes ');
     runtime.resetCaches?.();
   }
   progress.finish();

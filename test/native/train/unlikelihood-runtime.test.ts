@@ -72,4 +72,32 @@ describe("the warm start's last phase on the model's own refused moves (sft.mist
       await runtime.dispose();
     }
   }, 120_000);
+
+  it("trains the demonstrator's move at each refused state when sft.mistakeLabels is set (labels alone, no unlikelihood)", async () => {
+    const dir = tempDir('mistake-labels');
+    const config = validateConfig({
+      name: 'mistake-labels',
+      runsDir: dir,
+      model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
+      env: { name: 'webshop', options: { maxTurns: 4 } },
+      trial: { episodes: 2, markRefused: true },
+      rollout: { groupSize: 2, maxResponseTokens: 24 },
+      sft: { trials: 16, trialsPerTask: 1, steps: 150, reflectSteps: 0, batchRows: 8, mistakeLabels: 2, mistakeTrials: 4, mistakeSteps: 3 },
+    });
+    const runtime = await createNativeRuntime(config, join(dir, 'run'));
+    const lines: string[] = [];
+    try {
+      const losses = await warmStart(config, runtime, { silent: true, log: (l) => lines.push(l) });
+      expect(losses.length).toBe(150 + 3);
+      const own = lines.find((l) => l.startsWith("[sft] the model's own trials: 4 played"));
+      expect(own, lines.join('\n')).toBeDefined();
+      const [, readable, labelled, rows] = /; (\d+) are readable, (\d+) labelled with the demonstrator's move \((\d+) rows\)/.exec(own!)!.map(Number);
+      expect(labelled).toBeGreaterThan(0);
+      expect(labelled).toBeLessThanOrEqual(readable);
+      expect(rows).toBe(2 * labelled);
+      expect(losses.slice(150).every((l) => Number.isFinite(l) && l > 0)).toBe(true);
+    } finally {
+      await runtime.dispose();
+    }
+  }, 120_000);
 });
