@@ -107,7 +107,7 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
     runtime.resetCaches?.(); // the weights changed: cached prefixes are stale
     const own = await collectMistakes(config, runtime.client(), signal);
     mistakes = own.mistakes;
-    labelled = sft.mistakeLabels > 0 ? mistakes.filter((m) => m.label !== undefined) : [];
+    labelled = mistakes.filter((m) => m.label !== undefined); // labels exist only with sft.mistakeLabels > 0
     const D = demos.prompts.length;
     const negatives = sft.unlikelihood > 0 ? mistakes.map((_, j) => D + j) : [];
     const labels = labelled.flatMap((_, k) => Array.from({ length: sft.mistakeLabels }, () => D + mistakes.length + k));

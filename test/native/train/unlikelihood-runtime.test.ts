@@ -46,58 +46,46 @@ describe('unlikelihood rows in the warm start (native runtime)', () => {
   }, 120_000);
 });
 
+/** Runs a 150-step WebShop warm start then the model's own 4 trials and 3 steps with `sft`; its losses and own-trials line. */
+async function ownTrialsPhase(name: string, sft: Record<string, number>): Promise<{ losses: number[]; own: string }> {
+  const dir = tempDir(name);
+  const config = validateConfig({
+    name,
+    runsDir: dir,
+    model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
+    env: { name: 'webshop', options: { maxTurns: 4 } },
+    trial: { episodes: 2, markRefused: true },
+    rollout: { groupSize: 2, maxResponseTokens: 24 },
+    sft: { trials: 16, trialsPerTask: 1, steps: 150, reflectSteps: 0, batchRows: 8, mistakeTrials: 4, mistakeSteps: 3, ...sft },
+  });
+  const runtime = await createNativeRuntime(config, join(dir, 'run'));
+  const lines: string[] = [];
+  try {
+    const losses = await warmStart(config, runtime, { silent: true, log: (l) => lines.push(l) });
+    const own = lines.find((l) => l.startsWith("[sft] the model's own trials: 4 played"));
+    expect(own, lines.join('\n')).toBeDefined();
+    return { losses, own: own! };
+  } finally {
+    await runtime.dispose();
+  }
+}
+
 describe("the warm start's last phase on the model's own refused moves (sft.mistakeTrials)", () => {
   it('runs its steps after the others on the states the model refused, and says how many it found', async () => {
-    const dir = tempDir('mistakes');
-    const config = validateConfig({
-      name: 'mistakes',
-      runsDir: dir,
-      model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
-      env: { name: 'webshop', options: { maxTurns: 4 } },
-      trial: { episodes: 2, markRefused: true },
-      rollout: { groupSize: 2, maxResponseTokens: 24 },
-      sft: { trials: 16, trialsPerTask: 1, steps: 150, reflectSteps: 0, batchRows: 8, unlikelihood: 1, mistakeTrials: 4, mistakeSteps: 3 },
-    });
-    const runtime = await createNativeRuntime(config, join(dir, 'run'));
-    const lines: string[] = [];
-    try {
-      const losses = await warmStart(config, runtime, { silent: true, log: (l) => lines.push(l) });
-      expect(losses.length).toBe(150 + 3);
-      const own = lines.find((l) => l.startsWith("[sft] the model's own trials: 4 played"));
-      expect(own, lines.join('\n')).toBeDefined();
-      // A model 150 steps old refuses most of what it writes: the phase has states to train on.
-      const states = Number(/; (\d+) become unlikelihood states/.exec(own!)![1]);
-      expect(states).toBeGreaterThan(0);
-    } finally {
-      await runtime.dispose();
-    }
+    const { losses, own } = await ownTrialsPhase('mistakes', { unlikelihood: 1 });
+    expect(losses.length).toBe(150 + 3);
+    // A model 150 steps old refuses most of what it writes: the phase has states to train on.
+    const states = Number(/; (\d+) become unlikelihood states/.exec(own)![1]);
+    expect(states).toBeGreaterThan(0);
   }, 120_000);
 
   it("trains the demonstrator's move at each refused state when sft.mistakeLabels is set (labels alone, no unlikelihood)", async () => {
-    const dir = tempDir('mistake-labels');
-    const config = validateConfig({
-      name: 'mistake-labels',
-      runsDir: dir,
-      model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
-      env: { name: 'webshop', options: { maxTurns: 4 } },
-      trial: { episodes: 2, markRefused: true },
-      rollout: { groupSize: 2, maxResponseTokens: 24 },
-      sft: { trials: 16, trialsPerTask: 1, steps: 150, reflectSteps: 0, batchRows: 8, mistakeLabels: 2, mistakeTrials: 4, mistakeSteps: 3 },
-    });
-    const runtime = await createNativeRuntime(config, join(dir, 'run'));
-    const lines: string[] = [];
-    try {
-      const losses = await warmStart(config, runtime, { silent: true, log: (l) => lines.push(l) });
-      expect(losses.length).toBe(150 + 3);
-      const own = lines.find((l) => l.startsWith("[sft] the model's own trials: 4 played"));
-      expect(own, lines.join('\n')).toBeDefined();
-      const [, readable, labelled, rows] = /; (\d+) are readable, (\d+) labelled with the demonstrator's move \((\d+) rows\)/.exec(own!)!.map(Number);
-      expect(labelled).toBeGreaterThan(0);
-      expect(labelled).toBeLessThanOrEqual(readable);
-      expect(rows).toBe(2 * labelled);
-      expect(losses.slice(150).every((l) => Number.isFinite(l) && l > 0)).toBe(true);
-    } finally {
-      await runtime.dispose();
-    }
+    const { losses, own } = await ownTrialsPhase('mistake-labels', { mistakeLabels: 2 });
+    expect(losses.length).toBe(150 + 3);
+    const [, readable, labelled, rows] = /; (\d+) are readable, (\d+) labelled with the demonstrator's move \((\d+) rows\)/.exec(own)!.map(Number);
+    expect(labelled).toBeGreaterThan(0);
+    expect(labelled).toBeLessThanOrEqual(readable);
+    expect(rows).toBe(2 * labelled);
+    expect(losses.slice(150).every((l) => Number.isFinite(l) && l > 0)).toBe(true);
   }, 120_000);
 });
