@@ -43,6 +43,8 @@ export interface AgentPlayPromptInput {
   episode: number;
   steps: readonly TrajectoryStep[];
   window?: number;
+  /** Name a refused last action again at the prompt's end (PlayPromptInput.refusedLast). */
+  refusedLast?: boolean;
 }
 
 export function agentPlayPrompt(env: Environment, input: AgentPlayPromptInput): string {
@@ -55,6 +57,7 @@ export function agentPlayPrompt(env: Environment, input: AgentPlayPromptInput): 
     episode: input.episode,
     steps: input.steps.slice(),
     window: input.window,
+    ...(input.refusedLast === true ? { refusedLast: true } : {}),
   });
   return input.variant === 'zero-shot' ? toZeroShot(prompt, input.style) : prompt;
 }

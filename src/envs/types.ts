@@ -78,6 +78,11 @@ export interface PlayPromptInput {
   /** Steps shown in full; older observations are elided as `...`. Default 7. */
   window?: number;
   /**
+   * When the last of `steps` was refused (its `refused` mark, trial option markRefused), name it again at the end of
+   * the prompt, right before the answer is asked for (trial option refusedLast): `compact` and `full` styles.
+   */
+  refusedLast?: boolean;
+  /**
    * The earlier failed episodes `memory` was made from, oldest first (empty for independent attempts): `paper` prompts
    * format their own blocks from them, as LaMer's templates do.
    */

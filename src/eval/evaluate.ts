@@ -42,6 +42,8 @@ export interface EvaluateOptions {
   window?: number;
   /** Mark refused actions in the prompts' action lists (TrialConfig.markRefused). */
   markRefused?: boolean;
+  /** Name a refused last action again at the play prompt's end (TrialConfig.refusedLast). */
+  refusedLast?: boolean;
   /** Overrides of the evaluation sampling (temperature 0.7, top-p 0.8, top-k 20). */
   sampling?: Partial<SamplingOptions>;
   concurrency?: number;
@@ -295,6 +297,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
       maxTurns: options.maxTurns,
       window: options.window,
       markRefused: options.markRefused,
+      refusedLast: options.refusedLast,
       sampling: { ...EVAL_SAMPLING, ...options.sampling },
     },
     concurrency: options.concurrency,

@@ -50,6 +50,12 @@ export interface TrialConfig {
    * a move made. Default false. `full` and `compact` styles only (LaMer's templates have no such mark).
    */
   markRefused?: boolean;
+  /**
+   * With markRefused: when the episode's last action was refused, the play prompt names it again at its end, right
+   * before the answer is asked for (`compact`: `| click[x] no | act:`), where a small model attends more than to the
+   * action list far above. Default false.
+   */
+  refusedLast?: boolean;
   sampling: SamplingOptions;
 }
 
@@ -177,6 +183,15 @@ export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
       "trial option markRefused: LaMer's templates (style 'paper') have no mark for a refused action; use style 'full' or 'compact', or leave markRefused off",
     );
   }
+  const refusedLast = config.refusedLast ?? false;
+  if (typeof refusedLast !== 'boolean') {
+    throw argError(`trial option refusedLast: expected true or false, found ${JSON.stringify(refusedLast)}`);
+  }
+  if (refusedLast && !markRefused) {
+    throw argError(
+      'trial option refusedLast: it names the refused last action again, and actions are known as refused only with markRefused; set markRefused true too, or leave refusedLast off',
+    );
+  }
   if (config.maxTurns !== undefined) positiveInt('maxTurns', config.maxTurns);
   if (config.window !== undefined) positiveInt('window', config.window);
   return {
@@ -186,6 +201,7 @@ export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
     promptVariant,
     style,
     markRefused,
+    refusedLast,
     maxTurns: config.maxTurns,
     window: config.window,
     sampling: checkSampling(config.sampling),
@@ -337,6 +353,7 @@ export async function runTrial(input: TrialInput): Promise<TrialResult> {
           episode: promptEpisode,
           steps,
           window: config.window,
+          refusedLast: config.refusedLast,
         }),
       );
       const out = await generate(prompt, `trial ${trial} (group ${group}) episode ${n} turn ${turn}`);

@@ -114,6 +114,8 @@ const trialSchema = z
     historyWindow: positiveInt.default(7).describe('steps of the current episode shown in full in the play prompt'),
     /** Mark refused actions where prompts list the episode's actions (TrialConfig.markRefused). */
     markRefused: z.boolean().default(false).describe("mark actions the environment refused in the prompts' action lists (compact: ' no', full: ' (refused)')"),
+    /** With markRefused: a refused last action named again at the play prompt's end (TrialConfig.refusedLast). */
+    refusedLast: z.boolean().default(false).describe("with markRefused: name a refused last action again at the play prompt's end, right before the answer"),
   })
   .strict();
 
@@ -531,6 +533,14 @@ function checkPaperPrompts(c: TrainerConfig): string[] {
 }
 
 /** Entry names are unique, a variant is not named as a method, sets no shared field, and makes a valid config. */
+/** A refused last action is named again only where actions are known as refused. */
+function checkRefusedLast(c: TrainerConfig): string[] {
+  if (!c.trial.refusedLast || c.trial.markRefused) return [];
+  return [
+    "field 'trial.refusedLast': it names a refused last action again, and actions are marked as refused only with trial.markRefused; set trial.markRefused true too, or trial.refusedLast false",
+  ];
+}
+
 function checkVariants(c: TrainerConfig, input: unknown): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
@@ -585,7 +595,13 @@ function checkMistakes(c: TrainerConfig): string[] {
 export function validateConfig(input: unknown, source = 'config'): TrainerConfig {
   const r = configSchema.safeParse(input);
   if (r.success) {
-    const problems = [...checkTaskBlocks(r.data), ...checkPaperPrompts(r.data), ...checkVariants(r.data, input), ...checkMistakes(r.data)];
+    const problems = [
+      ...checkTaskBlocks(r.data),
+      ...checkPaperPrompts(r.data),
+      ...checkVariants(r.data, input),
+      ...checkMistakes(r.data),
+      ...checkRefusedLast(r.data),
+    ];
     if (problems.length > 0) throw new LamerError('E_CONFIG', `${source}: ${problems.join('; ')}`);
     return r.data;
   }

@@ -243,6 +243,7 @@ export function demonstrationTrial(config: TrainerConfig, sampling: SamplingOpti
     style: config.model.promptStyle,
     window: config.trial.historyWindow,
     markRefused: config.trial.markRefused,
+    refusedLast: config.trial.refusedLast,
     sampling,
   };
 }

@@ -281,6 +281,42 @@ describe('runTrial', () => {
     expect(full.rows.filter((r) => r.phase === 'play')[2].prompt).toContain('Step 1: action: search[memory card]\nObservation:');
   });
 
+  it('refusedLast: a refused last action is named again right before the answer, and only then', async () => {
+    // WebShop: search, a click the results page does not offer (refused), the same click again (refused), a product.
+    const shopper = scripted((view) => {
+      if (view.phase === 'reflect') return '<remark>wrong: no purchase.</remark>';
+      if (view.steps.length === 0) return '<action>search[memory card]</action>';
+      if (view.steps.length < 3) return '<action>click[nothing listed]</action>';
+      if (view.steps.length > 3) return '<action>click[buy now]</action>';
+      return `<action>click[${view.env
+        .admissibleActions()
+        .find((a) => /^click\[b0/.test(a))!
+        .slice(6, -1)}]</action>`;
+    });
+    const run = (style: 'compact' | 'full', refusedLast: boolean) =>
+      runTrial({
+        env: createEnv('webshop', { maxTurns: 5 }),
+        policy: shopper,
+        seed: taskSeed('train', 0),
+        group: 0,
+        trial: 0,
+        config: { episodes: 1, reflect: false, style, markRefused: true, refusedLast, sampling: SAMPLING },
+      });
+    const plays = (await run('compact', true)).rows.filter((r) => r.phase === 'play');
+    expect(plays.map((r) => r.valid)).toEqual([true, false, false, true, true]);
+    // After each refused click (turns 2 and 3), and only there, the click closes the prompt, marked as in the list.
+    for (const i of [2, 3]) expect(plays[i].prompt.endsWith(' | click[nothing listed] no | act:'), plays[i].prompt).toBe(true);
+    for (const i of [0, 1, 4]) expect(plays[i].prompt).not.toContain('] no | act:');
+    // Nothing else in the prompts changes.
+    const plain = (await run('compact', false)).rows.filter((r) => r.phase === 'play');
+    expect(plays.map((r) => r.prompt.replace(' | click[nothing listed] no | act:', ' | act:'))).toEqual(plain.map((r) => r.prompt));
+    const full = (await run('full', true)).rows.filter((r) => r.phase === 'play');
+    expect(full[2].prompt).toContain('Current state:');
+    expect(full[2].prompt.slice(full[2].prompt.indexOf('Current state:'))).toContain('\n\nYour last action, click[nothing listed], was refused.\n\n');
+    expect(full[1].prompt).not.toContain('was refused.');
+    expect(full[4].prompt).not.toContain('was refused.');
+  });
+
   it('rejects bad trial options with E_ARG naming the option', async () => {
     const base = { env: new TinyBoard(), policy: failThenWin, seed: 0, group: 0, trial: 0 };
     for (const [config, name] of [
@@ -289,6 +325,8 @@ describe('runTrial', () => {
       [{ episodes: 1, reflect: true, sampling: { ...SAMPLING, topP: 2 } }, 'sampling.topP'],
       [{ episodes: 1, reflect: true, markRefused: 'yes', sampling: SAMPLING }, 'markRefused'],
       [{ episodes: 1, reflect: true, markRefused: true, style: 'paper', sampling: SAMPLING }, 'markRefused'],
+      [{ episodes: 1, reflect: true, refusedLast: 1, sampling: SAMPLING }, 'refusedLast'],
+      [{ episodes: 1, reflect: true, refusedLast: true, sampling: SAMPLING }, 'refusedLast'],
     ] as const) {
       const err = await runTrial({ ...base, config: config as never }).catch((e) => e);
       expect(hasCode(err, 'E_ARG')).toBe(true);

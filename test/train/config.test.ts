@@ -55,6 +55,9 @@ describe('trainer config', () => {
     expect(() => validateConfig({})).toThrow(/field 'env'/);
     expect(loadConfig('sokoban-lamer', ['trial.markRefused=true']).trial.markRefused).toBe(true);
     expect(loadConfig('sokoban-lamer').trial.markRefused).toBe(false);
+    expect(loadConfig('sokoban-lamer').trial.refusedLast).toBe(false);
+    expect(loadConfig('sokoban-lamer', ['trial.markRefused=true', 'trial.refusedLast=true']).trial.refusedLast).toBe(true);
+    expect(() => loadConfig('sokoban-lamer', ['trial.refusedLast=true'])).toThrow(/field 'trial\.refusedLast': .*set trial\.markRefused true too/);
     expect(() => loadConfig('sokoban-lamer', ['trial.markRefused=true', 'model.promptStyle=paper', 'env.options.lamerSource=/x'])).toThrow(
       /field 'trial\.markRefused': LaMer's templates .* have no mark/,
     );

@@ -201,7 +201,7 @@ describe('warm-start demonstrations (ALFWorld generated games)', () => {
 });
 
 describe('warm-start demonstrations (WebShop)', () => {
-  const webShopDemos = (tokenizer: 'compact' | 'compact-webshop', sft: Record<string, number>, trial: { markRefused?: boolean } = {}) =>
+  const webShopDemos = (tokenizer: 'compact' | 'compact-webshop', sft: Record<string, number>, trial: { markRefused?: boolean; refusedLast?: boolean } = {}) =>
     collectDemonstrations(
       validateConfig({
         name: 'demo',
@@ -281,6 +281,23 @@ describe('warm-start demonstrations (WebShop)', () => {
       expect(r).not.toBe(`<action>${refused}</action>`);
     }
   });
+  it('with trial.refusedLast, the rows after a refused click end by naming it, and only those rows', async () => {
+    const d = await webShopDemos('compact-webshop', { noise: 0.3, refusedMoves: 1 }, { markRefused: true, refusedLast: true });
+    let named = 0;
+    d.prompts.forEach((p, i) => {
+      if (d.reflect[i]) return;
+      // The last action the list shows, and whether it carries the refused mark (read from the list alone).
+      const acts = p.includes('| acts: ') ? p.slice(p.indexOf('| acts: ') + 8, p.indexOf(' | now: ')).split(' ; ') : [];
+      const last = acts.at(-1);
+      const end = / \| (click\[[^\]]*\]) no \| act:$/.exec(p);
+      if (last?.endsWith(' no')) {
+        expect(end?.[1], p).toBe(last.slice(0, -3));
+        named++;
+      } else expect(end, p).toBeNull();
+    });
+    expect(named).toBeGreaterThan(20);
+  });
+
   it('sft.checkWeight repeats the turns on a product page lacking a requested value, and no other row', async () => {
     const demos = (checkWeight: number) => webShopDemos('compact-webshop', { noise: 0.3, refusedMoves: 0.5, checkWeight }, { markRefused: true });
     // Read from the prompt alone: a product page (it offers `buy now`) whose actions lack a value the request names

@@ -113,6 +113,12 @@ function refusePaper(style: PromptStyle): void {
   }
 }
 
+/** The episode's last action when the prompt is to name it again (PlayPromptInput.refusedLast) and it was refused. */
+function lastRefused(input: PlayPromptInput): string | null {
+  const last = input.steps.at(-1);
+  return input.refusedLast === true && last?.refused === true ? last.action : null;
+}
+
 /** The play prompt of SPEC §2 in the requested style. */
 export function composePlayPrompt(parts: PlayPromptParts): string {
   const { input } = parts;
@@ -125,7 +131,10 @@ export function composePlayPrompt(parts: PlayPromptParts): string {
     if (input.steps.length > 0) {
       fields.push(`acts: ${formatTrajectory(input.steps, { style: 'compact', window: input.window })}`);
     }
-    fields.push(`now: ${squeeze(current)}`, 'act:');
+    fields.push(`now: ${squeeze(current)}`);
+    const refused = lastRefused(input);
+    if (refused !== null) fields.push(`${refused} no`);
+    fields.push('act:');
     return fields.join(' | ');
   }
   const sections = [parts.rules.trim(), `Initial state:\n${input.initial.text}`];
@@ -140,6 +149,8 @@ export function composePlayPrompt(parts: PlayPromptParts): string {
       : 'You have not taken any action in this trial yet.';
   sections.push(`${trialLine(input.episode, 'full')} ${trajectory}`);
   sections.push(`Current state:\n${current}`);
+  const refused = lastRefused(input);
+  if (refused !== null) sections.push(`Your last action, ${refused}, was refused.`);
   sections.push(parts.answerFormat.trim());
   return sections.join('\n\n');
 }
