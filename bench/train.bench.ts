@@ -264,6 +264,29 @@ async function updatePaths(): Promise<BenchResult[]> {
 const RECORDED_UPDATES = join(root, 'bench', 'fixtures', 'default-updates');
 const SHARE_ROUNDS = Number(process.env.LAMER_BENCH_ROUNDS ?? 5);
 
+/**
+ * Tokens a forward computes when every row of `rows` shares every prefix it has with another (the distinct prefixes of
+ * the rows' token ids: the nodes of their prefix tree). Over a whole update it bounds what sharing within mini-batches
+ * can reach, whatever rows the mini-batches hold.
+ */
+function prefixTreeTokens(rows: readonly (readonly number[])[]): number {
+  const root = new Map<number, Map<number, unknown>>();
+  let nodes = 0;
+  for (const row of rows) {
+    let node = root;
+    for (const t of row) {
+      let next = node.get(t) as Map<number, unknown> | undefined;
+      if (next === undefined) {
+        next = new Map();
+        node.set(t, next);
+        nodes++;
+      }
+      node = next as Map<number, Map<number, unknown>>;
+    }
+  }
+  return nodes;
+}
+
 /** The default job's recorded updates, with sharing off and on, alternated in one run. */
 async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResult[]> {
   const dir = process.env.LAMER_BENCH_UPDATES ?? RECORDED_UPDATES;
@@ -307,6 +330,14 @@ async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResul
   const out: BenchResult[] = [];
   for (const method of methods) {
     const updates = records.filter((r) => r.method === method).length;
+    // The most any order of rows into mini-batches could share: each recorded update's rows as one prefix tree.
+    let treeTokens = 0;
+    let treeRows = 0;
+    for (const { batch: record } of records.filter((r) => r.method === method)) {
+      const { rows: kept } = trainBatch(record);
+      treeTokens += prefixTreeTokens(kept.map((j) => [...record.promptIds[j], ...record.responseIds[j]]));
+      treeRows += kept.length;
+    }
     await run(method, false);
     await run(method, true);
     const off: number[] = [];
@@ -324,6 +355,7 @@ async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResul
       { name: `  ${method} tokens per row (prompt + response)`, value: last.off.tokens / last.off.rows, unit: 'tokens/row' },
       { name: `  ${method} tokens computed per row, off (padding included)`, value: last.off.computed / last.off.rows, unit: 'tokens/row' },
       { name: `  ${method} tokens computed per row, on`, value: last.on.computed / last.on.rows, unit: 'tokens/row' },
+      { name: `  ${method} tokens per row, each update's rows as one prefix tree (no order does better)`, value: treeTokens / treeRows, unit: 'tokens/row' },
     );
   }
   return out;
