@@ -10,8 +10,9 @@
 //     rows packed for every mini-batch (Optimizer.trainStep), alternated, medians; time per trained token.
 //   - the policy updates of the default job as a real run recorded them (bench/fixtures/default-updates, written with
 //     LAMER_RECORD_UPDATES; LAMER_BENCH_UPDATES=DIR reads another job's), each through the update as the trainer runs it
-//     (staged, mini-batches of 64 rows in a seeded order) with train.sharePrefix off and on, alternated, medians; and
-//     the tokens the forwards computed per row each way.
+//     (staged, mini-batches of 64 rows in a seeded order) with train.sharePrefix off and on, alternated, medians; the
+//     tokens the forwards computed per row each way; and each update's rows as one prefix tree (counted: the fewest
+//     tokens any order of rows into mini-batches could compute).
 // Run alone: `LAMER_BUILD_DIR=build-train npx tsx bench/train.bench.ts`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
