@@ -271,18 +271,19 @@ const SHARE_ROUNDS = Number(process.env.LAMER_BENCH_ROUNDS ?? 5);
  * can reach, whatever rows the mini-batches hold.
  */
 function prefixTreeTokens(rows: readonly (readonly number[])[]): number {
-  const root = new Map<number, Map<number, unknown>>();
+  type Trie = Map<number, Trie>;
+  const root: Trie = new Map();
   let nodes = 0;
   for (const row of rows) {
     let node = root;
     for (const t of row) {
-      let next = node.get(t) as Map<number, unknown> | undefined;
+      let next = node.get(t);
       if (next === undefined) {
         next = new Map();
         node.set(t, next);
         nodes++;
       }
-      node = next as Map<number, Map<number, unknown>>;
+      node = next;
     }
   }
   return nodes;

@@ -57,7 +57,7 @@ export function agentPlayPrompt(env: Environment, input: AgentPlayPromptInput): 
     episode: input.episode,
     steps: input.steps.slice(),
     window: input.window,
-    ...(input.refusedLast === true ? { refusedLast: true } : {}),
+    refusedLast: input.refusedLast,
   });
   return input.variant === 'zero-shot' ? toZeroShot(prompt, input.style) : prompt;
 }

@@ -532,7 +532,6 @@ function checkPaperPrompts(c: TrainerConfig): string[] {
   return problems;
 }
 
-/** Entry names are unique, a variant is not named as a method, sets no shared field, and makes a valid config. */
 /** A refused last action is named again only where actions are known as refused. */
 function checkRefusedLast(c: TrainerConfig): string[] {
   if (!c.trial.refusedLast || c.trial.markRefused) return [];
@@ -541,6 +540,7 @@ function checkRefusedLast(c: TrainerConfig): string[] {
   ];
 }
 
+/** Entry names are unique, a variant is not named as a method, sets no shared field, and makes a valid config. */
 function checkVariants(c: TrainerConfig, input: unknown): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
