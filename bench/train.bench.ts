@@ -12,7 +12,8 @@
 //     LAMER_RECORD_UPDATES; LAMER_BENCH_UPDATES=DIR reads another job's), each through the update as the trainer runs it
 //     (staged, mini-batches of 64 rows in a seeded order) with train.sharePrefix off and on, alternated, medians; the
 //     tokens the forwards computed per row each way; and each update's rows as one prefix tree (counted: the fewest
-//     tokens any order of rows into mini-batches could compute).
+//     tokens any order of rows into mini-batches could compute), the tokens of each row after the last one it shares
+//     with any other row (what no sharing avoids) and the prompts' common end among them (the chat template's).
 // Run alone: `LAMER_BUILD_DIR=build-train npx tsx bench/train.bench.ts`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -289,6 +290,44 @@ function prefixTreeTokens(rows: readonly (readonly number[])[]): number {
   return nodes;
 }
 
+/** Length of the longest common prefix of two rows' token ids. */
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}
+
+/**
+ * For each of `rows`, how many of its first tokens it shares with some other row (its longest common prefix with its
+ * neighbours in sorted order). What follows them no sharing of prefixes can avoid computing, however rows are grouped.
+ */
+function sharedLengths(rows: readonly (readonly number[])[]): number[] {
+  const order = rows.map((_, i) => i);
+  order.sort((i, j) => {
+    const [a, b] = [rows[i], rows[j]];
+    const n = commonPrefix(a, b);
+    if (n < a.length && n < b.length) return a[n] - b[n];
+    return a.length - b.length;
+  });
+  const shared = new Array<number>(rows.length).fill(0);
+  for (let k = 0; k < order.length; k++) {
+    const row = rows[order[k]];
+    const before = k > 0 ? commonPrefix(row, rows[order[k - 1]]) : 0;
+    const after = k + 1 < order.length ? commonPrefix(row, rows[order[k + 1]]) : 0;
+    shared[order[k]] = Math.max(before, after);
+  }
+  return shared;
+}
+
+/** Tokens at the end of every prompt of `prompts` (the chat template's close of the user turn and open of the answer). */
+function commonEnd(prompts: readonly (readonly number[])[]): number {
+  if (prompts.length === 0) return 0;
+  const first = prompts[0];
+  let n = 0;
+  while (n < first.length && prompts.every((p) => n < p.length && p[p.length - 1 - n] === first[first.length - 1 - n])) n++;
+  return n;
+}
+
 /** The default job's recorded updates, with sharing off and on, alternated in one run. */
 async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResult[]> {
   const dir = process.env.LAMER_BENCH_UPDATES ?? RECORDED_UPDATES;
@@ -333,11 +372,21 @@ async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResul
   for (const method of methods) {
     const updates = records.filter((r) => r.method === method).length;
     // The most any order of rows into mini-batches could share: each recorded update's rows as one prefix tree.
+    // Of those, what follows each row's last shared token, and the prompts' common end inside it.
     let treeTokens = 0;
     let treeRows = 0;
+    let unshared = 0;
+    let ends = 0;
     for (const { batch: record } of records.filter((r) => r.method === method)) {
       const { rows: kept } = trainBatch(record);
-      treeTokens += prefixTreeTokens(kept.map((j) => [...record.promptIds[j], ...record.responseIds[j]]));
+      const rows = kept.map((j) => [...record.promptIds[j], ...record.responseIds[j]]);
+      treeTokens += prefixTreeTokens(rows);
+      const end = commonEnd(kept.map((j) => [...record.promptIds[j]]));
+      sharedLengths(rows).forEach((shared, k) => {
+        const promptLength = record.promptIds[kept[k]].length;
+        unshared += rows[k].length - shared;
+        ends += Math.min(end, Math.max(0, promptLength - shared));
+      });
       treeRows += kept.length;
     }
     await run(method, false);
@@ -358,6 +407,8 @@ async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResul
       { name: `  ${method} tokens computed per row, off (padding included)`, value: last.off.computed / last.off.rows, unit: 'tokens/row' },
       { name: `  ${method} tokens computed per row, on`, value: last.on.computed / last.on.rows, unit: 'tokens/row' },
       { name: `  ${method} tokens per row, each update's rows as one prefix tree (no order does better)`, value: treeTokens / treeRows, unit: 'tokens/row' },
+      { name: `  ${method} tokens per row after its last one shared with any row`, value: unshared / treeRows, unit: 'tokens/row' },
+      { name: `  ${method} of them in the prompts' common end (chat template)`, value: ends / treeRows, unit: 'tokens/row' },
     );
   }
   return out;
