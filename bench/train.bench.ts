@@ -291,7 +291,7 @@ function prefixTreeTokens(rows: readonly (readonly number[])[]): number {
 }
 
 /** Length of the longest common prefix of two rows' token ids. */
-function commonPrefix(a: readonly number[], b: readonly number[]): number {
+function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let n = 0;
   while (n < a.length && n < b.length && a[n] === b[n]) n++;
   return n;
@@ -309,18 +309,18 @@ function sharedLengths(rows: readonly (readonly number[])[]): number[] {
     if (n < a.length && n < b.length) return a[n] - b[n];
     return a.length - b.length;
   });
+  // Each neighbouring pair's common prefix, computed once, counts for both of its rows.
   const shared = new Array<number>(rows.length).fill(0);
-  for (let k = 0; k < order.length; k++) {
-    const row = rows[order[k]];
-    const before = k > 0 ? commonPrefix(row, rows[order[k - 1]]) : 0;
-    const after = k + 1 < order.length ? commonPrefix(row, rows[order[k + 1]]) : 0;
-    shared[order[k]] = Math.max(before, after);
+  for (let k = 1; k < order.length; k++) {
+    const n = commonPrefix(rows[order[k - 1]], rows[order[k]]);
+    shared[order[k - 1]] = Math.max(shared[order[k - 1]], n);
+    shared[order[k]] = n;
   }
   return shared;
 }
 
 /** Tokens at the end of every prompt of `prompts` (the chat template's close of the user turn and open of the answer). */
-function commonEnd(prompts: readonly (readonly number[])[]): number {
+function commonEnd(prompts: readonly ArrayLike<number>[]): number {
   if (prompts.length === 0) return 0;
   const first = prompts[0];
   let n = 0;
@@ -381,7 +381,7 @@ async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResul
       const { rows: kept } = trainBatch(record);
       const rows = kept.map((j) => [...record.promptIds[j], ...record.responseIds[j]]);
       treeTokens += prefixTreeTokens(rows);
-      const end = commonEnd(kept.map((j) => [...record.promptIds[j]]));
+      const end = commonEnd(kept.map((j) => record.promptIds[j]));
       sharedLengths(rows).forEach((shared, k) => {
         const promptLength = record.promptIds[kept[k]].length;
         unshared += rows[k].length - shared;
