@@ -304,6 +304,18 @@ const sftSchema = z
       .default(0)
       .describe("supervised steps on the demonstrations and the unlikelihood rows of the model's own refused moves"),
     /**
+     * Rounds of the model's own trials (sft.mistakeTrials): each round plays sft.mistakeTrials trials with the model as
+     * the previous round left it, on the demonstration tasks after the previous round's, adds their refused moves to
+     * those found before, and trains sft.mistakeSteps steps on the demonstrations and all of them. The states a model
+     * refuses at move as it learns; a later round finds the ones it reaches now (as DAgger iterates). 1: one round.
+     */
+    mistakeRounds: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe("ALFWorld, WebShop: rounds of the model's own trials and their steps (sft.mistakeTrials, sft.mistakeSteps)"),
+    /**
      * ALFWorld, WebShop: at each refused move of the model's own trials (sft.mistakeTrials), the move the memory player
      * makes at that state (from the model's episode and what its failed episodes showed) becomes a demonstration row,
      * repeated this many times, beside the unlikelihood row: what to do instead at a state only the model reaches, as
@@ -577,9 +589,12 @@ function checkVariants(c: TrainerConfig, input: unknown): string[] {
 
 /** sft.mistakeTrials needs the unlikelihood weight its rows take, steps to train them, and a scripted environment. */
 function checkMistakes(c: TrainerConfig): string[] {
-  const { mistakeTrials, mistakeSteps, mistakeLabels, unlikelihood } = c.sft;
+  const { mistakeTrials, mistakeSteps, mistakeLabels, mistakeRounds, unlikelihood } = c.sft;
   if (mistakeTrials === 0 && mistakeSteps === 0) {
-    return mistakeLabels > 0 ? ["'sft.mistakeLabels' needs 'sft.mistakeTrials' and 'sft.mistakeSteps' > 0 (the model's own trials it labels)"] : [];
+    const out: string[] = [];
+    if (mistakeLabels > 0) out.push("'sft.mistakeLabels' needs 'sft.mistakeTrials' and 'sft.mistakeSteps' > 0 (the model's own trials it labels)");
+    if (mistakeRounds > 1) out.push("'sft.mistakeRounds' needs 'sft.mistakeTrials' and 'sft.mistakeSteps' > 0 (the trials each round plays)");
+    return out;
   }
   const out: string[] = [];
   if (mistakeTrials === 0 || mistakeSteps === 0) out.push("'sft.mistakeTrials' and 'sft.mistakeSteps' go together: set both above 0, or both to 0");

@@ -59,19 +59,24 @@ function recording(config: TrainerConfig, source: PolicySource, labels: boolean)
   };
 }
 
-/** Plays `config.sft.mistakeTrials` trials with `policy` (the model) and returns its refused moves. */
-export async function collectMistakes(config: TrainerConfig, policy: PolicySource, signal?: AbortSignal): Promise<Mistakes> {
+/**
+ * Plays `config.sft.mistakeTrials` trials with `policy` (the model) and returns its refused moves. Round `round` of
+ * sft.mistakeRounds plays the demonstration tasks that follow the previous round's (wrapping around), with samples of
+ * its own; round 0 is the first `mistakeTrials` tasks.
+ */
+export async function collectMistakes(config: TrainerConfig, policy: PolicySource, signal?: AbortSignal, round = 0): Promise<Mistakes> {
   const { tasks, env } = demonstrationTasks(config);
   const count = Math.min(config.sft.mistakeTrials, tasks.length);
   const perTask = Math.ceil(config.sft.mistakeTrials / count);
   const r = config.rollout;
+  const first = (round * count) % tasks.length;
   const batch = await runRollout({
     policy: recording(config, policy, config.sft.mistakeLabels > 0),
     env,
-    tasks: tasks.slice(0, count),
+    tasks: Array.from({ length: count }, (_, i) => tasks[(first + i) % tasks.length]),
     trialsPerTask: perTask,
     trial: demonstrationTrial(config, { temperature: r.temperature, topP: r.topP, topK: r.topK, maxNewTokens: r.maxResponseTokens }),
-    seed: deriveSeed(config.seed, 0x5e1f),
+    seed: round === 0 ? deriveSeed(config.seed, 0x5e1f) : deriveSeed(config.seed, 0x5e1f, round),
     signal,
   });
   const t = batch.table;

@@ -50,7 +50,7 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
         ? `; ${contrasted.length} of them with refused moves beside them (${contrasted.reduce((s, c) => s + c.refused.length, 0)} unlikelihood rows, weight ${sft.unlikelihood})`
         : ''),
   );
-  const ownSteps = sft.mistakeTrials > 0 ? sft.mistakeSteps : 0;
+  const ownSteps = sft.mistakeTrials > 0 ? sft.mistakeSteps * sft.mistakeRounds : 0;
   const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps + ownSteps, unit: 'steps', silent: options.silent });
   const losses: number[] = [];
   const rng = new Rng(deriveSeed(config.seed, 0x5f7));
@@ -103,23 +103,28 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
     log(`[sft] reflections alone: loss of the last ${LOSS_WINDOW} steps at or below ${sft.reflectUntilLoss} after ${reflectDone} of ${reflectSteps} steps`);
   }
   await phase(all, sft.steps, '');
-  if (ownSteps > 0) {
+  for (let round = 0; ownSteps > 0 && round < sft.mistakeRounds; round++) {
     runtime.resetCaches?.(); // the weights changed: cached prefixes are stale
-    const own = await collectMistakes(config, runtime.client(), signal);
-    mistakes = own.mistakes;
+    const own = await collectMistakes(config, runtime.client(), signal, round);
+    // Each round's refused moves join the earlier rounds' (rows index mistakes, then labelled: renumbered each round).
+    mistakes = [...mistakes, ...own.mistakes];
     labelled = mistakes.filter((m) => m.label !== undefined); // labels exist only with sft.mistakeLabels > 0
     const D = demos.prompts.length;
     const negatives = sft.unlikelihood > 0 ? mistakes.map((_, j) => D + j) : [];
     const labels = labelled.flatMap((_, k) => Array.from({ length: sft.mistakeLabels }, () => D + mistakes.length + k));
+    const newLabels = own.mistakes.filter((m) => m.label !== undefined).length;
     log(
-      `[sft] the model's own trials: ${own.trials} played, ${own.refused} of ${own.turns} moves refused (${((100 * own.refused) / Math.max(1, own.turns)).toFixed(1)}%); ` +
-        (sft.unlikelihood > 0 ? `${mistakes.length} become unlikelihood states (the rest are not a readable action)` : `${mistakes.length} are readable`) +
-        (sft.mistakeLabels > 0 ? `, ${labelled.length} labelled with the demonstrator's move (${labels.length} rows)` : '') +
+      `[sft] the model's own trials${sft.mistakeRounds > 1 ? ` (round ${round + 1} of ${sft.mistakeRounds})` : ''}: ${own.trials} played, ${own.refused} of ${own.turns} moves refused (${((100 * own.refused) / Math.max(1, own.turns)).toFixed(1)}%); ` +
+        (sft.unlikelihood > 0
+          ? `${own.mistakes.length} become unlikelihood states (the rest are not a readable action)`
+          : `${own.mistakes.length} are readable`) +
+        (sft.mistakeLabels > 0 ? `, ${newLabels} labelled with the demonstrator's move (${newLabels * sft.mistakeLabels} rows)` : '') +
+        (round > 0 ? `; ${mistakes.length} states from ${round + 1} rounds` : '') +
         ` beside the demonstrations for ${sft.mistakeSteps} steps`,
     );
-    await phase([...all, ...negatives, ...labels], sft.mistakeSteps, 'mistakes ');
-    runtime.resetCaches?.();
+    await phase([...all, ...negatives, ...labels], sft.mistakeSteps, sft.mistakeRounds > 1 ? `mistakes ${round + 1} ` : 'mistakes ');
   }
+  if (ownSteps > 0) runtime.resetCaches?.();
   progress.finish();
   return losses;
 }

@@ -63,6 +63,18 @@ describe("the model's own refused moves (sft.mistakeTrials)", () => {
     }
   });
 
+  it("play the demonstration tasks after the previous round's in each round of sft.mistakeRounds, wrapping around", async () => {
+    const prompts = async (sft: Record<string, number>, round: number) =>
+      (await collectMistakes(webShop(sft), testPolicy, undefined, round)).mistakes.map((m) => m.prompt).sort();
+    const [first, second, third] = [await prompts({}, 0), await prompts({}, 1), await prompts({}, 2)];
+    // 16 demonstration tasks, 8 a round: rounds 0 and 1 together play what one round of 16 plays, round 2 round 0's.
+    expect([...first, ...second].sort()).toEqual(await prompts({ mistakeTrials: 16 }, 0));
+    const goal = (p: string) => p.slice(0, p.indexOf(' T'));
+    expect(new Set(first.map(goal)).size).toBeGreaterThan(1);
+    expect(first.some((p) => new Set(second.map(goal)).has(goal(p)))).toBe(false);
+    expect(third).toEqual(first);
+  });
+
   it("label each refused state with the browser's move there when sft.mistakeLabels is set (none without)", async () => {
     expect((await collectMistakes(webShop({}), testPolicy)).mistakes.every((m) => m.label === undefined)).toBe(true);
     const own = await collectMistakes(webShop({ mistakeLabels: 2 }), testPolicy);
@@ -144,6 +156,9 @@ describe("the model's own refused moves (sft.mistakeTrials)", () => {
     expect(bad({ ...base, sft: { mistakeLabels: 1 } })).toMatch(/'sft.mistakeLabels' needs 'sft.mistakeTrials'/);
     expect(bad({ ...base, sft: { mistakeTrials: 8, mistakeSteps: 1, mistakeLabels: 1 } })).toBe('');
     expect(bad({ ...base, sft: { mistakeTrials: 8, unlikelihood: 1 } })).toMatch(/go together/);
+    expect(bad({ ...base, sft: { mistakeRounds: 2 } })).toMatch(/'sft.mistakeRounds' needs 'sft.mistakeTrials'/);
+    expect(bad({ ...base, sft: { mistakeTrials: 8, mistakeSteps: 1, unlikelihood: 1, mistakeRounds: 0 } })).toMatch(/mistakeRounds/);
+    expect(bad({ ...base, sft: { mistakeTrials: 8, mistakeSteps: 1, unlikelihood: 1, mistakeRounds: 3 } })).toBe('');
     expect(bad({ name: 'm', env: { name: 'minesweeper' }, sft: { mistakeTrials: 8, mistakeSteps: 1, unlikelihood: 1 } })).toMatch(
       /is for ALFWorld and WebShop/,
     );

@@ -47,7 +47,7 @@ describe('unlikelihood rows in the warm start (native runtime)', () => {
 });
 
 /** Runs a 150-step WebShop warm start then the model's own 4 trials and 3 steps with `sft`; its losses and own-trials line. */
-async function ownTrialsPhase(name: string, sft: Record<string, number>): Promise<{ losses: number[]; own: string }> {
+async function ownTrialsPhase(name: string, sft: Record<string, number>): Promise<{ losses: number[]; own: string; owns: string[] }> {
   const dir = tempDir(name);
   const config = validateConfig({
     name,
@@ -62,9 +62,10 @@ async function ownTrialsPhase(name: string, sft: Record<string, number>): Promis
   const lines: string[] = [];
   try {
     const losses = await warmStart(config, runtime, { silent: true, log: (l) => lines.push(l) });
-    const own = lines.find((l) => l.startsWith("[sft] the model's own trials: 4 played"));
-    expect(own, lines.join('\n')).toBeDefined();
-    return { losses, own: own! };
+    const owns = lines.filter((l) => l.startsWith("[sft] the model's own trials"));
+    expect(owns.length, lines.join('\n')).toBe(sft.mistakeRounds ?? 1);
+    expect(owns[0], lines.join('\n')).toMatch(/^\[sft\] the model's own trials(?: \(round 1 of \d+\))?: 4 played/);
+    return { losses, own: owns[0], owns };
   } finally {
     await runtime.dispose();
   }
@@ -77,6 +78,14 @@ describe("the warm start's last phase on the model's own refused moves (sft.mist
     // A model 150 steps old refuses most of what it writes: the phase has states to train on.
     const states = Number(/; (\d+) become unlikelihood states/.exec(own)![1]);
     expect(states).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("plays a new round of trials with the trained model in each of sft.mistakeRounds, keeping every round's states", async () => {
+    const { losses, owns } = await ownTrialsPhase('mistake-rounds', { unlikelihood: 1, mistakeRounds: 2 });
+    expect(losses.length).toBe(150 + 2 * 3);
+    expect(owns[1]).toMatch(/^\[sft\] the model's own trials \(round 2 of 2\): 4 played/);
+    const found = owns.map((l) => Number(/; (\d+) become unlikelihood states/.exec(l)![1]));
+    expect(Number(/; (\d+) states from 2 rounds/.exec(owns[1])![1])).toBe(found[0] + found[1]);
   }, 120_000);
 
   it("trains the demonstrator's move at each refused state when sft.mistakeLabels is set (labels alone, no unlikelihood)", async () => {
