@@ -3,7 +3,7 @@
 // directly: in the full style the answer-format paragraph's "First reason ... Then give" is turned into "Do not write
 // any reasoning. Give"; the compact style already asks for the bare action.
 
-import type { Environment, MemoryMode, Observation, PastEpisode, PromptStyle, TrajectoryStep } from '../envs/types.js';
+import type { Environment, MemoryMode, Observation, PastEpisode, PromptStyle, RefusedLast, TrajectoryStep } from '../envs/types.js';
 
 export const PROMPT_VARIANTS = ['react', 'zero-shot'] as const;
 export type PromptVariant = (typeof PROMPT_VARIANTS)[number];
@@ -44,7 +44,7 @@ export interface AgentPlayPromptInput {
   steps: readonly TrajectoryStep[];
   window?: number;
   /** Name a refused last action again at the prompt's end (PlayPromptInput.refusedLast). */
-  refusedLast?: boolean;
+  refusedLast?: RefusedLast;
 }
 
 export function agentPlayPrompt(env: Environment, input: AgentPlayPromptInput): string {

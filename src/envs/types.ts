@@ -1,5 +1,12 @@
 // The environment interface shared by every environment (SPEC §8) and by the trial runner.
 
+/**
+ * What a play prompt says at its end after a refused last action (trial option refusedLast): nothing (false), the
+ * action again (true: `| click[white] no | act:`), or only that the last action was refused ('flag': `| no | act:`),
+ * which gives a small model that copies what it reads nothing to copy.
+ */
+export type RefusedLast = boolean | 'flag';
+
 export interface Observation {
   /** What the model is shown. */
   text: string;
@@ -78,10 +85,11 @@ export interface PlayPromptInput {
   /** Steps shown in full; older observations are elided as `...`. Default 7. */
   window?: number;
   /**
-   * When the last of `steps` was refused (its `refused` mark, trial option markRefused), name it again at the end of
-   * the prompt, right before the answer is asked for (trial option refusedLast): `compact` and `full` styles.
+   * When the last of `steps` was refused (its `refused` mark, trial option markRefused), say so at the end of the
+   * prompt, right before the answer is asked for (trial option refusedLast): `true` names the action again, `'flag'`
+   * says only that it was refused. `compact` and `full` styles.
    */
-  refusedLast?: boolean;
+  refusedLast?: RefusedLast;
   /**
    * The earlier failed episodes `memory` was made from, oldest first (empty for independent attempts): `paper` prompts
    * format their own blocks from them, as LaMer's templates do.

@@ -6,7 +6,7 @@
 import type { MemoryMode } from '../agent/memory.js';
 import { EVAL_SEEDS, SELECT_SEEDS, TRAIN_SEEDS, seedSplitOf, taskSeed } from '../envs/common/seeds.js';
 import { distinctTaskSeeds, taskListHash, type TaskListHash } from '../envs/common/task-lists.js';
-import type { PromptStyle, TaskTypeSplit } from '../envs/types.js';
+import type { PromptStyle, RefusedLast, TaskTypeSplit } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import { EVAL_SAMPLING, type PolicySource, type SamplingOptions } from '../rollout/policy.js';
 import { withExpertReflections } from '../rollout/scripted.js';
@@ -43,7 +43,7 @@ export interface EvaluateOptions {
   /** Mark refused actions in the prompts' action lists (TrialConfig.markRefused). */
   markRefused?: boolean;
   /** Name a refused last action again at the play prompt's end (TrialConfig.refusedLast). */
-  refusedLast?: boolean;
+  refusedLast?: RefusedLast;
   /** Overrides of the evaluation sampling (temperature 0.7, top-p 0.8, top-k 20). */
   sampling?: Partial<SamplingOptions>;
   concurrency?: number;

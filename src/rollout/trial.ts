@@ -11,7 +11,7 @@ import { deriveSeed } from '../util/seed.js';
 import { agentPlayPrompt, agentReflectPrompt, isPromptVariant, type PromptVariant } from '../agent/prompts.js';
 import { DEFAULT_MEMORY_MODE, TrialMemory, isMemoryMode, memoryUsesReflection, type MemoryMode } from '../agent/memory.js';
 import { extractAction } from '../envs/common/tags.js';
-import { PROMPT_STYLES, type Environment, type Observation, type PromptStyle, type StepResult, type TrajectoryStep } from '../envs/types.js';
+import { PROMPT_STYLES, type Environment, type Observation, type PromptStyle, type RefusedLast, type StepResult, type TrajectoryStep } from '../envs/types.js';
 import { LamerError } from '../errors.js';
 import {
   policyForTrial,
@@ -53,9 +53,9 @@ export interface TrialConfig {
   /**
    * With markRefused: when the episode's last action was refused, the play prompt names it again at its end, right
    * before the answer is asked for (`compact`: `| click[x] no | act:`), where a small model attends more than to the
-   * action list far above. Default false.
+   * action list far above. 'flag': only that it was refused (`compact`: `| no | act:`), nothing to copy. Default false.
    */
-  refusedLast?: boolean;
+  refusedLast?: RefusedLast;
   sampling: SamplingOptions;
 }
 
@@ -184,8 +184,8 @@ export function resolveTrialConfig(config: TrialConfig): ResolvedTrialConfig {
     );
   }
   const refusedLast = config.refusedLast ?? false;
-  if (typeof refusedLast !== 'boolean') {
-    throw argError(`trial option refusedLast: expected true or false, found ${JSON.stringify(refusedLast)}`);
+  if (typeof refusedLast !== 'boolean' && refusedLast !== 'flag') {
+    throw argError(`trial option refusedLast: expected true, false or 'flag', found ${JSON.stringify(refusedLast)}`);
   }
   if (refusedLast && !markRefused) {
     throw argError(

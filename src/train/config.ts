@@ -114,8 +114,11 @@ const trialSchema = z
     historyWindow: positiveInt.default(7).describe('steps of the current episode shown in full in the play prompt'),
     /** Mark refused actions where prompts list the episode's actions (TrialConfig.markRefused). */
     markRefused: z.boolean().default(false).describe("mark actions the environment refused in the prompts' action lists (compact: ' no', full: ' (refused)')"),
-    /** With markRefused: a refused last action named again at the play prompt's end (TrialConfig.refusedLast). */
-    refusedLast: z.boolean().default(false).describe("with markRefused: name a refused last action again at the play prompt's end, right before the answer"),
+    /** With markRefused: a refused last action named again, or flagged, at the play prompt's end (TrialConfig.refusedLast). */
+    refusedLast: z
+      .union([z.boolean(), z.literal('flag')])
+      .default(false)
+      .describe("with markRefused: at the play prompt's end, name a refused last action again (true) or say only that it was refused ('flag')"),
   })
   .strict();
 

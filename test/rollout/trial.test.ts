@@ -293,7 +293,7 @@ describe('runTrial', () => {
         .find((a) => /^click\[b0/.test(a))!
         .slice(6, -1)}]</action>`;
     });
-    const run = (style: 'compact' | 'full', refusedLast: boolean) =>
+    const run = (style: 'compact' | 'full', refusedLast: boolean | 'flag') =>
       runTrial({
         env: createEnv('webshop', { maxTurns: 5 }),
         policy: shopper,
@@ -315,6 +315,16 @@ describe('runTrial', () => {
     expect(full[2].prompt.slice(full[2].prompt.indexOf('Current state:'))).toContain('\n\nYour last action, click[nothing listed], was refused.\n\n');
     expect(full[1].prompt).not.toContain('was refused.');
     expect(full[4].prompt).not.toContain('was refused.');
+    // 'flag': the same places say only that the last action was refused, without the action to copy.
+    const flagged = (await run('compact', 'flag')).rows.filter((r) => r.phase === 'play');
+    for (const i of [2, 3]) expect(flagged[i].prompt.endsWith(' | no | act:'), flagged[i].prompt).toBe(true);
+    expect(flagged.map((r) => r.prompt.replace(' | no | act:', ' | act:'))).toEqual(plain.map((r) => r.prompt));
+    const fullFlag = (await run('full', 'flag')).rows.filter((r) => r.phase === 'play');
+    expect(fullFlag[3].prompt).toContain('\n\nYour last action was refused.\n\n');
+    expect(fullFlag[3].prompt).not.toContain('Your last action, ');
+    expect(fullFlag.map((r) => r.prompt.replace('\n\nYour last action was refused.', ''))).toEqual(
+      (await run('full', false)).rows.filter((r) => r.phase === 'play').map((r) => r.prompt),
+    );
   });
 
   it('rejects bad trial options with E_ARG naming the option', async () => {
@@ -326,6 +336,8 @@ describe('runTrial', () => {
       [{ episodes: 1, reflect: true, markRefused: 'yes', sampling: SAMPLING }, 'markRefused'],
       [{ episodes: 1, reflect: true, markRefused: true, style: 'paper', sampling: SAMPLING }, 'markRefused'],
       [{ episodes: 1, reflect: true, refusedLast: 1, sampling: SAMPLING }, 'refusedLast'],
+      [{ episodes: 1, reflect: true, markRefused: true, refusedLast: 'flags', sampling: SAMPLING }, 'refusedLast'],
+      [{ episodes: 1, reflect: true, refusedLast: 'flag', sampling: SAMPLING }, 'refusedLast'],
       [{ episodes: 1, reflect: true, refusedLast: true, sampling: SAMPLING }, 'refusedLast'],
     ] as const) {
       const err = await runTrial({ ...base, config: config as never }).catch((e) => e);

@@ -57,6 +57,9 @@ describe('trainer config', () => {
     expect(loadConfig('sokoban-lamer').trial.markRefused).toBe(false);
     expect(loadConfig('sokoban-lamer').trial.refusedLast).toBe(false);
     expect(loadConfig('sokoban-lamer', ['trial.markRefused=true', 'trial.refusedLast=true']).trial.refusedLast).toBe(true);
+    expect(loadConfig('sokoban-lamer', ['trial.markRefused=true', 'trial.refusedLast=flag']).trial.refusedLast).toBe('flag');
+    expect(() => loadConfig('sokoban-lamer', ['trial.markRefused=true', 'trial.refusedLast=flags'])).toThrow(/field 'trial\.refusedLast'/);
+    expect(() => loadConfig('sokoban-lamer', ['trial.refusedLast=flag'])).toThrow(/field 'trial\.refusedLast': .*set trial\.markRefused true too/);
     expect(() => loadConfig('sokoban-lamer', ['trial.refusedLast=true'])).toThrow(/field 'trial\.refusedLast': .*set trial\.markRefused true too/);
     expect(() => loadConfig('sokoban-lamer', ['trial.markRefused=true', 'model.promptStyle=paper', 'env.options.lamerSource=/x'])).toThrow(
       /field 'trial\.markRefused': LaMer's templates .* have no mark/,

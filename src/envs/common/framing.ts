@@ -113,10 +113,14 @@ function refusePaper(style: PromptStyle): void {
   }
 }
 
-/** The episode's last action when the prompt is to name it again (PlayPromptInput.refusedLast) and it was refused. */
+/**
+ * What the prompt's end says of a refused last action (PlayPromptInput.refusedLast): the action itself, '' for the
+ * flag alone, or null (the last action was accepted, or the option is off).
+ */
 function lastRefused(input: PlayPromptInput): string | null {
   const last = input.steps.at(-1);
-  return input.refusedLast === true && last?.refused === true ? last.action : null;
+  if (!input.refusedLast || last?.refused !== true) return null;
+  return input.refusedLast === 'flag' ? '' : last.action;
 }
 
 /** The play prompt of SPEC §2 in the requested style. */
@@ -133,7 +137,7 @@ export function composePlayPrompt(parts: PlayPromptParts): string {
     }
     fields.push(`now: ${squeeze(current)}`);
     const refused = lastRefused(input);
-    if (refused !== null) fields.push(`${refused} no`);
+    if (refused !== null) fields.push(refused === '' ? 'no' : `${refused} no`);
     fields.push('act:');
     return fields.join(' | ');
   }
@@ -150,7 +154,7 @@ export function composePlayPrompt(parts: PlayPromptParts): string {
   sections.push(`${trialLine(input.episode, 'full')} ${trajectory}`);
   sections.push(`Current state:\n${current}`);
   const refused = lastRefused(input);
-  if (refused !== null) sections.push(`Your last action, ${refused}, was refused.`);
+  if (refused !== null) sections.push(refused === '' ? 'Your last action was refused.' : `Your last action, ${refused}, was refused.`);
   sections.push(parts.answerFormat.trim());
   return sections.join('\n\n');
 }
