@@ -76,6 +76,7 @@ export async function collectMistakes(config: TrainerConfig, policy: PolicySourc
     tasks: Array.from({ length: count }, (_, i) => tasks[(first + i) % tasks.length]),
     trialsPerTask: perTask,
     trial: demonstrationTrial(config, { temperature: r.temperature, topP: r.topP, topK: r.topK, maxNewTokens: r.maxResponseTokens }),
+    // Round 0 keeps the seed one round always had (deriveSeed mixes in how many parts it is given).
     seed: round === 0 ? deriveSeed(config.seed, 0x5e1f) : deriveSeed(config.seed, 0x5e1f, round),
     signal,
   });

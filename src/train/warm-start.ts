@@ -50,7 +50,8 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
         ? `; ${contrasted.length} of them with refused moves beside them (${contrasted.reduce((s, c) => s + c.refused.length, 0)} unlikelihood rows, weight ${sft.unlikelihood})`
         : ''),
   );
-  const ownSteps = sft.mistakeTrials > 0 ? sft.mistakeSteps * sft.mistakeRounds : 0;
+  const ownRounds = sft.mistakeTrials > 0 ? sft.mistakeRounds : 0;
+  const ownSteps = sft.mistakeSteps * ownRounds;
   const progress = new Progress({ label: 'sft', total: reflectSteps + sft.steps + ownSteps, unit: 'steps', silent: options.silent });
   const losses: number[] = [];
   const rng = new Rng(deriveSeed(config.seed, 0x5f7));
@@ -103,7 +104,7 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
     log(`[sft] reflections alone: loss of the last ${LOSS_WINDOW} steps at or below ${sft.reflectUntilLoss} after ${reflectDone} of ${reflectSteps} steps`);
   }
   await phase(all, sft.steps, '');
-  for (let round = 0; ownSteps > 0 && round < sft.mistakeRounds; round++) {
+  for (let round = 0; round < ownRounds; round++) {
     runtime.resetCaches?.(); // the weights changed: cached prefixes are stale
     const own = await collectMistakes(config, runtime.client(), signal, round);
     // Each round's refused moves join the earlier rounds' (rows index mistakes, then labelled: renumbered each round).
@@ -124,7 +125,7 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
     );
     await phase([...all, ...negatives, ...labels], sft.mistakeSteps, sft.mistakeRounds > 1 ? `mistakes ${round + 1} ` : 'mistakes ');
   }
-  if (ownSteps > 0) runtime.resetCaches?.();
+  if (ownRounds > 0) runtime.resetCaches?.();
   progress.finish();
   return losses;
 }
