@@ -85,3 +85,69 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
     process.off('SIGTERM', onTerm);
   }
 }
+
+/**
+ * `lamer train --seeds LIST --jobs N`: runs `lamer <argsFor(seed)>` for every seed, at most n processes at once, each
+ * line they print passed on with `[seed S] ` before it (stdout to stdout, stderr to stderr). The processes keep the
+ * thread count a lone run takes (the machine's cores, or LAMER_THREADS), so each seed computes what it computes when the
+ * seeds run one after another. Signals are passed on; when a seed fails, the others are stopped (SIGTERM: they save
+ * what completed) and no further seed starts. Resolves with the first failure's status, or 0.
+ */
+export async function launchSeeds(seeds: readonly number[], n: number, argsFor: (seed: number) => string[]): Promise<number> {
+  const entry = process.argv[1];
+  const running = new Map<number, ChildProcess>();
+  let next = 0;
+  let firstFailure: number | undefined;
+  let interrupted = false;
+  const start = (seed: number) =>
+    new Promise<number>((ok) => {
+      const child = spawn(process.execPath, [...process.execArgv, entry, ...argsFor(seed)], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+      running.set(seed, child);
+      for (const [from, to] of [
+        [child.stdout!, process.stdout],
+        [child.stderr!, process.stderr],
+      ] as const) {
+        // Lines as they come; a progress bar's carriage returns end a line too (a pipe shows no bar).
+        let pending = '';
+        from.on('data', (d: Buffer) => {
+          const parts = (pending + d.toString()).split(/\r?\n|\r/);
+          pending = parts.pop()!;
+          for (const line of parts) to.write(`[seed ${seed}] ${line}\n`);
+        });
+        from.on('end', () => {
+          if (pending) to.write(`[seed ${seed}] ${pending}\n`);
+        });
+      }
+      child.on('close', (code, signal) => {
+        running.delete(seed);
+        const status = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1);
+        if (status !== 0 && firstFailure === undefined) {
+          firstFailure = status;
+          if (!interrupted) {
+            console.error(`[train] seed ${seed} exited with status ${status}; stopping the other seeds (they save what completed)`);
+            for (const other of running.values()) other.kill('SIGTERM');
+          }
+        }
+        ok(status);
+      });
+    });
+  // A worker takes the next seed as long as nothing failed and no signal came.
+  const worker = async () => {
+    while (next < seeds.length && firstFailure === undefined && !interrupted) await start(seeds[next++]);
+  };
+  const forward = (signal: NodeJS.Signals) => {
+    interrupted = true;
+    for (const child of running.values()) child.kill(signal);
+  };
+  const onInt = () => forward('SIGINT');
+  const onTerm = () => forward('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  try {
+    await Promise.all(Array.from({ length: Math.min(n, seeds.length) }, worker));
+    return firstFailure ?? 0;
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+  }
+}

@@ -12,9 +12,9 @@ import { parseCommandArgs, parseSeedList } from '../args.js';
 import type { Command } from '../command.js';
 import { readRunEvaluation } from './compare.js';
 import { joinRunGroup } from '../../train/distributed.js';
-import { launchLocalRanks } from '../launch.js';
+import { launchLocalRanks, launchSeeds } from '../launch.js';
 
-const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--seeds LIST] [--name NAME] [--resume | --force] [--nproc N] [--quiet]
+const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--seeds LIST] [--name NAME] [--resume | --force] [--nproc N | --jobs N] [--quiet]
 
 Trains with the config (default: configs/default.yaml, which warm-starts a small model, trains LaMer and GiGPO at
 an equal episode budget on MineSweeper 5x5 and evaluates both, the frozen warm start with reflections and the chance
@@ -24,6 +24,10 @@ rows on held-out tasks). Writes the run folder (runs/NAME): config.json, metrics
   --method   train this method instead of the config's (drops a comparison list)
   --seeds    run the job once per seed, e.g. 0-4 or 0,2,7: seed S goes to runs/NAME-seedS, and the end prints
              \`lamer compare\` of those folders (per-seed paired bootstrap, across-seed t-intervals)
+  --jobs     with --seeds, run up to N seeds at once, each in its own process (lines marked [seed S]); each keeps
+             the thread count a lone run takes (the machine's cores, or LAMER_THREADS), so a seed computes what it
+             computes alone. A process of a small model leaves part of the cores idle, which a second seed uses. A seed
+             that fails stops the others (they save what completed)
   --name     the run folder's name (runs/NAME; default the config's name)
   --resume   continue from the run folder's latest checkpoint (a finished run is left as it is)
   --force    replace a run folder that already holds a run (without it, an existing run is never overwritten)
@@ -51,9 +55,27 @@ export const command: Command = {
       force: { type: 'boolean', default: false },
       name: { type: 'string' },
       nproc: { type: 'string' },
+      jobs: { type: 'string' },
       quiet: { type: 'boolean', default: false },
     });
     if (!values) return 2;
+    const jobCount = values.jobs === undefined ? 1 : Number(values.jobs);
+    if (values.jobs !== undefined) {
+      const why =
+        !Number.isInteger(jobCount) || jobCount < 1 || jobCount > 64
+          ? `--jobs expects a number of processes from 1 to 64, found ${JSON.stringify(values.jobs)}`
+          : values.seeds === undefined
+            ? '--jobs runs seeds side by side: pass --seeds too (e.g. --seeds 0-2 --jobs 2)'
+            : values.nproc !== undefined
+              ? '--jobs runs seeds side by side and --nproc one run as several ranks; pass one of them'
+              : process.env.WORLD_SIZE
+                ? '--jobs starts its own processes, but WORLD_SIZE is set (torchrun or another launcher started this one); drop --jobs'
+                : undefined;
+      if (why) {
+        console.error(`lamer train: ${why}\n\n${usage}`);
+        return 2;
+      }
+    }
     if (values.nproc !== undefined) {
       const n = Number(values.nproc);
       if (!Number.isInteger(n) || n < 1 || n > 1024) {
@@ -79,6 +101,7 @@ export const command: Command = {
     const overrides = [...(values.set ?? [])];
     if (values.name !== undefined) overrides.push(`name=${values.name}`);
     if (values.method) overrides.push(`method=${values.method}`, 'compare=null');
+    if (seeds && seeds.length > 1 && jobCount > 1) return trainSeedsSideBySide(argv, values.config!, overrides, seeds, jobCount);
     // Under torchrun (or --nproc): join the process group before anything is read or written. With CUDA each process
     // takes the GPU of its LOCAL_RANK.
     const { dist, device } = joinRunGroup(loadConfig(values.config!, overrides).model.device);
@@ -150,6 +173,29 @@ export const command: Command = {
     }
   },
 };
+
+/**
+ * `--seeds LIST --jobs N`: each seed as `lamer train` of its own (the same options, `--set seed=S --name NAME-seedS`
+ * in place of --seeds and --name: the config a sequential job gives seed S), at most n at once; then the across-seed
+ * comparison the sequential job prints.
+ */
+async function trainSeedsSideBySide(argv: readonly string[], configName: string, overrides: string[], seeds: number[], n: number): Promise<number> {
+  const base = loadConfig(configName, overrides);
+  const rest = dropOption(dropOption(dropOption(argv, 'jobs'), 'seeds'), 'name');
+  const nameOf = (seed: number) => `${base.name}-seed${seed}`;
+  const runDirs = seeds.map((s) => join(base.runsDir, nameOf(s)));
+  const at = Math.min(n, seeds.length);
+  console.log(`[train] ${seeds.length} seeds, ${at} at a time, each in its own process: ${runDirs.join(', ')}`);
+  const status = await launchSeeds(seeds, at, (seed) => ['train', ...rest, '--set', `seed=${seed}`, '--name', nameOf(seed)]);
+  if (status === 130 || status === 143) {
+    console.error('lamer train: interrupted; `lamer train --resume` with the same options continues each seed where it stopped');
+    return status;
+  }
+  if (status !== 0) return status;
+  console.log(`\nacross ${runDirs.length} seeds (\`lamer compare ${runDirs.join(' ')}\` prints this again)\n`);
+  console.log(formatRunsComparison(compareRuns(runDirs.map(readRunEvaluation))));
+  return 0;
+}
 
 /** argv without `--name VALUE` / `--name=VALUE`. */
 function dropOption(argv: readonly string[], name: string): string[] {

@@ -1,14 +1,25 @@
 // `lamer train --seeds` and `lamer compare` end to end on a tiny comparison job: one run folder per seed, each with its
-// own seed in its config, and the across-seed table read back from those folders.
+// own seed in its config, and the across-seed table read back from those folders; `--jobs 2` running the seeds side by
+// side computes exactly what the seeds compute one after another.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { command as trainCommand } from '../../../src/cli/commands/train.js';
 import { command as compareCommand } from '../../../src/cli/commands/compare.js';
 import { parseSeedList } from '../../../src/cli/args.js';
 import { tinyJobFile } from './helpers.js';
-import { captured } from '../../helpers/index.js';
+import { captured, root } from '../../helpers/index.js';
+
+/** What a seed's run folder computed: every method's evaluation and the trained methods' last weights. */
+function computed(run: string): unknown {
+  const evals = JSON.parse(readFileSync(join(run, 'eval.json'), 'utf8')) as Array<{ method: string; passAtK: number[]; firstWin: number[] }>;
+  return {
+    evals: evals.map((e) => [e.method, e.passAtK, e.firstWin]),
+    weights: ['lamer', 'gigpo'].map((m) => readFileSync(join(run, m, 'checkpoints', 'ckpt-000001', 'model.safetensors')).toString('base64')),
+  };
+}
 
 describe('seed lists', () => {
   it('reads ranges and lists in order without repeats, and refuses anything else', () => {
@@ -54,10 +65,57 @@ describe('lamer train --seeds, lamer compare', () => {
     const jobCompare = JSON.parse(readFileSync(join(runs[1], 'compare.json'), 'utf8')) as Array<{ b: string; passAtN: unknown }>;
     const fromCompare = (written.pairs as unknown as Array<{ b: string; perRun: Array<{ comparison: { passAtN: unknown } }> }>)[0].perRun[1].comparison.passAtN;
     expect(fromCompare).toEqual(jobCompare.find((c) => c.b === 'gigpo')!.passAtN);
-  }, 600_000);
+
+    // The same job with the two seeds side by side, each in its own process.
+    const dir2 = mkdtempSync(join(tmpdir(), 'lamer-jobs-'));
+    const side = spawnSync(
+      process.execPath,
+      [join(root, 'bin', 'lamer.js'), 'train', '--config', tinyJobFile(dir2), '--seeds', '0-1', '--jobs', '2', '--quiet'],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 400_000,
+      },
+    );
+    expect(side.status, side.stderr).toBe(0);
+    expect(side.stdout).toContain(`[train] 2 seeds, 2 at a time, each in its own process: ${join(dir2, 'tiny-seed0')}, ${join(dir2, 'tiny-seed1')}`);
+    for (const s of [0, 1]) {
+      expect(side.stdout).toMatch(new RegExp(`\\[seed ${s}\\] minesweeper: pass@k on held-out tasks 0-2`));
+      expect(computed(join(dir2, `tiny-seed${s}`)), `seed ${s}`).toEqual(computed(runs[s]));
+    }
+    expect(side.stdout).toContain('across 2 seeds');
+    expect(side.stdout.trimEnd().endsWith(table.replaceAll(dir, dir2))).toBe(true);
+
+    // A seed that fails (its folder already holds a run) stops the job with its status and no comparison.
+    const dir3 = mkdtempSync(join(tmpdir(), 'lamer-jobs-fail-'));
+    cpSync(join(dir2, 'tiny-seed1'), join(dir3, 'tiny-seed1'), { recursive: true });
+    const failed = spawnSync(
+      process.execPath,
+      [join(root, 'bin', 'lamer.js'), 'train', '--config', tinyJobFile(dir3), '--seeds', '0-1', '--jobs', '2', '--quiet'],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 400_000,
+      },
+    );
+    expect(failed.status, failed.stderr).toBe(1);
+    expect(failed.stderr).toMatch(/\[seed 1\] lamer: \[E_EXISTS\] .*tiny-seed1 already holds a finished run/);
+    expect(failed.stderr).toContain('[train] seed 1 exited with status 1; stopping the other seeds (they save what completed)');
+    expect(failed.stdout).not.toContain('across 2 seeds');
+  }, 900_000);
 
   it('refuses a malformed seed list and a compare without folders', async () => {
     expect((await captured(() => trainCommand.run(['--seeds', '3-1']))).code).toBe(2);
+    const jobs: [string[], RegExp][] = [
+      [['--jobs', '2'], /--jobs runs seeds side by side: pass --seeds too/],
+      [['--seeds', '0-1', '--jobs', '0'], /--jobs expects a number of processes from 1 to 64, found "0"/],
+      [['--seeds', '0-1', '--jobs', '2', '--nproc', '2'], /--jobs runs seeds side by side and --nproc one run as several ranks/],
+    ];
+    for (const [args, message] of jobs) {
+      const r = await captured(() => trainCommand.run(args));
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err).toMatch(message);
+    }
     expect((await captured(() => compareCommand.run([]))).code).toBe(2);
     const missing = await captured(() => compareCommand.run([join(tmpdir(), 'no-such-run-folder')]).catch((e) => (e.code === 'E_ARG' ? 3 : 4)));
     expect(missing.code).toBe(3);
