@@ -48,6 +48,9 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
     const child = spawn(process.execPath, [...process.execArgv, entry, ...args], {
       stdio: rank === 0 ? 'inherit' : ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, ...localRankVariables(rank, n, port), LAMER_THREADS: threads },
+      // A process group of its own: a terminal's Ctrl-C reaches the launcher alone, which passes it on once (a rank
+      // signalled twice would quit at once instead of saving what completed).
+      detached: true,
     });
     children.push(child);
     // Other ranks are silent unless they fail: their last words are kept for the error.
@@ -77,12 +80,15 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
   const onTerm = () => forward('SIGTERM');
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
+  // A closed terminal stops the processes as SIGTERM does (they no longer share its process group).
+  process.on('SIGHUP', onTerm);
   try {
     const statuses = await Promise.all(exits);
     return firstFailure ?? statuses.find((s) => s !== 0) ?? 0;
   } finally {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
+    process.off('SIGHUP', onTerm);
   }
 }
 
@@ -101,7 +107,12 @@ export async function launchSeeds(seeds: readonly number[], n: number, argsFor: 
   let interrupted = false;
   const start = (seed: number) =>
     new Promise<number>((ok) => {
-      const child = spawn(process.execPath, [...process.execArgv, entry, ...argsFor(seed)], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+      const child = spawn(process.execPath, [...process.execArgv, entry, ...argsFor(seed)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: process.env,
+        // Its own process group, as the ranks of launchLocalRanks: a signal reaches each seed once, from here.
+        detached: true,
+      });
       running.set(seed, child);
       for (const [from, to] of [
         [child.stdout!, process.stdout],
@@ -143,11 +154,14 @@ export async function launchSeeds(seeds: readonly number[], n: number, argsFor: 
   const onTerm = () => forward('SIGTERM');
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
+  // A closed terminal stops the processes as SIGTERM does (they no longer share its process group).
+  process.on('SIGHUP', onTerm);
   try {
     await Promise.all(Array.from({ length: Math.min(n, seeds.length) }, worker));
     return firstFailure ?? 0;
   } finally {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
+    process.off('SIGHUP', onTerm);
   }
 }

@@ -123,11 +123,17 @@ describe('lamer train --nproc', () => {
   it('Ctrl-C checkpoints what completed and exits 130', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lamer-nproc-int-'));
     const args = nprocTrain(dir, 'int', ['train.iterations=50', 'train.checkpointEvery=0', 'eval.tasks=4']);
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    // As a terminal's Ctrl-C: SIGINT to the launcher's whole process group (a rank reached by it and by the launcher
+    // would see two signals and quit without saving).
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let err = '';
+    let sent = false;
     child.stderr.on('data', (d) => {
       err += d;
-      if (/iter 2\/50/.test(err) && !child.killed) child.kill('SIGINT');
+      if (/iter 2\/50/.test(err) && !sent) {
+        sent = true;
+        process.kill(-child.pid!, 'SIGINT');
+      }
     });
     const code = await new Promise<number | null>((ok) => child.on('close', (c) => ok(c)));
     expect(code, err).toBe(130);

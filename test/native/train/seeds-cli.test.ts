@@ -2,7 +2,7 @@
 // own seed in its config, and the across-seed table read back from those folders; `--jobs 2` running the seeds side by
 // side computes exactly what the seeds compute one after another.
 import { describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,6 +102,32 @@ describe('lamer train --seeds, lamer compare', () => {
     expect(failed.stderr).toMatch(/\[seed 1\] lamer: \[E_EXISTS\] .*tiny-seed1 already holds a finished run/);
     expect(failed.stderr).toContain('[train] seed 1 exited with status 1; stopping the other seeds (they save what completed)');
     expect(failed.stdout).not.toContain('across 2 seeds');
+  }, 900_000);
+
+  it('--jobs: Ctrl-C stops every seed after saving what completed, and --resume finishes them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lamer-jobs-int-'));
+    const config = tinyJobFile(dir, { train: { iterations: 40, checkpointEvery: 1 } });
+    const args = [join(root, 'bin', 'lamer.js'), 'train', '--config', config, '--seeds', '0-2', '--jobs', '2'];
+    // As a terminal's Ctrl-C: SIGINT to the whole process group, once both running seeds are training.
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let err = '';
+    let sent = false;
+    child.stderr.on('data', (d) => {
+      err += d;
+      if (/\[seed 0\] \[lamer\] iter 2\/40/.test(err) && /\[seed 1\] \[lamer\] iter 2\/40/.test(err) && !sent) {
+        sent = true;
+        process.kill(-child.pid!, 'SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((ok) => child.on('close', (c) => ok(c)));
+    expect(code, err).toBe(130);
+    // Each running seed stopped by its own handler (once signalled), the third never started.
+    for (const s of [0, 1]) expect(err).toContain(`[seed ${s}] lamer train: interrupted; \`lamer train --resume\``);
+    expect(err).not.toContain('[seed 2]');
+    expect(err).toMatch(/lamer train: interrupted; `lamer train --resume` with the same options continues each seed where it stopped\n$/);
+    const resumed = spawnSync(process.execPath, [...args, '--resume', '--quiet'], { cwd: root, encoding: 'utf8', timeout: 400_000 });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('across 3 runs (t, 2 d.o.f.)');
   }, 900_000);
 
   it('refuses a malformed seed list and a compare without folders', async () => {
