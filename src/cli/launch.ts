@@ -72,24 +72,33 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
       });
     });
   });
-  const forward = (signal: NodeJS.Signals) => {
+  const stopPassing = passSignalsOn((signal) => {
     interrupted = true;
     for (const child of children) if (child.exitCode === null) child.kill(signal);
-  };
-  const onInt = () => forward('SIGINT');
-  const onTerm = () => forward('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
-  // A closed terminal stops the processes as SIGTERM does (they no longer share its process group).
-  process.on('SIGHUP', onTerm);
+  });
   try {
     const statuses = await Promise.all(exits);
     return firstFailure ?? statuses.find((s) => s !== 0) ?? 0;
   } finally {
+    stopPassing();
+  }
+}
+
+/**
+ * Passes SIGINT and SIGTERM on to `forward` while a launcher's children run (they run in process groups of their own,
+ * so nothing else signals them), and a closed terminal's SIGHUP as SIGTERM; returns the function that stops it.
+ */
+function passSignalsOn(forward: (signal: NodeJS.Signals) => void): () => void {
+  const onInt = () => forward('SIGINT');
+  const onTerm = () => forward('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  process.on('SIGHUP', onTerm);
+  return () => {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
     process.off('SIGHUP', onTerm);
-  }
+  };
 }
 
 /**
@@ -146,22 +155,14 @@ export async function launchSeeds(seeds: readonly number[], n: number, argsFor: 
   const worker = async () => {
     while (next < seeds.length && firstFailure === undefined && !interrupted) await start(seeds[next++]);
   };
-  const forward = (signal: NodeJS.Signals) => {
+  const stopPassing = passSignalsOn((signal) => {
     interrupted = true;
     for (const child of running.values()) child.kill(signal);
-  };
-  const onInt = () => forward('SIGINT');
-  const onTerm = () => forward('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
-  // A closed terminal stops the processes as SIGTERM does (they no longer share its process group).
-  process.on('SIGHUP', onTerm);
+  });
   try {
     await Promise.all(Array.from({ length: Math.min(n, seeds.length) }, worker));
     return firstFailure ?? 0;
   } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
-    process.off('SIGHUP', onTerm);
+    stopPassing();
   }
 }

@@ -12,6 +12,12 @@ import { parseSeedList } from '../../../src/cli/args.js';
 import { tinyJobFile } from './helpers.js';
 import { captured, root } from '../../helpers/index.js';
 
+/** `lamer train --seeds 0-1 --jobs 2` of the tiny job into `dir`, as a user runs it. */
+function twoAtOnce(dir: string) {
+  const args = [join(root, 'bin', 'lamer.js'), 'train', '--config', tinyJobFile(dir), '--seeds', '0-1', '--jobs', '2', '--quiet'];
+  return spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', timeout: 400_000 });
+}
+
 /** What a seed's run folder computed: every method's evaluation and the trained methods' last weights. */
 function computed(run: string): unknown {
   const evals = JSON.parse(readFileSync(join(run, 'eval.json'), 'utf8')) as Array<{ method: string; passAtK: number[]; firstWin: number[] }>;
@@ -68,15 +74,7 @@ describe('lamer train --seeds, lamer compare', () => {
 
     // The same job with the two seeds side by side, each in its own process.
     const dir2 = mkdtempSync(join(tmpdir(), 'lamer-jobs-'));
-    const side = spawnSync(
-      process.execPath,
-      [join(root, 'bin', 'lamer.js'), 'train', '--config', tinyJobFile(dir2), '--seeds', '0-1', '--jobs', '2', '--quiet'],
-      {
-        cwd: root,
-        encoding: 'utf8',
-        timeout: 400_000,
-      },
-    );
+    const side = twoAtOnce(dir2);
     expect(side.status, side.stderr).toBe(0);
     expect(side.stdout).toContain(`[train] 2 seeds, 2 at a time, each in its own process: ${join(dir2, 'tiny-seed0')}, ${join(dir2, 'tiny-seed1')}`);
     for (const s of [0, 1]) {
@@ -89,15 +87,7 @@ describe('lamer train --seeds, lamer compare', () => {
     // A seed that fails (its folder already holds a run) stops the job with its status and no comparison.
     const dir3 = mkdtempSync(join(tmpdir(), 'lamer-jobs-fail-'));
     cpSync(join(dir2, 'tiny-seed1'), join(dir3, 'tiny-seed1'), { recursive: true });
-    const failed = spawnSync(
-      process.execPath,
-      [join(root, 'bin', 'lamer.js'), 'train', '--config', tinyJobFile(dir3), '--seeds', '0-1', '--jobs', '2', '--quiet'],
-      {
-        cwd: root,
-        encoding: 'utf8',
-        timeout: 400_000,
-      },
-    );
+    const failed = twoAtOnce(dir3);
     expect(failed.status, failed.stderr).toBe(1);
     expect(failed.stderr).toMatch(/\[seed 1\] lamer: \[E_EXISTS\] .*tiny-seed1 already holds a finished run/);
     expect(failed.stderr).toContain('[train] seed 1 exited with status 1; stopping the other seeds (they save what completed)');
