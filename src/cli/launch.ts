@@ -60,7 +60,7 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
     });
     return new Promise<number>((ok) => {
       child.on('close', (code, signal) => {
-        const status = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1);
+        const status = exitStatus(code, signal);
         if (status !== 0 && firstFailure === undefined) {
           firstFailure = status;
           if (interrupted) return ok(status);
@@ -82,6 +82,11 @@ export async function launchLocalRanks(n: number, args: readonly string[]): Prom
   } finally {
     stopPassing();
   }
+}
+
+/** A child's exit as a shell reports it: its code, or 128 + the signal's number for SIGINT and SIGTERM (else 1). */
+function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
+  return code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1);
 }
 
 /**
@@ -118,7 +123,6 @@ export async function launchSeeds(seeds: readonly number[], n: number, argsFor: 
     new Promise<number>((ok) => {
       const child = spawn(process.execPath, [...process.execArgv, entry, ...argsFor(seed)], {
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: process.env,
         // Its own process group, as the ranks of launchLocalRanks: a signal reaches each seed once, from here.
         detached: true,
       });
@@ -140,7 +144,7 @@ export async function launchSeeds(seeds: readonly number[], n: number, argsFor: 
       }
       child.on('close', (code, signal) => {
         running.delete(seed);
-        const status = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1);
+        const status = exitStatus(code, signal);
         if (status !== 0 && firstFailure === undefined) {
           firstFailure = status;
           if (!interrupted) {

@@ -87,7 +87,7 @@ export const command: Command = {
         return 2;
       }
       // The same command in n processes, without --nproc, each with torchrun's variables.
-      return launchLocalRanks(n, ['train', ...dropOption(argv, 'nproc')]);
+      return launchLocalRanks(n, ['train', ...dropOptions(argv, 'nproc')]);
     }
     if (values.resume && values.force) {
       console.error(`lamer train: --resume continues a run and --force replaces it; pass one of them\n\n${usage}`);
@@ -153,10 +153,7 @@ export const command: Command = {
             `\`lamer report ${runDir}\` draws the charts)`,
         );
       }
-      if (seeds && main) {
-        console.log(`\nacross ${runDirs.length} seed${runDirs.length === 1 ? '' : 's'} (\`lamer compare ${runDirs.join(' ')}\` prints this again)\n`);
-        console.log(formatRunsComparison(compareRuns(runDirs.map(readRunEvaluation))));
-      }
+      if (seeds && main) printAcrossSeeds(runDirs);
       return 0;
     } catch (e) {
       if (!received) throw e;
@@ -181,7 +178,7 @@ export const command: Command = {
  */
 async function trainSeedsSideBySide(argv: readonly string[], configName: string, overrides: string[], seeds: number[], n: number): Promise<number> {
   const base = loadConfig(configName, overrides);
-  const rest = dropOption(dropOption(dropOption(argv, 'jobs'), 'seeds'), 'name');
+  const rest = dropOptions(argv, 'jobs', 'seeds', 'name');
   const nameOf = (seed: number) => `${base.name}-seed${seed}`;
   const runDirs = seeds.map((s) => join(base.runsDir, nameOf(s)));
   const at = Math.min(n, seeds.length);
@@ -192,21 +189,23 @@ async function trainSeedsSideBySide(argv: readonly string[], configName: string,
     return status;
   }
   if (status !== 0) return status;
-  console.log(`\nacross ${runDirs.length} seeds (\`lamer compare ${runDirs.join(' ')}\` prints this again)\n`);
-  console.log(formatRunsComparison(compareRuns(runDirs.map(readRunEvaluation))));
+  printAcrossSeeds(runDirs);
   return 0;
 }
 
-/** argv without `--name VALUE` / `--name=VALUE`. */
-function dropOption(argv: readonly string[], name: string): string[] {
+/** The across-seed comparison a job of several seeds ends with, read back from the seeds' run folders. */
+function printAcrossSeeds(runDirs: string[]): void {
+  console.log(`\nacross ${runDirs.length} seed${runDirs.length === 1 ? '' : 's'} (\`lamer compare ${runDirs.join(' ')}\` prints this again)\n`);
+  console.log(formatRunsComparison(compareRuns(runDirs.map(readRunEvaluation))));
+}
+
+/** argv without the options `names` and their values (`--name VALUE` / `--name=VALUE`). */
+function dropOptions(argv: readonly string[], ...names: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === `--${name}`) {
-      i++;
-      continue;
-    }
-    if (argv[i].startsWith(`--${name}=`)) continue;
-    out.push(argv[i]);
+    const name = names.find((n) => argv[i] === `--${n}` || argv[i].startsWith(`--${n}=`));
+    if (name === undefined) out.push(argv[i]);
+    else if (argv[i] === `--${name}`) i++; // its value follows
   }
   return out;
 }
