@@ -355,6 +355,18 @@ const sftSchema = z
       .describe('cut each scripted demonstration response after this many characters (null: never; the default job pins 96)'),
     lr: z.number().positive().default(1e-3).describe('learning rate of the warm start'),
     batchRows: positiveInt.default(32).describe('rows per warm-start step'),
+    /**
+     * Warm-start steps between saves of its state into the run's `warm-start.partial` folder (the weights, the warm
+     * start's optimizer state, the shuffles' position, the model's own refused moves so far), from which `--resume`
+     * continues a warm start cut short with the same result as one never cut; a stop on a signal saves too. The folder
+     * goes once the warm start ends. 0: no saves (a warm start cut short starts over).
+     */
+    checkpointEvery: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(1000)
+      .describe('warm-start steps between saves of its state, from which --resume continues it (0: none)'),
   })
   .strict();
 

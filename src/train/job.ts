@@ -19,6 +19,7 @@ import { createNativeRuntime } from './native-runtime.js';
 import { isCheckpointDir } from '../model/policy.js';
 import type { PolicyRuntime } from './runtime.js';
 import { Trainer } from './trainer.js';
+import { removeWarmStartSaves, WARM_START_SAVES } from './warm-start.js';
 import type { DistContext } from './distributed.js';
 
 export type RuntimeFactory = (config: TrainerConfig, runDir: string, dist?: DistContext) => Promise<PolicyRuntime>;
@@ -164,14 +165,19 @@ async function runJobIn(runDir: string, config: TrainerConfig, options: JobOptio
         const runtime = await (options.runtime ?? createNativeRuntime)(trainer.config, runDir, options.dist);
         try {
           await runtime.broadcast?.();
-          const losses = await trainer.warmStart(runtime, options.signal);
+          const losses = await trainer.warmStart(runtime, options.signal, options.resume);
           log(`[job] warm start: loss ${losses[0]?.toFixed(4)} -> ${losses.at(-1)?.toFixed(4)}; saving ${warmDir}`);
-          if (main) await runtime.save(warmDir);
+          if (main) {
+            await runtime.save(warmDir);
+            removeWarmStartSaves(runDir);
+          }
           // The methods load the warm start from the folder: every rank waits until rank 0 wrote it.
           await dist?.barrier();
         } finally {
           await runtime.dispose();
         }
+      } else if (main) {
+        removeWarmStartSaves(runDir); // left by a stop between saving the warm start and removing them
       }
       modelPath = warmDir;
     }
@@ -241,9 +247,12 @@ export function summarizeEvaluations(results: EvalSummary[], config: TrainerConf
 export function existingRun(runDir: string): 'finished' | 'started' | undefined {
   if (!existsSync(runDir)) return undefined;
   if (existsSync(join(runDir, 'eval.json'))) return 'finished';
-  // Temporaries of a killed write do not make a run: metrics, a complete checkpoint or a saved warm start do.
+  // Temporaries of a killed write do not make a run: metrics, a complete checkpoint, a saved warm start or its saves do.
   const parts = (dir: string) =>
-    existsSync(join(dir, 'metrics.jsonl')) || listCheckpoints(join(dir, 'checkpoints')).length > 0 || isCheckpointDir(join(dir, 'warm-start'));
+    existsSync(join(dir, 'metrics.jsonl')) ||
+    listCheckpoints(join(dir, 'checkpoints')).length > 0 ||
+    isCheckpointDir(join(dir, 'warm-start')) ||
+    existsSync(join(dir, WARM_START_SAVES));
   if (parts(runDir)) return 'started';
   const methods = readdirSync(runDir, { withFileTypes: true }).filter((e) => e.isDirectory());
   return methods.some((e) => parts(join(runDir, e.name))) ? 'started' : undefined;

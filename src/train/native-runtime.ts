@@ -25,6 +25,8 @@ import { timeBook } from '../util/timing.js';
 import { logprobAgreement, type LogprobAgreement } from './agreement.js';
 
 const OPTIMIZER_FILE = 'optimizer.safetensors';
+/** The warm start's optimizer state beside its weights in a warm-start save (saveSupervised). */
+const SFT_OPTIMIZER_FILE = 'sft-optimizer.safetensors';
 /** The frozen weights a KL loss compares with, kept in the run folder when they are not the configured model. */
 export const REFERENCE_DIR = 'reference';
 
@@ -307,10 +309,14 @@ class NativeRuntime implements PolicyRuntime {
     return ids;
   }
 
+  /** The warm start's optimizer (AdamW at sft.lr, constant), created on first use. */
+  #sftOpt(config: TrainerConfig): Optimizer {
+    this.#sftOptimizer ??= Optimizer.create(this.#policy, { ...optimizerOptionsFromConfig(config), lr: config.sft.lr, schedule: 'constant', valueHead: false });
+    return this.#sftOptimizer;
+  }
+
   async supervised(batch: SupervisedBatch, config: TrainerConfig): Promise<{ loss: number; tokens: number }> {
-    if (!this.#sftOptimizer) {
-      this.#sftOptimizer = Optimizer.create(this.#policy, { ...optimizerOptionsFromConfig(config), lr: config.sft.lr, schedule: 'constant', valueHead: false });
-    }
+    const optimizer = this.#sftOpt(config);
     // The response ends with the checkpoint's stop token, so the model learns where an answer ends.
     const stop = this.#policy.stopIds[0];
     const encode = (text: string): number[] => {
@@ -334,7 +340,7 @@ class NativeRuntime implements PolicyRuntime {
       if (contrast) addUnlikely(promptIds, contrast);
     });
     if (weight > 0) for (const n of batch.negatives ?? []) addUnlikely(this.#client.promptIds(n.prompt), n.contrast);
-    const m = await this.#sftOptimizer.sftStep(rows, {
+    const m = await optimizer.sftStep(rows, {
       microBatchTokens: config.optim.microBatchTokens,
       sharePrefix: config.train.sharePrefix !== 'off',
       ...(this.#dist ? { group: this.#dist.native } : {}),
@@ -355,6 +361,20 @@ class NativeRuntime implements PolicyRuntime {
 
   async saveFromRank(): Promise<void> {
     if (this.#optimizer && this.#dist) await this.#optimizer.save(null, this.#dist.native);
+  }
+
+  async saveSupervised(dir: string | null): Promise<void> {
+    if (dir !== null) {
+      if (this.#policy.lora) await this.#policy.saveAdapter(dir);
+      else await this.#policy.save(dir);
+    }
+    // Every rank takes part in a ZeRO optimizer's save; rank 0 writes it.
+    await this.#sftOpt(this.#config).save(dir === null ? null : join(dir, SFT_OPTIMIZER_FILE), this.#dist?.native);
+  }
+
+  async restoreSupervised(dir: string): Promise<void> {
+    await this.restore(dir);
+    await this.#sftOpt(this.#config).load(join(dir, SFT_OPTIMIZER_FILE), this.#dist?.native);
   }
 
   async restore(dir: string): Promise<void> {

@@ -110,5 +110,12 @@ export interface PolicyRuntime {
   saveFromRank?(): Promise<void>;
   /** Reads what save() wrote. */
   restore(dir: string): Promise<void>;
+  /**
+   * The warm start's state for resuming it (sft.checkpointEvery): the weights and the warm start's optimizer state
+   * into `dir`. Data parallel: every rank calls it, rank 0 with the folder and the others with null.
+   */
+  saveSupervised?(dir: string | null): Promise<void>;
+  /** Reads what saveSupervised() wrote: the weights and the warm start's optimizer state. */
+  restoreSupervised?(dir: string): Promise<void>;
   dispose(): Promise<void>;
 }

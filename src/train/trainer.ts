@@ -19,7 +19,7 @@ import { deriveSeed } from '../util/seed.js';
 import { Progress } from '../util/progress.js';
 import { runSeeds, validateConfig, type TrainerConfig, type TrainerConfigInput } from './config.js';
 import { checkpointName, cleanInterruptedCheckpoints, latestCheckpoint, removeStaleTemporaries, saveCheckpoint, writeFileAtomic } from './checkpoint.js';
-import { warmStart } from './warm-start.js';
+import { removeWarmStartSaves, WARM_START_SAVES, warmStart } from './warm-start.js';
 import type { EvalEvent, IterationEvent, TimeBreakdown, TrainerEvent } from './events.js';
 import { createNativeRuntime } from './native-runtime.js';
 import { claimRunFolder } from './run-lock.js';
@@ -231,10 +231,18 @@ export class Trainer {
 
   /**
    * The supervised warm start from scripted demonstrations (config.sft): `sft.reflectSteps` steps on the reflection
-   * rows alone, then `sft.steps` on all rows. Returns the loss of each step.
+   * rows alone, then `sft.steps` on all rows. Returns the loss of each step. It saves its state into the run's
+   * WARM_START_SAVES folder every sft.checkpointEvery steps; `resume` continues from there.
    */
-  async warmStart(runtime: PolicyRuntime, signal?: AbortSignal): Promise<number[]> {
-    return warmStart(this.config, runtime, { dist: this.#options.dist, silent: this.#silent, log: (line) => this.#log(line), signal });
+  async warmStart(runtime: PolicyRuntime, signal?: AbortSignal, resume = false): Promise<number[]> {
+    return warmStart(this.config, runtime, {
+      dist: this.#options.dist,
+      silent: this.#silent,
+      log: (line) => this.#log(line),
+      signal,
+      checkpointDir: join(this.runDir, WARM_START_SAVES),
+      resume,
+    });
   }
 
   /**
@@ -447,13 +455,16 @@ export class Trainer {
       return join(this.checkpointsDir, checkpointName(iteration));
     }
     const identity = await this.#modelIdentity();
-    return saveCheckpoint(this.checkpointsDir, iteration, async (dir) => {
+    const saved = await saveCheckpoint(this.checkpointsDir, iteration, async (dir) => {
       await runtime.save(dir);
       const model = { ...identity, files: await checkpointFileHashes(dir) };
       const state: TrainerState = { iteration, method: this.config.method, seed: this.config.seed, evalPending, model };
       writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
       writeFileSync(join(dir, RUN_CONFIG_FILE), JSON.stringify(this.config, null, 2) + '\n');
     });
+    // A checkpoint holds what the warm start led to: its saves are no longer needed.
+    removeWarmStartSaves(this.runDir);
+    return saved;
   }
 
   /**
@@ -560,7 +571,7 @@ export class Trainer {
         // Every rank starts from rank 0's weights.
         await runtime.broadcast?.();
         if (TRAINED_METHODS.includes(c.method) && c.sft.trials > 0 && c.sft.steps > 0) {
-          const losses = await this.warmStart(runtime, signal);
+          const losses = await this.warmStart(runtime, signal, options.resume);
           yield this.#emit({
             type: 'log',
             level: 'info',

@@ -11,6 +11,8 @@ export interface ProgressOptions {
   intervalMs?: number;
   /** Print nothing (for tests and embedding). */
   silent?: boolean;
+  /** Work already done before this bar started (a resumed job): counted as done, left out of the rate. */
+  done?: number;
 }
 
 function formatDuration(seconds: number): string {
@@ -27,14 +29,16 @@ function formatDuration(seconds: number): string {
 export class Progress {
   readonly #opts: Required<Omit<ProgressOptions, 'stream'>> & { stream: NodeJS.WritableStream };
   readonly #start = performance.now();
-  #done = 0;
+  #done: number;
+  readonly #resumedAt: number;
   #lastDraw = 0;
   #note = '';
   readonly #tty: boolean;
 
   constructor(options: ProgressOptions) {
     const stream = options.stream ?? process.stderr;
-    this.#opts = { unit: 'items', intervalMs: 0, silent: false, ...options, stream };
+    this.#opts = { unit: 'items', intervalMs: 0, silent: false, done: 0, ...options, stream };
+    this.#done = this.#resumedAt = this.#opts.done;
     this.#tty = Boolean((stream as WriteStream).isTTY);
     if (this.#opts.intervalMs === 0) this.#opts.intervalMs = this.#tty ? 100 : 10_000;
   }
@@ -70,7 +74,7 @@ export class Progress {
     if (this.#opts.silent) return;
     const { label, total, unit, stream } = this.#opts;
     const elapsed = (now - this.#start) / 1000;
-    const rate = this.#done / Math.max(elapsed, 1e-9);
+    const rate = (this.#done - this.#resumedAt) / Math.max(elapsed, 1e-9);
     const eta = (total - this.#done) / Math.max(rate, 1e-9);
     const frac = total > 0 ? Math.min(1, this.#done / total) : 1;
     const stats = `${this.#done}/${total} ${unit} ${rate.toFixed(rate < 10 ? 2 : 0)}/s elapsed ${formatDuration(elapsed)} eta ${final ? '00:00' : formatDuration(eta)}`;

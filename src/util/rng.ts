@@ -32,6 +32,21 @@ export class Rng {
     this.s3 = v | 1;
   }
 
+  /** The generator's state (four 32-bit words), to continue the same stream later with Rng.fromState. */
+  state(): [number, number, number, number] {
+    return [this.s0 >>> 0, this.s1 >>> 0, this.s2 >>> 0, this.s3 >>> 0];
+  }
+
+  /** A generator that continues from `state()`'s words; E_ARG when they are not four 32-bit integers, not all zero. */
+  static fromState(words: readonly number[]): Rng {
+    if (words.length !== 4 || !words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff) || words.every((w) => w === 0)) {
+      throw new LamerError('E_ARG', `Rng state must be four 32-bit unsigned integers, not all zero; got ${JSON.stringify(words)}`);
+    }
+    const rng = new Rng(0);
+    [rng.s0, rng.s1, rng.s2, rng.s3] = [words[0] | 0, words[1] | 0, words[2] | 0, words[3] | 0];
+    return rng;
+  }
+
   /** Uniform 32-bit unsigned integer. */
   nextU32(): number {
     const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0;

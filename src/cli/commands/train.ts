@@ -1,6 +1,5 @@
 // `lamer train`: runs a training job from a named config (default: the CPU comparison of LaMer and GiGPO), once or,
 // with --seeds, once per seed into its own run folder, followed by the across-seed comparison of those folders.
-import { LamerError } from '../../errors.js';
 import { join } from 'node:path';
 import { compareRuns, formatRunsComparison } from '../../eval/across-runs.js';
 import { describeTaskSet } from '../../eval/evaluate.js';
@@ -13,6 +12,7 @@ import type { Command } from '../command.js';
 import { readRunEvaluation } from './compare.js';
 import { joinRunGroup } from '../../train/distributed.js';
 import { launchLocalRanks, launchSeeds } from '../launch.js';
+import { onStopSignals } from '../interrupt.js';
 
 const usage = `usage: lamer train [--config NAME|FILE] [--set FIELD=VALUE ...] [--method M] [--seeds LIST] [--name NAME] [--resume | --force] [--nproc N | --jobs N] [--quiet]
 
@@ -113,26 +113,8 @@ export const command: Command = {
     const base = loadConfig(values.config!, overrides);
     // One job per seed, each in its own folder; without --seeds, the one job the config names.
     const jobs = seeds ? seeds.map((s) => loadConfig(values.config!, [...overrides, `seed=${s}`, `name=${base.name}-seed${s}`])) : [base];
-    // SIGINT / SIGTERM: the current step is abandoned, the completed iterations are checkpointed, and the exit code
-    // is 128 + the signal's number (130, 143); a second signal quits at once. It quits by the signal itself: with the
-    // handlers removed, the signal's default action ends the process without exit()'s static destructors, which
-    // would tear libtorch down under a worker thread still inside a backward pass (a SIGSEGV). The run's lock stays
-    // behind, naming a dead process, and --resume takes it over.
-    const controller = new AbortController();
-    let received: NodeJS.Signals | undefined;
-    const stop = (signal: NodeJS.Signals) => {
-      if (received) {
-        process.removeAllListeners('SIGINT');
-        process.removeAllListeners('SIGTERM');
-        process.kill(process.pid, signal);
-        return;
-      }
-      received = signal;
-      console.error(`\nlamer train: ${signal}: stopping after saving what completed (send it again to quit at once)`);
-      controller.abort(new LamerError('E_INTERRUPTED', `interrupted by ${signal}`));
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    // SIGINT / SIGTERM: the completed iterations (or warm-start steps) are saved, then the command exits 130 / 143.
+    const stops = onStopSignals('lamer train');
     const runDirs: string[] = [];
     try {
       for (const config of jobs) {
@@ -141,7 +123,7 @@ export const command: Command = {
           runtime: createNativeRuntime,
           resume: values.resume,
           force: values.force,
-          signal: controller.signal,
+          signal: stops.signal,
           progress: !values.quiet && main,
           dist,
         });
@@ -156,16 +138,15 @@ export const command: Command = {
       if (seeds && main) printAcrossSeeds(runDirs);
       return 0;
     } catch (e) {
-      if (!received) throw e;
+      if (!stops.received()) throw e;
       const where = jobs
         .map((c) => join(c.runsDir, c.name))
         .slice(0, runDirs.length + 1)
         .at(-1);
       console.error(`lamer train: interrupted; \`lamer train --resume\` with the same options continues ${where}`);
-      return received === 'SIGTERM' ? 143 : 130;
+      return stops.status();
     } finally {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      stops.dispose();
       await dist?.close();
     }
   },
