@@ -29,7 +29,8 @@ rows on held-out tasks). Writes the run folder (runs/NAME): config.json, metrics
              alone. One process of a small model leaves part of the cores idle; on 2 cores two WebShop seeds at once
              make 1.5-1.6x the steps/s of one. A seed that fails stops the others (they save what completed)
   --name     the run folder's name (runs/NAME; default the config's name)
-  --resume   continue from the run folder's latest checkpoint (a finished run is left as it is)
+  --resume   continue from the run folder's latest checkpoint, or a warm start cut short from its last save
+             (RUN/warm-start.partial, every sft.checkpointEvery steps and on Ctrl-C); a finished run is left as it is
   --force    replace a run folder that already holds a run (without it, an existing run is never overwritten)
   --nproc    data-parallel training in N local processes (c10d Gloo on the CPU, NCCL with one GPU per process):
              each plays its share of every iteration's tasks and evaluation, and all take the same steps. Under
