@@ -170,6 +170,23 @@ describe('a warm start resumed from its saves (sft.checkpointEvery)', () => {
   }, 300_000);
 });
 
+/** A native runtime factory whose runtimes abort `controller` (as SIGINT does) after `n` supervised steps in all. */
+function stoppingAfter(n: number) {
+  const controller = new AbortController();
+  let steps = 0;
+  const stopping = async (c: TrainerConfig, runDir: string) => {
+    const runtime = await createNativeRuntime(c, runDir);
+    const supervised = runtime.supervised.bind(runtime);
+    runtime.supervised = async (batch, cfg) => {
+      const out = await supervised(batch, cfg);
+      if (++steps === n) controller.abort(new LamerError('E_INTERRUPTED', 'interrupted by the test'));
+      return out;
+    };
+    return runtime;
+  };
+  return { controller, stopping };
+}
+
 describe('a comparison job stopped in its warm start', () => {
   /** The tiny MineSweeper job with a 12-step warm start saved every 4 steps. */
   const job = (dir: string) => validateConfig(tinyJob(dir, { sft: { steps: 12, checkpointEvery: 4 } }));
@@ -178,18 +195,7 @@ describe('a comparison job stopped in its warm start', () => {
     const whole = tempDir('job-whole');
     const reference = await runJob(job(whole), { runtime: createNativeRuntime, progress: false, log: () => {} });
     const dir = tempDir('job-stop');
-    const controller = new AbortController();
-    let steps = 0;
-    const stopping = async (c: TrainerConfig, runDir: string) => {
-      const runtime = await createNativeRuntime(c, runDir);
-      const supervised = runtime.supervised.bind(runtime);
-      runtime.supervised = async (batch, cfg) => {
-        const out = await supervised(batch, cfg);
-        if (++steps === 6) controller.abort(new LamerError('E_INTERRUPTED', 'interrupted by the test'));
-        return out;
-      };
-      return runtime;
-    };
+    const { controller, stopping } = stoppingAfter(6);
     const stopped = await runJob(job(dir), { runtime: stopping, progress: false, log: () => {}, signal: controller.signal }).catch((e: unknown) => e);
     expect(hasCode(stopped, 'E_INTERRUPTED'), String(stopped)).toBe(true);
     const saves = join(dir, 'tiny', WARM_START_SAVES);
@@ -221,18 +227,7 @@ describe('a single run stopped in its warm start', () => {
     const whole = tempDir('one-whole');
     await collect(new Trainer(single(whole), { runtime: createNativeRuntime, progress: false, log: () => {} }));
     const dir = tempDir('one-stop');
-    const controller = new AbortController();
-    let steps = 0;
-    const stopping = async (c: TrainerConfig, runDir: string) => {
-      const runtime = await createNativeRuntime(c, runDir);
-      const supervised = runtime.supervised.bind(runtime);
-      runtime.supervised = async (batch, cfg) => {
-        const out = await supervised(batch, cfg);
-        if (++steps === 5) controller.abort(new LamerError('E_INTERRUPTED', 'interrupted by the test'));
-        return out;
-      };
-      return runtime;
-    };
+    const { controller, stopping } = stoppingAfter(5);
     const stopped = await collect(new Trainer(single(dir), { runtime: stopping, progress: false, log: () => {} }), { signal: controller.signal }).catch(
       (e: unknown) => e,
     );
