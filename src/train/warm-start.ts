@@ -41,10 +41,10 @@ export interface WarmStartOptions {
   resume?: boolean;
 }
 
-/** What decides a warm start's steps: a saved state resumes only under the same settings. */
+/** What decides a warm start's steps, as JSON values (as a save records them): a save resumes only under the same. */
 function warmStartSettings(config: TrainerConfig): Record<string, unknown> {
   const { checkpointEvery: _, ...sft } = config.sft;
-  return {
+  return jsonCopy({
     seed: config.seed,
     model: config.model,
     env: config.env,
@@ -53,8 +53,10 @@ function warmStartSettings(config: TrainerConfig): Record<string, unknown> {
     optim: config.optim,
     sharePrefix: config.train.sharePrefix,
     sft,
-  };
+  });
 }
+
+const jsonCopy = (value: object): Record<string, unknown> => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 
 /** The dotted path of the first field where `a` and `b` differ, or null when they are equal (JSON values). */
 function firstDifference(a: unknown, b: unknown, path = ''): string | null {
@@ -112,7 +114,7 @@ function readSaved(dir: string, settings: Record<string, unknown>): SavedWarmSta
       `${path}: not a warm-start state this build reads (${issue.path.join('.') || 'the file'}: ${issue.message}); remove ${dir} to start the warm start over`,
     );
   }
-  const differs = firstDifference(JSON.parse(JSON.stringify(settings)), parsed.data.settings);
+  const differs = firstDifference(settings, parsed.data.settings);
   if (differs !== null) {
     throw new LamerError(
       'E_CONFIG',
@@ -189,7 +191,7 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
     if (!saving || savedAt === losses.length) return;
     const state: SavedWarmStart = {
       version: 1,
-      settings: JSON.parse(JSON.stringify(settings)) as Record<string, unknown>,
+      settings,
       ...at,
       reflectDone,
       rng: rng.state(),
@@ -210,10 +212,10 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
   // Runs phase `index` over `order` from step `at.step` (its cursor `at.cursor`); returns the steps it took: `steps`, or
   // fewer when the mean loss of the last LOSS_WINDOW steps reaches `untilLoss`.
   const phase = async (index: number, order: number[], steps: number, label: string, untilLoss: number | null = null): Promise<number> => {
-    const resumed = at.phase === index;
-    let cursor = resumed ? at.cursor : order.length;
+    // `at` holds this phase's position: its start (set by next(), or after a round's trials) or where a save left it.
+    let cursor = at.cursor;
     const D = demos.prompts.length;
-    at = { phase: index, step: resumed ? at.step : 0, played: at.played, order, cursor };
+    at = { ...at, order };
     for (let step = at.step; step < steps; step++) {
       signal?.throwIfAborted();
       steady = false;
