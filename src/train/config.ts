@@ -330,6 +330,13 @@ const sftSchema = z
       .nonnegative()
       .default(0)
       .describe("ALFWorld, WebShop: times the demonstrator's move at each of the model's own refused states is repeated (0: none)"),
+    /**
+     * WebShop: the share of warm-start rows drawn (each step, each row) whose product ids are swapped for other
+     * catalog ids, one id always by the same one, in the prompt, the response and the row's refused and admissible
+     * moves together (src/train/id-swap.ts). A tiny model otherwise learns which id goes with which request and, on a
+     * request it never trained on, writes a remembered id the results page does not list. 0: none.
+     */
+    swapIds: z.number().min(0).max(1).default(0).describe('WebShop: share of warm-start rows whose product ids are swapped for other catalog ids (0: none)'),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3).describe('times each row that reads the memory is repeated'),
     /**
@@ -631,6 +638,9 @@ export function validateConfig(input: unknown, source = 'config'): TrainerConfig
       ...checkVariants(r.data, input),
       ...checkMistakes(r.data),
       ...checkRefusedLast(r.data),
+      ...(r.data.sft.swapIds > 0 && r.data.env.name !== 'webshop'
+        ? [`'sft.swapIds' swaps WebShop's product ids; env.name is '${r.data.env.name}': set sft.swapIds=0`]
+        : []),
     ];
     if (problems.length > 0) throw new LamerError('E_CONFIG', `${source}: ${problems.join('; ')}`);
     return r.data;

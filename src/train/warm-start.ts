@@ -15,6 +15,7 @@ import type { DistContext } from './distributed.js';
 import type { PolicyRuntime } from './runtime.js';
 import type { MoveContrast } from '../rollout/policy.js';
 import { collectMistakes, type Mistake } from './mistakes.js';
+import { configIdSwap, swapRow } from './id-swap.js';
 import { LamerError } from '../errors.js';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -154,12 +155,14 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
   let all = Array.from({ length: demos.prompts.length }, (_, i) => i);
   const reflectSteps = reflections.length > 0 ? sft.reflectSteps : 0;
   const contrasted = demos.contrast.filter((c) => c !== null);
+  const swap = sft.swapIds > 0 ? configIdSwap(config) : null;
   log(
     `[sft] ${demos.prompts.length} demonstration rows (${reflections.length} reflections) from ${demos.trials} trials (${demos.won} won)` +
       (sft.reflectSteps > 0 && reflectSteps === 0 ? '; no reflections, so no reflection-only steps' : '') +
       (sft.unlikelihood > 0
         ? `; ${contrasted.length} of them with refused moves beside them (${contrasted.reduce((s, c) => s + c.refused.length, 0)} unlikelihood rows, weight ${sft.unlikelihood})`
-        : ''),
+        : '') +
+      (sft.swapIds > 0 ? `; product ids swapped in ${(100 * sft.swapIds).toFixed(0)}% of the rows drawn` : ''),
   );
   const ownRounds = sft.mistakeTrials > 0 ? sft.mistakeRounds : 0;
   const ownSteps = sft.mistakeSteps * ownRounds;
@@ -230,17 +233,27 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
         }
         if (!dist || b % dist.size === dist.rank) {
           const i = order[cursor];
+          // sft.swapIds: a draw of its own for each row of each step (the step's index and the row's place name it),
+          // so a resumed warm start swaps as one never cut short did.
+          const swapRng = swap ? new Rng(deriveSeed(config.seed, 0x1d5, losses.length, b)) : null;
+          const swapped = swapRng !== null && swapRng.next() < sft.swapIds;
+          const row = (prompt: string, response: string | null, c: MoveContrast | null) =>
+            swapped ? swapRow(swap!, swapRng, prompt, response, c) : { prompt, response, contrast: c };
           if (i >= D + mistakes.length) {
             const m = labelled[i - D - mistakes.length];
-            prompts.push(m.prompt);
-            responses.push(m.label!);
+            const r = row(m.prompt, m.label!, null);
+            prompts.push(r.prompt);
+            responses.push(r.response!);
             contrast.push(null);
           } else if (i >= D) {
-            negatives.push(mistakes[i - D]);
+            const m = mistakes[i - D];
+            const r = row(m.prompt, null, m.contrast);
+            negatives.push({ prompt: r.prompt, contrast: r.contrast! });
           } else {
-            prompts.push(demos.prompts[i]);
-            responses.push(demos.responses[i]);
-            contrast.push(demos.contrast[i]);
+            const r = row(demos.prompts[i], demos.responses[i], demos.contrast[i]);
+            prompts.push(r.prompt);
+            responses.push(r.response!);
+            contrast.push(r.contrast);
           }
         }
         cursor++;
