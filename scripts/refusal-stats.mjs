@@ -4,10 +4,13 @@
 // before, how many failed episodes end stuck (their last two actions the same refused action), the refused share of
 // the turns right after a refused action against the others (an episode's first turn, or one after an accepted
 // action: where refusals start, against where they go on), and each refusal's kind, read from the prompt it answered
-// and the episode's earlier actions:
+// and the episode's earlier actions, over all refusals and over those that start a run of them (an episode's first
+// turn, or one after an accepted action):
 //   WebShop  - `click[<id>]` of a product the page does not list; a product id with words after it
 //              (`click[b01p3kkw1m vanilla]`); an option value the request names that the open product does not offer
-//              (`click[mint]`: the value follows `<name>: ` in the request); any other click; anything else.
+//              (`click[mint]`: the value follows `<name>: ` in the request); any other click; anything else. Of the
+//              unlisted products, how many the prompt names nowhere (not in the memory, not among the episode's
+//              actions): an id the model wrote from what it remembers of other goals, not from what it read.
 //   ALFWorld - `go to` the receptacle it stands at (the last accepted `go to`); `go to` a receptacle elsewhere (one
 //              the room lacks or the game refuses); then by verb (`take`, `put`, `open`, ...).
 // The environment of a trial is told from its actions (`search[...]` or `click[...]`: WebShop).
@@ -20,7 +23,11 @@
 //          read, in a form to commit beside a run's summary (docs/runs/<run>/refusals.json).
 import { fail, parseArgs, pct, readInputs, writeCounts } from './transcript-inputs.mjs';
 
-/** @typedef {{ actions: number, refused: number, repeats: number, failedEpisodes: number, stuckEnd: number, afterRefused: number, refusedAfterRefused: number, kinds: Record<string, number> }} Counts */
+/**
+ * `firstKinds`, `unlistedNowhere` and `unlistedNowhereFirst` are absent from counts files written before they were counted; `partial` marks a
+ * method that summed such a file (those two are then not printed).
+ * @typedef {{ actions: number, refused: number, repeats: number, failedEpisodes: number, stuckEnd: number, afterRefused: number, refusedAfterRefused: number, kinds: Record<string, number>, firstKinds: Record<string, number>, unlistedNowhere: number, unlistedNowhereFirst: number, partial?: boolean }} Counts
+ */
 /** @typedef {{ prompt: string, response: string, valid: boolean }} Turn */
 /** @typedef {{ method: string, episodes: { won: boolean, turns: Turn[] }[] }} TranscriptLine */
 
@@ -67,7 +74,19 @@ function alfWorldKind(action, at) {
 const byMethod = new Map();
 const countsOf = (/** @type {string} */ key) => {
   if (!byMethod.has(key))
-    byMethod.set(key, { actions: 0, refused: 0, repeats: 0, failedEpisodes: 0, stuckEnd: 0, afterRefused: 0, refusedAfterRefused: 0, kinds: {} });
+    byMethod.set(key, {
+      actions: 0,
+      refused: 0,
+      repeats: 0,
+      failedEpisodes: 0,
+      stuckEnd: 0,
+      afterRefused: 0,
+      refusedAfterRefused: 0,
+      kinds: {},
+      firstKinds: {},
+      unlistedNowhere: 0,
+      unlistedNowhereFirst: 0,
+    });
   return /** @type {Counts} */ (byMethod.get(key));
 };
 
@@ -86,6 +105,7 @@ function addTrial(s, t) {
     for (const u of e.turns) {
       const action = actionOf(u.response);
       s.actions++;
+      const startsRun = !lastRefused;
       if (lastRefused) {
         s.afterRefused++;
         if (!u.valid) s.refusedAfterRefused++;
@@ -96,6 +116,13 @@ function addTrial(s, t) {
         if (action === before) s.repeats++;
         const kind = webShop ? webShopKind(action, u.prompt) : alfWorldKind(action, at);
         s.kinds[kind] = (s.kinds[kind] ?? 0) + 1;
+        if (startsRun) s.firstKinds[kind] = (s.firstKinds[kind] ?? 0) + 1;
+        // The id of an unlisted product (the kind says the action is `click[<id>]`), looked for in the whole prompt.
+        const id = kind === 'product the page does not list' ? action.slice('click['.length, -1).trim() : null;
+        if (id !== null && !u.prompt.toLowerCase().includes(id)) {
+          s.unlistedNowhere++;
+          if (startsRun) s.unlistedNowhereFirst++;
+        }
       } else {
         const go = /^go to (.+)$/.exec(action);
         if (go !== null) at = go[1];
@@ -123,14 +150,35 @@ const sources = readInputs(inputs, {
         s[name] += c[name];
       }
       for (const [kind, n] of Object.entries(c.kinds)) s.kinds[kind] = (s.kinds[kind] ?? 0) + n;
+      if (typeof c.firstKinds !== 'object' || c.firstKinds === null || typeof c.unlistedNowhere !== 'number' || typeof c.unlistedNowhereFirst !== 'number')
+        s.partial = true;
+      else {
+        for (const [kind, n] of Object.entries(c.firstKinds)) s.firstKinds[kind] = (s.firstKinds[kind] ?? 0) + n;
+        s.unlistedNowhere += c.unlistedNowhere;
+        s.unlistedNowhereFirst += c.unlistedNowhereFirst;
+      }
     }
   },
 });
 
-for (const [method, s] of byMethod) {
-  const kinds = Object.entries(s.kinds)
+/** Kinds by count (most first), each with its share of `total`. */
+const listKinds = (/** @type {Record<string, number>} */ kinds, /** @type {number} */ total) =>
+  Object.entries(kinds)
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    .map(([kind, n]) => `${kind} ${n} (${pct(n, s.refused)}%)`);
+    .map(([kind, n]) => `${kind} ${n} (${pct(n, total)}%)`);
+
+for (const [method, s] of byMethod) {
+  const kinds = listKinds(s.kinds, s.refused);
+  const starting = s.refused - s.refusedAfterRefused;
+  const unlisted = s.kinds['product the page does not list'] ?? 0;
+  const unlistedFirst = s.firstKinds['product the page does not list'] ?? 0;
+  const more = s.partial
+    ? '\n  (a counts file written before the refusals that start a run were counted: those lines left out)'
+    : (starting > 0 ? `\n  refusals that start a run: ${listKinds(s.firstKinds, starting).join('; ')}` : '') +
+      (unlisted > 0
+        ? `\n  unlisted products the prompt names nowhere: ${s.unlistedNowhere} of ${unlisted} (${pct(s.unlistedNowhere, unlisted)}%); ` +
+          `of those that start a run, ${s.unlistedNowhereFirst} of ${unlistedFirst} (${pct(s.unlistedNowhereFirst, unlistedFirst)}%)`
+        : '');
   console.log(
     `${method}: ${s.refused} of ${s.actions} actions refused (${pct(s.refused, s.actions)}%); ` +
       `${s.repeats} repeat the action before (${pct(s.repeats, s.refused)}%); ` +
@@ -138,7 +186,8 @@ for (const [method, s] of byMethod) {
       `  refused: ${s.refused - s.refusedAfterRefused} of ${s.actions - s.afterRefused} first turns and turns after an accepted action ` +
       `(${pct(s.refused - s.refusedAfterRefused, s.actions - s.afterRefused)}%), ` +
       `${s.refusedAfterRefused} of ${s.afterRefused} turns after a refused one (${pct(s.refusedAfterRefused, s.afterRefused)}%)` +
-      (kinds.length ? `\n  ${kinds.join('; ')}` : ''),
+      (kinds.length ? `\n  ${kinds.join('; ')}` : '') +
+      more,
   );
 }
 
