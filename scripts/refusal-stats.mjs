@@ -10,7 +10,7 @@
 //              (`click[b01p3kkw1m vanilla]`); an option value the request names that the open product does not offer
 //              (`click[mint]`: the value follows `<name>: ` in the request); any other click; anything else. Of the
 //              unlisted products, how many the prompt names nowhere (not in the memory, not among the episode's
-//              actions): an id the model wrote from what it remembers of other goals, not from what it read.
+//              actions): an id the model did not copy from anything it was shown.
 //   ALFWorld - `go to` the receptacle it stands at (the last accepted `go to`); `go to` a receptacle elsewhere (one
 //              the room lacks or the game refuses); then by verb (`take`, `put`, `open`, ...).
 // The environment of a trial is told from its actions (`search[...]` or `click[...]`: WebShop).
@@ -24,8 +24,8 @@
 import { fail, parseArgs, pct, readInputs, writeCounts } from './transcript-inputs.mjs';
 
 /**
- * `firstKinds`, `unlistedNowhere` and `unlistedNowhereFirst` are absent from counts files written before they were counted; `partial` marks a
- * method that summed such a file (those two are then not printed).
+ * `firstKinds`, `unlistedNowhere` and `unlistedNowhereFirst` are absent from counts files written before they were
+ * counted; `partial` marks a method that summed such a file (their lines are then not printed).
  * @typedef {{ actions: number, refused: number, repeats: number, failedEpisodes: number, stuckEnd: number, afterRefused: number, refusedAfterRefused: number, kinds: Record<string, number>, firstKinds: Record<string, number>, unlistedNowhere: number, unlistedNowhereFirst: number, partial?: boolean }} Counts
  */
 /** @typedef {{ prompt: string, response: string, valid: boolean }} Turn */

@@ -333,8 +333,9 @@ const sftSchema = z
     /**
      * WebShop: the share of warm-start rows drawn (each step, each row) whose product ids are swapped for other
      * catalog ids, one id always by the same one, in the prompt, the response and the row's refused and admissible
-     * moves together (src/train/id-swap.ts). A tiny model otherwise learns which id goes with which request and, on a
-     * request it never trained on, writes a remembered id the results page does not list. 0: none.
+     * moves together (src/train/id-swap.ts), so that only an id read off the page is right. A tiny model otherwise
+     * leans on the places it learned each id in and, on a request it never trained on, writes an id the results page
+     * does not list. 0: none.
      */
     swapIds: z.number().min(0).max(1).default(0).describe('WebShop: share of warm-start rows whose product ids are swapped for other catalog ids (0: none)'),
     /** Times each row of a later episode (which reads the memory) is repeated. */

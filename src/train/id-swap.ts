@@ -1,8 +1,8 @@
-// Product ids swapped in warm-start rows (sft.swapIds, WebShop). A tiny model trained on demonstrations learns which
-// product id goes with which request's words, and on a request it never trained on it writes an id it remembers
-// rather than one the results page lists: about half the frozen warm start's refused clicks on the selection goals are
-// such ids. A row whose every product id is replaced by another of the catalog's ids (one id always by the same one,
-// two different ids never by the same one) shows the same state and the same move with nothing to remember: the move
+// Product ids swapped in warm-start rows (sft.swapIds, WebShop). A tiny model trained on demonstrations reads a
+// product id off the results page, but leans on the places it learned each id in: on goals it never trained on it
+// writes ids the page does not list (a third of the frozen warm start's refusals that start a run, on the selection
+// goals). A row whose every product id is replaced by another of the catalog's ids (one id always by the same one, two
+// different ids never by the same one) shows the same state and the same move with no id's place to lean on: the move
 // is right only as a copy of the page. The prompt, the response and the row's refused and admissible moves are
 // swapped together, so the page, the memory's `wrong: <id>` notes, the episode's clicks and the answer stay one story;
 // an id the page does not list stays unlisted.
@@ -62,11 +62,8 @@ export function idSwap(ids: readonly string[]): IdSwap {
   };
 }
 
-/** The swap for `config`'s environment: WebShop's catalog ids. E_CONFIG for another environment. */
+/** The swap for `config`'s WebShop catalog ids (validateConfig refuses sft.swapIds for another environment). */
 export function configIdSwap(config: TrainerConfig): IdSwap {
-  if (config.env.name !== 'webshop') {
-    throw new LamerError('E_CONFIG', `'sft.swapIds' swaps WebShop's product ids; env.name is '${config.env.name}': set sft.swapIds=0`);
-  }
   const { data } = resolveWebShop({ ...config.env.options, ...config.sft.envOptions } as WebShopOptions);
   return idSwap(data.products.map((p) => p.asin));
 }
