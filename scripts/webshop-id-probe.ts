@@ -13,6 +13,7 @@ import { collectDemonstrations } from '../src/train/demonstrations.js';
 import { Policy } from '../src/model/policy.js';
 import { EngineClient } from '../src/engine/client.js';
 import { extractAction } from '../src/envs/common/tags.js';
+import { clicked, isProduct } from '../src/envs/webshop/browser.js';
 import { configIdSwap } from '../src/train/id-swap.js';
 import { Rng } from '../src/util/rng.js';
 
@@ -41,7 +42,8 @@ const config = validateConfig({
 const demos = await collectDemonstrations(config);
 const rows: { prompt: string; product: string; original: string }[] = [];
 for (let i = 0; i < demos.prompts.length && rows.length < pages; i++) {
-  const product = /^click\[(b[0-9a-z]{9})\]$/.exec(extractAction(demos.responses[i])?.trim() ?? '')?.[1];
+  const what = clicked(extractAction(demos.responses[i]) ?? '');
+  const product = what !== null && isProduct(what) ? what : undefined;
   // A results page (its first line), each page once (rows repeat by sft weights).
   if (product && demos.prompts[i].includes('| now: back to search / page ') && !rows.some((r) => r.prompt === demos.prompts[i]))
     rows.push({ prompt: demos.prompts[i], product, original: product });

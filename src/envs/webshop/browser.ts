@@ -20,13 +20,13 @@ export function listedPrice(tag: string): number {
 }
 
 /** What a `click[...]` action clicks, in lower case; null for any other action. */
-function clicked(action: string): string | null {
+export function clicked(action: string): string | null {
   const m = action.trim().match(/^click\[\s*(.+?)\s*\]$/i);
   return m === null ? null : m[1].toLowerCase();
 }
 
 /** Whether a clicked button is a product (its ASIN). */
-const isProduct = (what: string): boolean => /^b[0-9a-z]{9}$/.test(what);
+export const isProduct = (what: string): boolean => /^b[0-9a-z]{9}$/.test(what);
 
 /** The products a failed episode bought (lowercase ASINs, in order), from its clicks: `click[asin]` then `click[buy now]`. */
 export function boughtInEpisode(steps: readonly TrajectoryStep[]): string[] {
