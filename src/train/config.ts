@@ -338,6 +338,19 @@ const sftSchema = z
      * does not list. 0: none.
      */
     swapIds: z.number().min(0).max(1).default(0).describe('WebShop: share of warm-start rows whose product ids are swapped for other catalog ids (0: none)'),
+    /**
+     * WebShop: the share of warm-start rows drawn (each step, each row) whose option values are swapped for other values
+     * of the same option, one value always by the same one, in the prompt, the response and the row's refused and
+     * admissible moves together (src/train/value-swap.ts), so that clicking the requested value is right only where the
+     * page lists it. The demonstrator opens only products that offer the request's values; a tiny model otherwise
+     * clicks the requested value on a product that lacks it. Drawn apart from sft.swapIds. 0: none.
+     */
+    swapValues: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0)
+      .describe('WebShop: share of warm-start rows whose option values are swapped for other values of the same option (0: none)'),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3).describe('times each row that reads the memory is repeated'),
     /**
@@ -641,6 +654,9 @@ export function validateConfig(input: unknown, source = 'config'): TrainerConfig
       ...checkRefusedLast(r.data),
       ...(r.data.sft.swapIds > 0 && r.data.env.name !== 'webshop'
         ? [`'sft.swapIds' swaps WebShop's product ids; env.name is '${r.data.env.name}': set sft.swapIds=0`]
+        : []),
+      ...(r.data.sft.swapValues > 0 && r.data.env.name !== 'webshop'
+        ? [`'sft.swapValues' swaps WebShop's option values; env.name is '${r.data.env.name}': set sft.swapValues=0`]
         : []),
     ];
     if (problems.length > 0) throw new LamerError('E_CONFIG', `${source}: ${problems.join('; ')}`);

@@ -16,6 +16,7 @@ import type { PolicyRuntime } from './runtime.js';
 import type { MoveContrast } from '../rollout/policy.js';
 import { collectMistakes, type Mistake } from './mistakes.js';
 import { configIdSwap, swapRow } from './id-swap.js';
+import { configValueSwap } from './value-swap.js';
 import { LamerError } from '../errors.js';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,7 +45,9 @@ export interface WarmStartOptions {
 
 /** What decides a warm start's steps, as JSON values (as a save records them): a save resumes only under the same. */
 function warmStartSettings(config: TrainerConfig): Record<string, unknown> {
-  const { checkpointEvery: _, ...sft } = config.sft;
+  // sft.swapValues came after warm starts were saved without it: left out at its default, so that they resume.
+  const { checkpointEvery: _, swapValues, ...rest } = config.sft;
+  const sft = swapValues > 0 ? { ...rest, swapValues } : rest;
   return jsonCopy({
     seed: config.seed,
     model: config.model,
@@ -156,13 +159,15 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
   const reflectSteps = reflections.length > 0 ? sft.reflectSteps : 0;
   const contrasted = demos.contrast.filter((c) => c !== null);
   const swap = sft.swapIds > 0 ? configIdSwap(config) : null;
+  const valueSwap = sft.swapValues > 0 ? configValueSwap(config) : null;
   log(
     `[sft] ${demos.prompts.length} demonstration rows (${reflections.length} reflections) from ${demos.trials} trials (${demos.won} won)` +
       (sft.reflectSteps > 0 && reflectSteps === 0 ? '; no reflections, so no reflection-only steps' : '') +
       (sft.unlikelihood > 0
         ? `; ${contrasted.length} of them with refused moves beside them (${contrasted.reduce((s, c) => s + c.refused.length, 0)} unlikelihood rows, weight ${sft.unlikelihood})`
         : '') +
-      (sft.swapIds > 0 ? `; product ids swapped in ${(100 * sft.swapIds).toFixed(0)}% of the rows drawn` : ''),
+      (sft.swapIds > 0 ? `; product ids swapped in ${(100 * sft.swapIds).toFixed(0)}% of the rows drawn` : '') +
+      (sft.swapValues > 0 ? `; option values swapped in ${(100 * sft.swapValues).toFixed(0)}% of the rows drawn` : ''),
   );
   const ownRounds = sft.mistakeTrials > 0 ? sft.mistakeRounds : 0;
   const ownSteps = sft.mistakeSteps * ownRounds;
@@ -235,10 +240,15 @@ export async function warmStart(config: TrainerConfig, runtime: PolicyRuntime, o
           const i = order[cursor];
           // sft.swapIds: a draw of its own for each row of each step (the step's index and the row's place name it),
           // so a resumed warm start swaps as one never cut short did.
+          // sft.swapValues likewise, from a draw of its own, so that either share leaves the other's rows as they were.
           const swapRng = swap ? new Rng(deriveSeed(config.seed, 0x1d5, losses.length, b)) : null;
           const swapped = swapRng !== null && swapRng.next() < sft.swapIds;
-          const row = (prompt: string, response: string | null, c: MoveContrast | null) =>
-            swapped ? swapRow(swap!, swapRng, prompt, response, c) : { prompt, response, contrast: c };
+          const valueRng = valueSwap ? new Rng(deriveSeed(config.seed, 0x7a1, losses.length, b)) : null;
+          const valuesSwapped = valueRng !== null && valueRng.next() < sft.swapValues;
+          const row = (prompt: string, response: string | null, c: MoveContrast | null) => {
+            const r = swapped ? swapRow(swap!, swapRng, prompt, response, c) : { prompt, response, contrast: c };
+            return valuesSwapped ? swapRow(valueSwap!, valueRng, r.prompt, r.response, r.contrast) : r;
+          };
           if (i >= D + mistakes.length) {
             const m = labelled[i - D - mistakes.length];
             const r = row(m.prompt, m.label!, null);

@@ -103,6 +103,7 @@ const savedState = (runsDir: string) =>
     step: number;
     played: boolean;
     losses: number[];
+    settings: { sft: Record<string, unknown> };
   };
 
 describe('a warm start resumed from its saves (sft.checkpointEvery)', () => {
@@ -158,6 +159,10 @@ describe('a warm start resumed from its saves (sft.checkpointEvery)', () => {
   it('refuses to resume under other settings, naming the field; sft.checkpointEvery 0 saves nothing', async () => {
     const dir = tempDir('ws-other');
     await run(dir, { stopAfter: 2 });
+    // sft.swapValues came after warm starts were saved without it: at its default it is left out of the settings, so
+    // that those resume.
+    expect(Object.keys(savedState(dir).settings.sft)).not.toContain('swapValues');
+    expect(Object.keys(savedState(dir).settings.sft)).toContain('swapIds');
     const other = await run(dir, { resume: true, sft: { lr: 5e-4 } });
     expect(hasCode(other, 'E_CONFIG')).toBe(true);
     expect((other as Error).message).toMatch(/sft\.lr differs/);
