@@ -5,12 +5,10 @@
 // the page refuses stays refused.
 import { describe, expect, it } from 'vitest';
 import { idSwap, swapRow } from '../../src/train/id-swap.js';
-import { validateConfig } from '../../src/train/config.js';
-import { warmStart } from '../../src/train/warm-start.js';
 import { resolveWebShop } from '../../src/envs/webshop/env.js';
-import type { PolicyRuntime, SupervisedBatch } from '../../src/train/runtime.js';
+import { swapConfig, warmStartBatches } from '../helpers/warm-start-rows.js';
 import { Rng } from '../../src/util/rng.js';
-import { hasCode } from '../../src/errors.js';
+import { codeOf } from '../helpers/index.js';
 
 const IDS = Array.from({ length: 40 }, (_, i) => `B0${String(i).padStart(8, '0')}`);
 
@@ -50,28 +48,8 @@ describe('idSwap', () => {
   });
 });
 
-const config = (swapIds: number, envName = 'webshop') =>
-  validateConfig({
-    name: 'swap',
-    model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
-    env: envName === 'webshop' ? { name: 'webshop', options: { maxTurns: 4 } } : { name: envName },
-    trial: { episodes: 2, markRefused: true },
-    rollout: { groupSize: 2 },
-    sft: { trials: 12, trialsPerTask: 1, reflectSteps: 0, steps: 6, batchRows: 8, unlikelihood: 1, refusedMoves: 0.5, swapIds, checkpointEvery: 0 },
-  });
-
-/** The batches a warm start trains on, recorded by a runtime that does not train. */
-async function batches(swapIds: number): Promise<SupervisedBatch[]> {
-  const seen: SupervisedBatch[] = [];
-  const runtime = {
-    supervised: async (batch: SupervisedBatch) => {
-      seen.push(structuredClone(batch));
-      return { loss: 1, tokens: 1 };
-    },
-  } as unknown as PolicyRuntime;
-  await warmStart(config(swapIds), runtime, { silent: true });
-  return seen;
-}
+const config = (swapIds: number, envName = 'webshop') => swapConfig({ maxTurns: 4, steps: 6, sft: { swapIds } }, envName);
+const batches = (swapIds: number) => warmStartBatches(config(swapIds));
 
 describe('the warm start with sft.swapIds', () => {
   it('trains on the same rows with their ids swapped, the pages still listing what they listed', async () => {
@@ -109,13 +87,7 @@ describe('the warm start with sft.swapIds', () => {
   });
 
   it('is refused outside WebShop with E_CONFIG', () => {
-    let error: unknown;
-    try {
-      config(0.5, 'sokoban');
-    } catch (e) {
-      error = e;
-    }
-    expect(hasCode(error, 'E_CONFIG')).toBe(true);
-    expect(String(error)).toMatch(/sft\.swapIds/);
+    expect(codeOf(() => config(0.5, 'sokoban'))).toBe('E_CONFIG');
+    expect(() => config(0.5, 'sokoban')).toThrow(/sft\.swapIds/);
   });
 });

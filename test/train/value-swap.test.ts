@@ -7,12 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { valueSwap } from '../../src/train/value-swap.js';
 import { swapRow } from '../../src/train/id-swap.js';
-import { validateConfig } from '../../src/train/config.js';
-import { warmStart } from '../../src/train/warm-start.js';
 import { resolveWebShop } from '../../src/envs/webshop/env.js';
-import type { PolicyRuntime, SupervisedBatch } from '../../src/train/runtime.js';
+import { swapConfig, warmStartBatches } from '../helpers/warm-start-rows.js';
 import { Rng } from '../../src/util/rng.js';
-import { hasCode } from '../../src/errors.js';
+import { codeOf } from '../helpers/index.js';
 
 const FLAVORS = ['mint', 'lemon', 'ginger', 'original', 'cherry', 'lime'];
 const PACKS = ['pack of 1', 'pack of 2', 'pack of 12'];
@@ -87,28 +85,8 @@ describe('valueSwap', () => {
   });
 });
 
-const config = (swapValues: number, envName = 'webshop') =>
-  validateConfig({
-    name: 'swap',
-    model: { init: { preset: 'tiny', tokenizer: 'compact-webshop', seed: 0 }, promptStyle: 'compact' },
-    env: envName === 'webshop' ? { name: 'webshop', options: { maxTurns: 6 } } : { name: envName },
-    trial: { episodes: 2, markRefused: true },
-    rollout: { groupSize: 2 },
-    sft: { trials: 12, trialsPerTask: 1, reflectSteps: 0, steps: 8, batchRows: 8, unlikelihood: 1, refusedMoves: 0.5, swapValues, checkpointEvery: 0 },
-  });
-
-/** The batches a warm start trains on, recorded by a runtime that does not train. */
-async function batches(swapValues: number): Promise<SupervisedBatch[]> {
-  const seen: SupervisedBatch[] = [];
-  const runtime = {
-    supervised: async (batch: SupervisedBatch) => {
-      seen.push(structuredClone(batch));
-      return { loss: 1, tokens: 1 };
-    },
-  } as unknown as PolicyRuntime;
-  await warmStart(config(swapValues), runtime, { silent: true });
-  return seen;
-}
+const config = (swapValues: number, envName = 'webshop') => swapConfig({ maxTurns: 6, steps: 8, sft: { swapValues } }, envName);
+const batches = (swapValues: number) => warmStartBatches(config(swapValues));
 
 describe('the warm start with sft.swapValues', () => {
   it('trains on the same rows with their values swapped, the pages still offering what they offered', async () => {
@@ -168,13 +146,7 @@ describe('the warm start with sft.swapValues', () => {
 
   it('leaves the warm start as it was at 0, and is refused outside WebShop with E_CONFIG', async () => {
     expect(config(0).sft.swapValues).toBe(0);
-    let error: unknown;
-    try {
-      config(0.5, 'sokoban');
-    } catch (e) {
-      error = e;
-    }
-    expect(hasCode(error, 'E_CONFIG')).toBe(true);
-    expect(String(error)).toMatch(/sft\.swapValues/);
+    expect(codeOf(() => config(0.5, 'sokoban'))).toBe('E_CONFIG');
+    expect(() => config(0.5, 'sokoban')).toThrow(/sft\.swapValues/);
   });
 });
