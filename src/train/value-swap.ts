@@ -1,11 +1,11 @@
-// Option values swapped in warm-start rows (sft.swapValues, WebShop). The demonstrator always opens a product that
-// offers the request's option values, so a tiny model trained on its rows learns to click the value the request names
-// (`flavor: mint` -> `click[mint]`) without reading whether the open product offers it; on goals it never trained on
-// it opens a product lacking the value and clicks it anyway (69% of the refusals of ws-sel23's frozen warm start, on
-// the selection goals). A row whose option values are replaced by other values of their kind (one value always by
-// the same one, two different values never by the same one) keeps its story, a value the page offers still offered
-// and one it lacks still lacking, with no request-to-value habit to lean on: clicking the requested value is right only
-// where the page lists it.
+// Option values swapped in warm-start rows (sft.swapValues, WebShop). Most demonstration rows on a product page click a
+// requested value that the product offers, so a tiny model trained on them learns to click the value the request
+// names (`flavor: mint` -> `click[mint]`) without reading whether the open product offers it; on goals it never
+// trained on it opens a product lacking the value and clicks it anyway (69% of the refusals of ws-sel23's frozen warm
+// start, on the selection goals). A row whose option values are replaced by other values of their kind (one value
+// always by the same one, two different values never by the same one) keeps its story, a value the page offers still
+// offered and one it lacks still lacking, with no request-to-value habit to lean on: clicking the requested value is
+// right only where the page lists it.
 //
 // A value is replaced where the compact prompt, the responses and the memory write it as a value: after `[`, `/ `,
 // `: `, `, ` or a product id and a space (the compact reflection's `buy <id> mint, pack of 2`), and before `]`, ` /`,
