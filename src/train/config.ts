@@ -342,15 +342,16 @@ const sftSchema = z
      * WebShop: the share of warm-start rows drawn (each step, each row) whose option values are swapped for other values
      * of their kind (values that share an option on some product), one value always by the same one, in the prompt,
      * the response and the row's refused and admissible moves together (src/train/value-swap.ts), so that clicking the
-     * requested value is right only where the page lists it. Most demonstration rows click a requested value on a product that offers it; a tiny model
-     * trained on them clicks the requested value on a product that lacks it. Drawn apart from sft.swapIds. 0: none.
+     * requested value is right only where the page lists it. Most demonstration rows click a requested value on a
+     * product that offers it; a tiny model trained on them clicks the requested value on a product that lacks it. Drawn
+     * apart from sft.swapIds. 0: none.
      */
     swapValues: z
       .number()
       .min(0)
       .max(1)
       .default(0)
-      .describe('WebShop: share of warm-start rows whose option values are swapped for other values of the same option (0: none)'),
+      .describe('WebShop: share of warm-start rows whose option values are swapped for other values of their kind (0: none)'),
     /** Times each row of a later episode (which reads the memory) is repeated. */
     memoryWeight: z.number().int().positive().default(3).describe('times each row that reads the memory is repeated'),
     /**

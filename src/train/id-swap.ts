@@ -12,8 +12,8 @@ import type { MoveContrast } from '../rollout/policy.js';
 import type { Rng } from '../util/rng.js';
 import type { TrainerConfig } from './config.js';
 
-/** Rewrites the texts of one row with one swap of the ids they hold. */
-export type IdSwap = (texts: readonly string[], rng: Rng) => string[];
+/** Rewrites the texts of one row with one draw of a swap (of the product ids they hold, or the option values). */
+export type RowSwap = (texts: readonly string[], rng: Rng) => string[];
 
 /** A run of letters and digits: the candidates for an id (an id is one such run, in the catalog's case or lower case). */
 const WORD = /[0-9A-Za-z]+/g;
@@ -22,7 +22,7 @@ const WORD = /[0-9A-Za-z]+/g;
  * A swap over the ids `ids` (as the catalog writes them). Each distinct id found in the texts (as written, or lower
  * case) is replaced by a distinct id drawn from `ids`, in the form it was found in; everything else is kept.
  */
-export function idSwap(ids: readonly string[]): IdSwap {
+export function idSwap(ids: readonly string[]): RowSwap {
   const index = new Map<string, number>();
   ids.forEach((id, i) => {
     index.set(id, i);
@@ -63,14 +63,14 @@ export function idSwap(ids: readonly string[]): IdSwap {
 }
 
 /** The swap for `config`'s WebShop catalog ids (validateConfig refuses sft.swapIds for another environment). */
-export function configIdSwap(config: TrainerConfig): IdSwap {
+export function configIdSwap(config: TrainerConfig): RowSwap {
   const { data } = resolveWebShop({ ...config.env.options, ...config.sft.envOptions } as WebShopOptions);
   return idSwap(data.products.map((p) => p.asin));
 }
 
 /** A warm-start row's texts swapped together: its prompt, its response (if any) and its contrast's moves. */
 export function swapRow(
-  swap: IdSwap,
+  swap: RowSwap,
   rng: Rng,
   prompt: string,
   response: string | null,

@@ -14,7 +14,7 @@
 import { LamerError } from '../errors.js';
 import { resolveWebShop, type WebShopOptions } from '../envs/webshop/env.js';
 import type { TrainerConfig } from './config.js';
-import type { IdSwap } from './id-swap.js';
+import type { RowSwap } from './id-swap.js';
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -24,7 +24,7 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  * `8.5`), so a swapped page is one the catalog could show. Each distinct value found in the texts (as a value, in any
  * case) is replaced by a distinct value drawn from its pool, in lower case where it was found in lower case.
  */
-export function valueSwap(groups: readonly (readonly string[])[]): IdSwap {
+export function valueSwap(groups: readonly (readonly string[])[]): RowSwap {
   const values: string[] = [];
   const index = new Map<string, number>();
   const parent: number[] = [];
@@ -49,10 +49,11 @@ export function valueSwap(groups: readonly (readonly string[])[]): IdSwap {
   }
   if (values.length < 2) throw new LamerError('E_CONFIG', 'sft.swapValues: the catalog has fewer than two option values to swap');
   const pools = new Map<number, number[]>();
-  values.forEach((_, i) => {
+  for (let i = 0; i < values.length; i++) {
     const r = root(i);
-    pools.set(r, [...(pools.get(r) ?? []), i]);
-  });
+    if (!pools.has(r)) pools.set(r, []);
+    pools.get(r)!.push(i);
+  }
   const poolOf = values.map((_, i) => pools.get(root(i))!);
   // A whole value between separators: `pack of 1` cannot match inside `pack of 12`, whose `2` is no separator.
   const alternatives = values.map(escape);
@@ -90,7 +91,7 @@ export function valueSwap(groups: readonly (readonly string[])[]): IdSwap {
 }
 
 /** The swap for `config`'s WebShop catalog option values (validateConfig refuses sft.swapValues for another environment). */
-export function configValueSwap(config: TrainerConfig): IdSwap {
+export function configValueSwap(config: TrainerConfig): RowSwap {
   const { data } = resolveWebShop({ ...config.env.options, ...config.sft.envOptions } as WebShopOptions);
   return valueSwap(data.products.flatMap((p) => [...p.options.values()]));
 }
