@@ -9,7 +9,7 @@
 //     64 rows): the iteration staged once in native memory and stepped by row index (what the trainer runs) against
 //     rows packed for every mini-batch (Optimizer.trainStep), alternated, medians; time per trained token.
 //   - the policy updates of the default job as a real run recorded them (bench/fixtures/default-updates, written with
-//     LAMER_RECORD_UPDATES; LAMER_BENCH_UPDATES=DIR reads another job's), each through the update as the trainer runs it
+//     LAMER_RECORD_UPDATES; LAMER_BENCH_UPDATES=DIR reads another job's, LAMER_BENCH_TOKENIZER its tokenizer), each through the update as the trainer runs it
 //     (staged, mini-batches of 64 rows in a seeded order) with train.sharePrefix off and on, alternated, medians; the
 //     tokens the forwards computed per row each way; and each update's rows as one prefix tree (counted: the fewest
 //     tokens any order of rows into mini-batches could compute), the tokens of each row after the last one it shares
@@ -21,8 +21,11 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseModelConfig } from '../src/model/config.js';
+import { buildCompactTokenizer, compactTokenizerWith, type CompactTokenizerFiles, type CompactVocabulary } from '../src/model/compact-tokenizer.js';
 import { Policy } from '../src/model/policy.js';
-import { presetCheckpoint } from '../src/model/presets.js';
+import { TextTokenizer } from '../src/model/tokenizer.js';
+import '../src/envs/index.js'; // the environments provide their compact vocabularies (compact-webshop)
+import { presetCheckpoint, type TokenizerChoice } from '../src/model/presets.js';
 import { Optimizer } from '../src/train/optimizer.js';
 import { trainBatch, type TrainRow } from '../src/train/batch.js';
 import { readUpdateRecord } from '../src/train/update-record.js';
@@ -339,8 +342,18 @@ async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResul
   if (files.length === 0) throw new Error(`no recorded updates in ${dir}; record a job's with LAMER_RECORD_UPDATES=DIR`);
   const records = files.map((f) => readUpdateRecord(join(dir, f)));
   note?.(`${files.length} recorded updates from ${dir}: ${records.map((r) => `${r.method} ${r.batch.promptIds.length}`).join(', ')} rows`);
-  const preset = await presetCheckpoint('tiny');
-  await using policy = await Policy.init(preset.config, { seed: 0, assets: preset.assets });
+  // The tiny preset with the recording job's tokenizer (LAMER_BENCH_TOKENIZER, default `compact`, the default job's;
+  // lr 0, so the weights' values do not matter), or a checkpoint of that job (LAMER_BENCH_MODEL=DIR).
+  const modelDir = process.env.LAMER_BENCH_MODEL;
+  const tokenizer = (process.env.LAMER_BENCH_TOKENIZER ?? 'compact') as TokenizerChoice;
+  const preset = modelDir === undefined ? await presetCheckpoint('tiny', tokenizer) : null;
+  await using policy = preset === null ? await Policy.load(modelDir!) : await Policy.init(preset.config, { seed: 0, assets: preset.assets });
+  const highest = Math.max(...records.flatMap((r) => [...r.batch.promptIds, ...r.batch.responseIds].map((ids) => Math.max(...ids))));
+  if (highest >= policy.config.vocabSize) {
+    throw new Error(
+      `the recorded updates hold token id ${highest}, past the model's vocabulary of ${policy.config.vocabSize}: set LAMER_BENCH_TOKENIZER to the recording job's tokenizer (e.g. compact-webshop) or LAMER_BENCH_MODEL to a checkpoint of that job`,
+    );
+  }
   // The default job's update settings (configs/default.yaml), learning rate 0 so every round trains the same weights.
   const options = { microBatchTokens: 4096, entropyCoef: 0.001, temperature: 1, lr: 0 };
   const methods = [...new Set(records.map((r) => r.method))].sort();
@@ -414,8 +427,78 @@ async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResul
   return out;
 }
 
+/**
+ * A compact vocabulary with one token for each MineSweeper board symbol and its space, the row separator, the compact
+ * prompt's field words and the chat template's `user`, `assistant` and blank line (not a tokenizer a config names: the
+ * default job's model was selected and confirmed with the base `compact` one).
+ */
+const BOARD_CELL_VOCABULARY: CompactVocabulary = {
+  pieces: [
+    ...['?', '.', 'F', '*', ...'12345678'].flatMap((s) => [` ${s}`, s]),
+    ...[' /', ' |', ' ;', ' T', ' R', '\n\n'],
+    ...['mine', 'acts', 'now', 'act', 'mem', 'note', 'fail', 'init', 'end', 'remark', 'safe', 'none', 'Game', 'over', 'user', 'assistant'].flatMap((w) => [
+      ` ${w}`,
+      w,
+    ]),
+  ],
+};
+
+/**
+ * Counted, not timed: the default job's recorded rows as they are and re-encoded with a tokenizer that spends one token
+ * on each board cell and template word. Fewer tokens a row would make every update cheaper; what sharing can save of
+ * them is the question: the prefix-tree bound and the tokens after each row's last shared one, each way.
+ */
+async function sharedPrefixTokenizer(_emit?: Emit, note?: Note): Promise<BenchResult[]> {
+  const files = readdirSync(RECORDED_UPDATES)
+    .filter((f) => f.endsWith('.json.gz'))
+    .sort();
+  const records = files.map((f) => readUpdateRecord(join(RECORDED_UPDATES, f)));
+  const load = (files: CompactTokenizerFiles) => new TextTokenizer(JSON.parse(files['tokenizer.json']), JSON.parse(files['tokenizer_config.json']));
+  const base = load(buildCompactTokenizer('compact'));
+  const cells = load(compactTokenizerWith(BOARD_CELL_VOCABULARY));
+  const out: BenchResult[] = [];
+  for (const method of [...new Set(records.map((r) => r.method))].sort()) {
+    for (const [label, encode] of [
+      ['compact', (ids: number[]) => ids],
+      [
+        'board-cell',
+        (ids: number[]) => {
+          const text = base.decode(ids);
+          const again = cells.encode(text);
+          if (cells.decode(again) !== text) throw new Error(`the board-cell tokenizer does not give back ${JSON.stringify(text)}`);
+          return again;
+        },
+      ],
+    ] as const) {
+      let [rowCount, tokens, tree, unshared, shuffled] = [0, 0, 0, 0, 0];
+      for (const { batch: record } of records.filter((r) => r.method === method)) {
+        const { rows: kept } = trainBatch(record);
+        const rows = kept.map((j) => encode([...record.promptIds[j], ...record.responseIds[j]]));
+        rowCount += rows.length;
+        tokens += rows.reduce((sum, r) => sum + r.length, 0);
+        tree += prefixTreeTokens(rows);
+        sharedLengths(rows).forEach((shared, k) => (unshared += rows[k].length - shared));
+        // The trainer's mini-batches: 64 rows in a seeded order, each its own prefix tree.
+        const order = rows.map((_, k) => k);
+        new Rng(7).shuffle(order);
+        for (let b = 0; b < order.length; b += 64) shuffled += prefixTreeTokens(order.slice(b, b + 64).map((k) => rows[k]));
+      }
+      out.push(
+        { name: `${method}, ${label} tokenizer: tokens per row`, value: tokens / rowCount, unit: 'tokens/row' },
+        { name: `  in mini-batches of 64 (the trainer's), shared`, value: shuffled / rowCount, unit: 'tokens/row' },
+        { name: `  each update's rows as one prefix tree`, value: tree / rowCount, unit: 'tokens/row' },
+        { name: `  after each row's last shared token`, value: unshared / rowCount, unit: 'tokens/row' },
+        { name: `  the most sharing can save (tokens per row / one prefix tree)`, value: tokens / tree, unit: 'x' },
+      );
+    }
+  }
+  note?.(`${files.length} recorded updates from ${RECORDED_UPDATES}, each row's text re-encoded (and checked to decode to the same text)`);
+  return out;
+}
+
 export const benches: Bench[] = [
   { name: 'default-job update, shared prefixes off vs on', unit: 's/update', run: sharedPrefixUpdate },
+  { name: 'default-job rows, shared prefixes under a board-cell tokenizer (counted)', unit: 'tokens/row', run: sharedPrefixTokenizer },
   { name: 'policy update of one default-job iteration, staged vs packed per mini-batch', unit: 'us/token', run: updatePaths },
   { name: 'train step small 16x256 vs transformers', unit: 'tokens/s', run: trainThroughput },
   { name: 'log-prob peak memory, 151936 vocab', unit: 'MB', run: logprobMemory },

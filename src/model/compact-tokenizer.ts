@@ -227,6 +227,15 @@ export function buildCompactTokenizer(name: CompactTokenizerName = 'compact'): C
     }
     extra = make();
   } else extra = entry;
+  return compactTokenizerWith(extra);
+}
+
+/**
+ * The base compact vocabulary with `extra`'s pieces and added tokens (none: the `compact` tokenizer itself). The named
+ * tokenizers above are built this way; a vocabulary not among them (e.g. to count what another one would make of a
+ * job's prompts, bench/train.bench.ts) is not a tokenizer name a config can use.
+ */
+export function compactTokenizerWith(extra: CompactVocabulary | null): CompactTokenizerFiles {
   const byteChars = bytesToUnicode();
   const vocab = new Map<string, number>();
   for (let b = 0; b < 256; b++) vocab.set(byteChars[b], b);

@@ -8,7 +8,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ChatTemplate } from '../../src/model/chat.js';
 import { TextTokenizer } from '../../src/model/tokenizer.js';
-import { ALFWORLD_MAX_NUMBER, ALFWORLD_TYPES, buildCompactTokenizer, type CompactTokenizerName } from '../../src/model/compact-tokenizer.js';
+import {
+  ALFWORLD_MAX_NUMBER,
+  ALFWORLD_TYPES,
+  buildCompactTokenizer,
+  compactTokenizerWith,
+  type CompactTokenizerName,
+} from '../../src/model/compact-tokenizer.js';
 import { householdTypes as generatedAlfWorldTypes } from '../../src/envs/alfworld/games/world.js';
 import { webShopCompactVocabulary } from '../../src/envs/webshop/vocabulary.js';
 import { generateCatalogFiles } from '../../src/envs/webshop/data/catalog.js';
@@ -96,6 +102,20 @@ describe('per-environment compact tokenizers', () => {
     expect(hash(files['tokenizer_config.json'])).toBe('96b2955c03c3c97a1aaa052bb1049935141e9b879d298e415225c38723e9f020');
     expect(files.vocabSize).toBe(631);
     expect(buildCompactTokenizer('compact')['tokenizer.json']).toBe(files['tokenizer.json']);
+  });
+
+  it('a vocabulary no config names builds the same way: none is the base, pieces become single tokens', () => {
+    const base = buildCompactTokenizer('compact');
+    expect(compactTokenizerWith(null)['tokenizer.json']).toBe(base['tokenizer.json']);
+    // What bench/train.bench.ts counts: a MineSweeper board with one token a cell and a row separator.
+    const files = compactTokenizerWith({ pieces: ['?', '.', '1', '2', '/'].flatMap((s) => [` ${s}`, s]) });
+    const cells = new TextTokenizer(JSON.parse(files['tokenizer.json']), JSON.parse(files['tokenizer_config.json']));
+    const plain = new TextTokenizer(JSON.parse(base['tokenizer.json']), JSON.parse(base['tokenizer_config.json']));
+    const board = '? 1 . . . / ? 1 . . . / ? 2 1 . . / ? ? 2 1 . / ? ? ? 1 .';
+    expect(cells.encode(board)).toHaveLength(25 + 4);
+    expect(plain.encode(board)).toHaveLength(2 * (25 + 4) - 1);
+    expect(cells.decode(cells.encode(`mine T1 | now: ${board} | act:`))).toBe(`mine T1 | now: ${board} | act:`);
+    expect(files.vocabSize).toBe(base.vocabSize + 5);
   });
 
   it('compact-sokoban: every cell of a board, every move and the prompt fields are one token each', () => {
