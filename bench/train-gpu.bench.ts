@@ -4,7 +4,8 @@
 // them); 16 rows of 512 prompt + 512 response tokens, one micro-batch of 16,384 tokens; the policy-gradient loss over
 // the response tokens with AdamW; one warm-up step, then 3 timed, the median reported as tokens/s of the whole rows
 // (prompt + response: every token goes through the forward and backward). Each row is handed to the runner as it is
-// measured. bench/gpu.ts: without a GPU these skip; LAMER_BENCH_SMOKE=cpu runs them on the CPU at toy sizes.
+// measured. And the update on rows that share most of a 2,048-token prompt, with train.sharePrefix off and on.
+// bench/gpu.ts: without a GPU these skip; LAMER_BENCH_SMOKE=cpu runs them on the CPU at toy sizes.
 //
 //   npm run bench -- --filter 'train step: GPU'
 import { Policy } from '../src/model/policy.js';
@@ -63,6 +64,53 @@ async function trainCase(shape: GpuShape, lora: boolean, emit: Emit = printRow, 
   return [];
 }
 
+/**
+ * The update on rows that share a long prompt, as the paper's prompts do (the rules and the task, then each row's own
+ * turn): 8 rows of a 2,048-token prompt whose first 1,536 tokens all rows share, the last 512 each row's own, and 128
+ * response tokens, the Qwen3-0.6B shape fully fine-tuned in one micro-batch; train.sharePrefix off (padded rows) and on
+ * (the shared 1,536 computed once), alternated after a warm-up step each, medians of 3.
+ */
+async function sharedPrefixCase(emit: Emit = printRow, note: Note = printNote): Promise<BenchResult[]> {
+  const t = gpuTarget();
+  const rows = t.size(8, 4);
+  const [shared, own, response] = [t.size(1536, 24), t.size(512, 8), t.size(128, 8)];
+  const perRow = shared + own + response;
+  const label = `train step GPU: qwen3-0.6b full fine-tuning, ${rows} rows of ${shared} shared + ${own} own prompt + ${response} response tokens${t.tag}`;
+  const config = t.config('qwen3-0.6b');
+  await using policy = await Policy.init(config, { device: t.device, dtype: t.dtype, paramDtype: 'float32', seed: 1 });
+  using opt = Optimizer.create(policy, { lr: 1e-6 });
+  const r = lcg(perRow);
+  const ids = (n: number): number[] => Array.from({ length: n }, () => Math.floor(r() * config.vocabSize));
+  const common = ids(shared);
+  const batch: TrainRow[] = Array.from({ length: rows }, (_, i) => ({
+    prompt: [...common, ...ids(own)],
+    response: ids(response),
+    advantage: (i % 2 ? -1 : 1) * (0.5 + r()),
+  }));
+  const step = async (sharePrefix: boolean) => {
+    const t0 = performance.now();
+    const m = await opt.trainStep(batch, { microBatchTokens: rows * perRow, entropyCoef: 0, sharePrefix });
+    return { seconds: (performance.now() - t0) / 1000, computed: m.computedTokens };
+  };
+  note(`${label}: warm-up steps ${(await step(false)).seconds.toFixed(2)} s off, ${(await step(true)).seconds.toFixed(2)} s on`);
+  const off: number[] = [];
+  const on: number[] = [];
+  let computed = { off: 0, on: 0 };
+  for (let round = 0; round < 3; round++) {
+    const a = await step(false);
+    const b = await step(true);
+    off.push(a.seconds);
+    on.push(b.seconds);
+    computed = { off: a.computed, on: b.computed };
+  }
+  emit({ name: `${label}: step, sharePrefix off`, value: median(off), unit: 's' });
+  emit({ name: `${label}: step, sharePrefix on`, value: median(on), unit: 's' });
+  emit({ name: `${label}: off/on`, value: median(off) / median(on), unit: 'x (speed-up)' });
+  emit({ name: `${label}: tokens computed per row, off`, value: computed.off / rows, unit: 'tokens/row' });
+  emit({ name: `${label}: tokens computed per row, on`, value: computed.on / rows, unit: 'tokens/row' });
+  return [];
+}
+
 export const benches: Bench[] = [
   {
     name: 'train step: GPU 0.6b-full: Qwen3-0.6B shape, full fine-tuning (CUDA only)',
@@ -73,5 +121,10 @@ export const benches: Bench[] = [
     name: 'train step: GPU 4b-lora: Qwen3-4B shape, LoRA r16 (CUDA only)',
     unit: 'tokens/s',
     run: (emit?: Emit, note?: Note) => trainCase('qwen3-4b', true, emit, note),
+  },
+  {
+    name: 'train step: GPU 0.6b-shared: Qwen3-0.6B shape, a 2,048-token prompt shared by 8 rows, shared prefixes off vs on (CUDA only)',
+    unit: 's',
+    run: (emit?: Emit, note?: Note) => sharedPrefixCase(emit, note),
   },
 ];

@@ -6,7 +6,8 @@
 #   engine        generation tokens/s: the Qwen3-0.6B shape at batch 32 (engine with and without CUDA graphs), nano-vLLM's
 #                 workload (256 sequences of random 100-1,024 prompt and output tokens; prefix cache on and off), decode
 #                 attention alone (time, bandwidth)
-#   train         train-step tokens/s: Qwen3-0.6B shape full fine-tuning, Qwen3-4B shape LoRA r16
+#   train         train-step tokens/s: Qwen3-0.6B shape full fine-tuning, Qwen3-4B shape LoRA r16; the 0.6B shape's step
+#                 on 8 rows sharing 1,536 tokens of a 2,048-token prompt, shared prefixes off and on
 #   tests         the GPU test files (vitest.gpu.config.ts: CUDA graphs against eager, live-length attention, the
 #                 fused operators' kernels, sequence attention's kernel choice, the GiGPO kernel, train steps seen by
 #                 the next replay, shared-prefix train steps in bf16 against padded ones)
@@ -37,7 +38,7 @@ budget=${LAMER_DEVICE_BUDGET:-540}
 t0=$(date +%s)
 all=(engine train tests hf engine-large job)
 # Each stage's own limit in seconds (the budget left lowers it).
-declare -A cap=([build]=450 [engine]=200 [train]=120 [tests]=150 [hf]=200 [engine-large]=240 [job]=540)
+declare -A cap=([build]=450 [engine]=200 [train]=150 [tests]=150 [hf]=200 [engine-large]=240 [job]=540)
 
 wanted=("$@")
 [ ${#wanted[@]} -eq 0 ] && wanted=("${all[@]}")
