@@ -496,9 +496,56 @@ async function sharedPrefixTokenizer(_emit?: Emit, note?: Note): Promise<BenchRe
   return out;
 }
 
+/**
+ * Where sharing pays on the CPU: the default job's model (tiny preset, compact tokenizer) or the small one on 16 rows whose prompts
+ * share their first 1,024 tokens (as rules and a task would), then 128 tokens of their own and 16 response tokens, one
+ * micro-batch, train.sharePrefix off and on alternated after a warm-up step each, medians of 5. Random token ids: the
+ * step's cost does not depend on them.
+ */
+async function sharedPrefixLongPrompt(name: 'tiny' | 'small'): Promise<BenchResult[]> {
+  const preset = await presetCheckpoint(name);
+  await using policy = await Policy.init(preset.config, { seed: 0, assets: preset.assets });
+  using opt = Optimizer.create(policy, { lr: 1e-4 });
+  const [rows, shared, own, response] = [16, 1024, 128, 16];
+  const r = lcg(shared);
+  const ids = (n: number): number[] => Array.from({ length: n }, () => Math.floor(r() * policy.config.vocabSize));
+  const common = ids(shared);
+  const batch: TrainRow[] = Array.from({ length: rows }, (_, i) => ({
+    prompt: [...common, ...ids(own)],
+    response: ids(response),
+    advantage: (i % 2 ? -1 : 1) * (0.5 + r()),
+  }));
+  const step = async (sharePrefix: boolean) => {
+    const t0 = performance.now();
+    const m = await opt.trainStep(batch, { microBatchTokens: rows * (shared + own + response), entropyCoef: 0, lr: 0, sharePrefix });
+    return { seconds: (performance.now() - t0) / 1000, computed: m.computedTokens };
+  };
+  await step(false);
+  await step(true);
+  const off: number[] = [];
+  const on: number[] = [];
+  let computed = { off: 0, on: 0 };
+  for (let round = 0; round < 5; round++) {
+    const [a, b] = [await step(false), await step(true)];
+    off.push(a.seconds);
+    on.push(b.seconds);
+    computed = { off: a.computed, on: b.computed };
+  }
+  const label = `${name}, ${rows} rows of ${shared} shared + ${own} own prompt + ${response} response tokens`;
+  return [
+    { name: `${label}, sharePrefix off`, value: median(off), unit: 's/step' },
+    { name: `${label}, sharePrefix on`, value: median(on), unit: 's/step' },
+    { name: `${label}, off/on`, value: median(off) / median(on), unit: 'x (speed-up)' },
+    { name: `  tokens computed per row, off`, value: computed.off / rows, unit: 'tokens/row' },
+    { name: `  tokens computed per row, on`, value: computed.on / rows, unit: 'tokens/row' },
+  ];
+}
+
 export const benches: Bench[] = [
   { name: 'default-job update, shared prefixes off vs on', unit: 's/update', run: sharedPrefixUpdate },
   { name: 'default-job rows, shared prefixes under a board-cell tokenizer (counted)', unit: 'tokens/row', run: sharedPrefixTokenizer },
+  { name: 'update on rows sharing a long prompt prefix, tiny, shared prefixes off vs on', unit: 's/step', run: () => sharedPrefixLongPrompt('tiny') },
+  { name: 'update on rows sharing a long prompt prefix, small, shared prefixes off vs on', unit: 's/step', run: () => sharedPrefixLongPrompt('small') },
   { name: 'policy update of one default-job iteration, staged vs packed per mini-batch', unit: 'us/token', run: updatePaths },
   { name: 'train step small 16x256 vs transformers', unit: 'tokens/s', run: trainThroughput },
   { name: 'log-prob peak memory, 151936 vocab', unit: 'MB', run: logprobMemory },
