@@ -13,7 +13,7 @@ import { Optimizer } from '../src/train/optimizer.js';
 import type { TrainRow } from '../src/train/batch.js';
 import type { Bench, BenchResult, Emit, Note } from './run.js';
 import { gpuTarget, type GpuShape } from './gpu.js';
-import { printNote, printRow } from './util.js';
+import { printNote, printRow, sharedPrefixBatch, sharePrefixOffOn } from './util.js';
 
 function lcg(seed: number): () => number {
   let s = seed >>> 0 || 1;
@@ -79,30 +79,9 @@ async function sharedPrefixCase(emit: Emit = printRow, note: Note = printNote): 
   const config = t.config('qwen3-0.6b');
   await using policy = await Policy.init(config, { device: t.device, dtype: t.dtype, paramDtype: 'float32', seed: 1 });
   using opt = Optimizer.create(policy, { lr: 1e-6 });
-  const r = lcg(perRow);
-  const ids = (n: number): number[] => Array.from({ length: n }, () => Math.floor(r() * config.vocabSize));
-  const common = ids(shared);
-  const batch: TrainRow[] = Array.from({ length: rows }, (_, i) => ({
-    prompt: [...common, ...ids(own)],
-    response: ids(response),
-    advantage: (i % 2 ? -1 : 1) * (0.5 + r()),
-  }));
-  const step = async (sharePrefix: boolean) => {
-    const t0 = performance.now();
-    const m = await opt.trainStep(batch, { microBatchTokens: rows * perRow, entropyCoef: 0, sharePrefix });
-    return { seconds: (performance.now() - t0) / 1000, computed: m.computedTokens };
-  };
-  note(`${label}: warm-up steps ${(await step(false)).seconds.toFixed(2)} s off, ${(await step(true)).seconds.toFixed(2)} s on`);
-  const off: number[] = [];
-  const on: number[] = [];
-  let computed = { off: 0, on: 0 };
-  for (let round = 0; round < 3; round++) {
-    const a = await step(false);
-    const b = await step(true);
-    off.push(a.seconds);
-    on.push(b.seconds);
-    computed = { off: a.computed, on: b.computed };
-  }
+  const batch = sharedPrefixBatch(lcg(perRow), config.vocabSize, { rows, shared, own, response });
+  const { off, on, warmUp, computed } = await sharePrefixOffOn(opt, batch, { entropyCoef: 0 }, 3);
+  note(`${label}: warm-up steps ${warmUp.off.toFixed(2)} s off, ${warmUp.on.toFixed(2)} s on`);
   emit({ name: `${label}: step, sharePrefix off`, value: median(off), unit: 's' });
   emit({ name: `${label}: step, sharePrefix on`, value: median(on), unit: 's' });
   emit({ name: `${label}: off/on`, value: median(off) / median(on), unit: 'x (speed-up)' });

@@ -31,6 +31,7 @@ import { trainBatch, type TrainRow } from '../src/train/batch.js';
 import { readUpdateRecord } from '../src/train/update-record.js';
 import { Rng } from '../src/util/rng.js';
 import type { Bench, BenchResult, Emit, Note } from './run.js';
+import { sharedPrefixBatch, sharePrefixOffOn } from './util.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const python = join(root, '.venv', 'bin', 'python');
@@ -507,30 +508,8 @@ async function sharedPrefixLongPrompt(name: 'tiny' | 'small'): Promise<BenchResu
   await using policy = await Policy.init(preset.config, { seed: 0, assets: preset.assets });
   using opt = Optimizer.create(policy, { lr: 1e-4 });
   const [rows, shared, own, response] = [16, 1024, 128, 16];
-  const r = lcg(shared);
-  const ids = (n: number): number[] => Array.from({ length: n }, () => Math.floor(r() * policy.config.vocabSize));
-  const common = ids(shared);
-  const batch: TrainRow[] = Array.from({ length: rows }, (_, i) => ({
-    prompt: [...common, ...ids(own)],
-    response: ids(response),
-    advantage: (i % 2 ? -1 : 1) * (0.5 + r()),
-  }));
-  const step = async (sharePrefix: boolean) => {
-    const t0 = performance.now();
-    const m = await opt.trainStep(batch, { microBatchTokens: rows * (shared + own + response), entropyCoef: 0, lr: 0, sharePrefix });
-    return { seconds: (performance.now() - t0) / 1000, computed: m.computedTokens };
-  };
-  await step(false);
-  await step(true);
-  const off: number[] = [];
-  const on: number[] = [];
-  let computed = { off: 0, on: 0 };
-  for (let round = 0; round < 5; round++) {
-    const [a, b] = [await step(false), await step(true)];
-    off.push(a.seconds);
-    on.push(b.seconds);
-    computed = { off: a.computed, on: b.computed };
-  }
+  const batch = sharedPrefixBatch(lcg(shared), policy.config.vocabSize, { rows, shared, own, response });
+  const { off, on, computed } = await sharePrefixOffOn(opt, batch, { entropyCoef: 0, lr: 0 }, 5);
   const label = `${name}, ${rows} rows of ${shared} shared + ${own} own prompt + ${response} response tokens`;
   return [
     { name: `${label}, sharePrefix off`, value: median(off), unit: 's/step' },
