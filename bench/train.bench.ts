@@ -9,7 +9,7 @@
 //     64 rows): the iteration staged once in native memory and stepped by row index (what the trainer runs) against
 //     rows packed for every mini-batch (Optimizer.trainStep), alternated, medians; time per trained token.
 //   - the policy updates of the default job as a real run recorded them (bench/fixtures/default-updates, written with
-//     LAMER_RECORD_UPDATES; LAMER_BENCH_UPDATES=DIR reads another job's, LAMER_BENCH_TOKENIZER its tokenizer), each through the update as the trainer runs it
+//     LAMER_RECORD_UPDATES; LAMER_BENCH_UPDATES=DIR reads another job's, LAMER_BENCH_TOKENIZER its tokenizer or LAMER_BENCH_MODEL its checkpoint), each through the update as the trainer runs it
 //     (staged, mini-batches of 64 rows in a seeded order) with train.sharePrefix off and on, alternated, medians; the
 //     tokens the forwards computed per row each way; and each update's rows as one prefix tree (counted: the fewest
 //     tokens any order of rows into mini-batches could compute), the tokens of each row after the last one it shares
@@ -333,22 +333,26 @@ function commonEnd(prompts: readonly ArrayLike<number>[]): number {
 }
 
 /** The default job's recorded updates, with sharing off and on, alternated in one run. */
-async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResult[]> {
-  const dir = process.env.LAMER_BENCH_UPDATES ?? RECORDED_UPDATES;
+/** The recorded updates in `dir` (`<method>-update-<n>.json.gz`, in name order); none is an error. */
+function readRecordedUpdates(dir: string): ReturnType<typeof readUpdateRecord>[] {
   const files = existsSync(dir)
     ? readdirSync(dir)
         .filter((f) => f.endsWith('.json.gz'))
         .sort()
     : [];
   if (files.length === 0) throw new Error(`no recorded updates in ${dir}; record a job's with LAMER_RECORD_UPDATES=DIR`);
-  const records = files.map((f) => readUpdateRecord(join(dir, f)));
-  note?.(`${files.length} recorded updates from ${dir}: ${records.map((r) => `${r.method} ${r.batch.promptIds.length}`).join(', ')} rows`);
+  return files.map((f) => readUpdateRecord(join(dir, f)));
+}
+
+async function sharedPrefixUpdate(_emit?: Emit, note?: Note): Promise<BenchResult[]> {
+  const dir = process.env.LAMER_BENCH_UPDATES ?? RECORDED_UPDATES;
+  const records = readRecordedUpdates(dir);
+  note?.(`${records.length} recorded updates from ${dir}: ${records.map((r) => `${r.method} ${r.batch.promptIds.length}`).join(', ')} rows`);
   // The tiny preset with the recording job's tokenizer (LAMER_BENCH_TOKENIZER, default `compact`, the default job's;
   // lr 0, so the weights' values do not matter), or a checkpoint of that job (LAMER_BENCH_MODEL=DIR).
   const modelDir = process.env.LAMER_BENCH_MODEL;
-  const tokenizer = (process.env.LAMER_BENCH_TOKENIZER ?? 'compact') as TokenizerChoice;
-  const preset = modelDir === undefined ? await presetCheckpoint('tiny', tokenizer) : null;
-  await using policy = preset === null ? await Policy.load(modelDir!) : await Policy.init(preset.config, { seed: 0, assets: preset.assets });
+  const preset = async () => presetCheckpoint('tiny', (process.env.LAMER_BENCH_TOKENIZER ?? 'compact') as TokenizerChoice);
+  await using policy = modelDir !== undefined ? await Policy.load(modelDir) : await preset().then((p) => Policy.init(p.config, { seed: 0, assets: p.assets }));
   const highest = Math.max(...records.flatMap((r) => [...r.batch.promptIds, ...r.batch.responseIds].map((ids) => Math.max(...ids))));
   if (highest >= policy.config.vocabSize) {
     throw new Error(
@@ -450,10 +454,7 @@ const BOARD_CELL_VOCABULARY: CompactVocabulary = {
  * them is the question: the prefix-tree bound and the tokens after each row's last shared one, each way.
  */
 async function sharedPrefixTokenizer(_emit?: Emit, note?: Note): Promise<BenchResult[]> {
-  const files = readdirSync(RECORDED_UPDATES)
-    .filter((f) => f.endsWith('.json.gz'))
-    .sort();
-  const records = files.map((f) => readUpdateRecord(join(RECORDED_UPDATES, f)));
+  const records = readRecordedUpdates(RECORDED_UPDATES);
   const load = (files: CompactTokenizerFiles) => new TextTokenizer(JSON.parse(files['tokenizer.json']), JSON.parse(files['tokenizer_config.json']));
   const base = load(buildCompactTokenizer('compact'));
   const cells = load(compactTokenizerWith(BOARD_CELL_VOCABULARY));
@@ -493,7 +494,7 @@ async function sharedPrefixTokenizer(_emit?: Emit, note?: Note): Promise<BenchRe
       );
     }
   }
-  note?.(`${files.length} recorded updates from ${RECORDED_UPDATES}, each row's text re-encoded (and checked to decode to the same text)`);
+  note?.(`${records.length} recorded updates from ${RECORDED_UPDATES}, each row's text re-encoded (and checked to decode to the same text)`);
   return out;
 }
 
